@@ -1,0 +1,15 @@
+"""kvrace: model checking of release protocols for remotely written memory.
+
+The package is split by phase, with dependencies pointing one way:
+
+* ``checker.diagnostics`` — positioned error messages shared by every phase;
+* ``checker.language``  — the ``.kvr`` grammar, parser and elaborator (the only user of lark);
+* ``checker.model``     — the typed model, its compiled runtime form and the small
+  interface every engine depends on;
+* ``checker.explorer``  — the dense-time zone explorer;
+* ``checker.smt``       — the Z3 timing layer (the only user of z3);
+* ``checker.render``    — DOT generation and rendering of traces and state graphs;
+* ``checker.cli``       — the ``kvrace`` command.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,176 @@
+"""The Python API: check protocols from Python code and pytest.
+
+    from checker.api import check
+
+    def test_hold_must_cover_the_window():
+        check("spec/sglang/deferred_release.kvr").assert_holds()
+        check("spec/sglang/deferred_release.kvr", T_hold=7).assert_violated("assert")
+
+A :class:`Outcome` carries the verdict, the violated property, the trace
+(with Z3 timestamps) and the exploration statistics.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from checker.explorer import CheckResult, Limits, Options, Stats, explore
+from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
+from checker.model import ir
+from checker.model import trace as tr
+from checker.model.compiled import SpecModel
+
+__all__ = [
+    "ERROR",
+    "HOLDS",
+    "INCONCLUSIVE",
+    "VIOLATED",
+    "Limits",
+    "Options",
+    "Outcome",
+    "check",
+    "load_spec",
+]
+
+ParamValue = int | float | str | Fraction
+
+
+def load_spec(path: str | Path) -> ir.Spec:
+    """Read and elaborate a ``.kvr`` file (raises SpecError with diagnostics)."""
+    from checker.language import load
+
+    return load(path)
+
+
+def _fraction(v: ParamValue) -> Fraction:
+    if isinstance(v, float):
+        return Fraction(str(v))
+    return Fraction(v)
+
+
+@dataclass
+class Outcome:
+    """The result of checking a spec at concrete parameter values."""
+
+    spec: ir.Spec
+    params: dict[str, Fraction]
+    verdict: str
+    prop: str | None
+    message: str | None
+    trace: tr.Trace | None
+    stats: Stats
+    limit: str | None
+    timing_note: str | None = None
+    raw: tuple[SpecModel, CheckResult] | None = None
+
+    def assert_holds(self) -> None:
+        """Fail (AssertionError) unless every property holds."""
+        if self.verdict != HOLDS:
+            raise AssertionError(self.summary())
+
+    def assert_violated(self, prop: str | None = None) -> None:
+        """Fail unless a property (``prop``, if given) is violated."""
+        if self.verdict != VIOLATED:
+            raise AssertionError(f"expected a violation, got: {self.summary()}")
+        if prop is not None and self.prop != prop and (self.prop or "").split("[")[0] != prop:
+            raise AssertionError(f"expected {prop} to be violated, got: {self.summary()}")
+
+    def summary(self) -> str:
+        """One line: verdict, property and message."""
+        if self.verdict == VIOLATED:
+            return f"violated: {self.prop}: {self.message}"
+        if self.verdict == INCONCLUSIVE:
+            return f"inconclusive: {self.limit}"
+        if self.verdict == ERROR:
+            return f"model error: {self.message}"
+        return "holds"
+
+
+def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
+                ) -> tuple[tr.Trace, str | None]:
+    """The :class:`~checker.model.trace.Trace` of an explorer result, with timestamps."""
+    steps = result.trace
+    states = [s.state for s in steps]
+    edges = [s.edge for s in steps[1:] if s.edge is not None]
+    events: list[tuple[ir.Event, tuple[int, ...]] | None] = [None]
+    receives: list[tuple[str, tuple[int, ...]] | None] = [None]
+    failures: list[str | None] = [None]
+    for prev, step in itertools.pairwise(steps):
+        assert step.event is not None and step.edge is not None
+        events.append(model.instance(step.event))
+        receives.append(model.receive_of(step.event, prev.state))
+        failures.append(step.edge.failure)
+    times = None
+    note = None
+    if with_times and result.verdict in (VIOLATED, ERROR) and steps:
+        from checker import smt
+
+        hazard: tuple[object, ...] = ()
+        for h in model.hazards(states[-1]):
+            if h.property == result.prop:
+                hazard = h.atoms
+                break
+        shape = smt.TraceShape(states, edges, hazard)  # type: ignore[arg-type]
+        try:
+            got = smt.timestamps(model, model.values, shape)
+            times = got[: len(states)]
+            if len(got) > len(states):
+                note = f"the response deadline passes at t={tr.fmt_time(got[-1])}"
+        except smt.SolverUnknown as exc:
+            note = f"timestamps unknown (solver: {exc})"
+        except ValueError:
+            note = "timestamps unavailable: the trace is not feasible in time (please report)"
+    labels = [s.label for s in steps]
+    trace = tr.build(model.spec, model.values, result.verdict, result.prop, result.message,
+                     labels, states, events, receives, failures, times)
+    return trace, note
+
+
+def explain(outcome: Outcome, free: list[str] | None = None) -> str:
+    """The parameter region in which the counterexample's sequence of events is
+    feasible (free parameters: all declared ones unless ``free`` is given)."""
+    from checker import smt
+
+    assert outcome.raw is not None
+    model, result = outcome.raw
+    steps = result.trace
+    states = [s.state for s in steps]
+    edges = [s.edge for s in steps[1:] if s.edge is not None]
+    hazard: tuple[object, ...] = ()
+    for h in model.hazards(states[-1]):
+        if h.property == result.prop:
+            hazard = h.atoms
+    shape = smt.TraceShape(states, edges, hazard)  # type: ignore[arg-type]
+    names = free if free is not None else list(model.params)
+    return smt.feasible_region(model, shape, names, model.values)
+
+
+def check(
+    spec: str | Path | ir.Spec,
+    params: Mapping[str, ParamValue] | None = None,
+    *,
+    limits: Limits | None = None,
+    options: Options | None = None,
+    timestamps: bool = True,
+    **param_kw: ParamValue,
+) -> Outcome:
+    """Check every property of ``spec`` at the given parameter values.
+
+    Parameters may be passed as a mapping or as keywords (``T_hold=7``).
+    Raises SpecError for a broken spec, ParamError for an unknown parameter or
+    a value outside its range.
+    """
+    sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
+    values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
+    model = SpecModel(sp, values)
+    result = explore(model, limits, options)
+    trace = None
+    note = None
+    if result.trace:
+        trace, note = build_trace(model, result, timestamps)
+    return Outcome(sp, dict(model.values), result.verdict, result.prop, result.message,
+                   trace, result.stats, result.limit, note, (model, result))

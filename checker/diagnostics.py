@@ -1,0 +1,105 @@
+"""Positioned diagnostics shared by every phase of kvrace.
+
+A diagnostic names a file, a span in it, a stable code (``KVRnnn``) and a
+message; rendered, it looks like a compiler error with the offending source
+line and a caret under the span::
+
+    spec/x.kvr:12:8: error[KVR101]: unknown name `phse`
+       12 |   when phse[r] == waiting
+          |        ^^^^
+          = help: did you mean `phase`?
+
+Phases collect every diagnostic they find and raise :class:`SpecError` once,
+so a user sees all the problems of a phase in one run.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a source file: 1-based line/column, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def merge(self, other: Span) -> Span:
+        """The smallest span covering both ``self`` and ``other``."""
+        start = min((self.line, self.column), (other.line, other.column))
+        end = max((self.end_line, self.end_column), (other.end_line, other.end_column))
+        return Span(start[0], start[1], end[0], end[1])
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One error found in a specification or on the command line."""
+
+    code: str
+    message: str
+    file: str
+    span: Span | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        """Order diagnostics by file and position, so output is deterministic."""
+        if self.span is None:
+            return (self.file, 0, 0, self.code)
+        return (self.file, self.span.line, self.span.column, self.code)
+
+    def render(self, source: str | None) -> str:
+        """The diagnostic as text, with the source line and a caret when available."""
+        if self.span is None:
+            head = f"{self.file}: error[{self.code}]: {self.message}"
+            return "\n".join([head, *(f"   = {n}" for n in self.notes)])
+        sp = self.span
+        head = f"{self.file}:{sp.line}:{sp.column}: error[{self.code}]: {self.message}"
+        lines = [head]
+        if source is not None:
+            src_lines = source.split("\n")
+            if 1 <= sp.line <= len(src_lines):
+                text = src_lines[sp.line - 1].replace("\t", " ")
+                if len(text) > 200:
+                    # Very long lines (minified or garbage input) are cut around the caret.
+                    start = max(0, sp.column - 80)
+                    text = text[start : start + 160]
+                    col = sp.column - start
+                else:
+                    col = sp.column
+                width = (sp.end_column - sp.column) if sp.end_line == sp.line else len(text) - col + 1
+                width = max(1, min(width, len(text) - col + 2))
+                gutter = str(sp.line)
+                pad = " " * len(gutter)
+                lines.append(f" {gutter} | {text}")
+                lines.append(f" {pad} | {' ' * (col - 1)}{'^' * width}")
+                lines.extend(f" {pad} = {n}" for n in self.notes)
+                return "\n".join(lines)
+        lines.extend(f"   = {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+class SpecError(Exception):
+    """Raised by a phase that found one or more diagnostics."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic], source: str | None = None) -> None:
+        self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """All diagnostics, rendered, separated by blank lines."""
+        parts = [d.render(self.source) for d in self.diagnostics]
+        n = len(self.diagnostics)
+        parts.append(f"{n} error{'s' if n != 1 else ''} found")
+        return "\n\n".join(parts)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> tuple[str, ...]:
+    """A ``help:`` note suggesting the closest known name, if one is close."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.7)
+    return (f"help: did you mean `{close[0]}`?",) if close else ()

@@ -1,0 +1,745 @@
+"""Breadth-first (or depth-first) exploration of the zone graph of a timed model.
+
+A symbolic state is a discrete state and a zone: a canonical DBM over the
+clocks that are *live* in that discrete state.  Exploration proceeds as in
+UPPAAL:
+
+1. **Clock liveness.**  A first, untimed pass explores the discrete states
+   (ignoring clock constraints, so it over-approximates what is reachable) and
+   computes, backwards to a fixpoint, the clocks each state may still read
+   before resetting them.  Every other clock is dropped from that state's
+   zone, which keeps models with many indexed clocks small and is exact for
+   every property kvrace checks.  The same pass gives each clock its largest
+   lower and upper bound constants.
+2. **Zones.**  Successor: intersect with the edge's guard, reset, move to the
+   target's live clocks, intersect with the target's deadlines, let time pass
+   (bounded by the deadlines), extrapolate by the LU bounds (Extra+_LU), so
+   cyclic models terminate.
+3. **Subsumption.**  A new zone included in a stored zone of the same
+   discrete state is dropped.
+4. **Symmetry.**  With symmetric types, each symbolic state is replaced by
+   the least of its images under every permutation of symmetric values.
+5. **Properties** are checked when a state is generated, so in breadth-first
+   order the first violation found has a shortest trace (in events).
+
+Limits (states, seconds, memory) end a run as *inconclusive*, never *holds*.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from checker.explorer import dbm
+from checker.model.interface import (
+    GE,
+    GT,
+    LE,
+    LT,
+    ClockAtom,
+    Edge,
+    LinExpr,
+    ModelRuntimeError,
+    State,
+    Symmetry,
+    TimedModel,
+)
+
+HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one run; ``None`` means unlimited."""
+
+    max_states: int | None = None
+    timeout: float | None = None
+    max_memory_mb: int | None = None
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to explore."""
+
+    search: str = "bfs"  # "bfs" | "dfs"
+    symmetry: bool = True
+    clock_reduction: bool = True
+    deadlock: bool = True
+    progress: Callable[[Stats], None] | None = None
+    progress_interval: float = 1.0
+
+
+@dataclass
+class Stats:
+    """What a run explored."""
+
+    states: int = 0
+    """Distinct discrete states reached."""
+    zones: int = 0
+    """Symbolic states (discrete state, zone) stored after subsumption."""
+    transitions: int = 0
+    """Edges taken (successor zones computed)."""
+    seconds: float = 0.0
+    peak_memory_mb: float = 0.0
+    depth: int = 0
+    queued: int = 0
+
+    @property
+    def states_per_second(self) -> float:
+        """Zones stored per second of run time."""
+        return self.zones / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of a trace: the event fired (``None`` for the initial state),
+    the edge taken, and the discrete state reached."""
+
+    event: int | None
+    label: str
+    edge: Edge | None
+    state: State
+
+
+@dataclass
+class CheckResult:
+    """The outcome of a run."""
+
+    verdict: str
+    prop: str | None = None
+    """The violated property: an invariant or response name, ``assert`` or ``deadlock``."""
+    message: str | None = None
+    trace: list[TraceStep] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    limit: str | None = None
+    scale: int = 1
+    """Clock constants were multiplied by ``scale`` to make them integers."""
+
+    @property
+    def holds(self) -> bool:
+        """Whether exploration finished with no violation."""
+        return self.verdict == HOLDS
+
+
+class _Limit(Exception):
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+def _peak_rss_mb() -> float:
+    # ru_maxrss is in KiB on Linux.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _scaled_bounds(model: TimedModel) -> tuple[list[int], int]:
+    values = [b.evaluate(model.values) for b in model.bounds]
+    scale = 1
+    for v in values:
+        scale = scale * v.denominator // math.gcd(scale, v.denominator)
+    return [int(v * scale) for v in values], scale
+
+
+class _Liveness:
+    """Per discrete state: the bitmask of live clocks; per clock: LU constants."""
+
+    def __init__(self, n_clocks: int) -> None:
+        self.live: dict[State, int] = {}
+        self.all_mask = (1 << n_clocks) - 1
+        self.lower = [-1] * n_clocks
+        self.upper = [-1] * n_clocks
+        self.complete = True
+
+    def mask(self, s: State) -> int:
+        return self.live.get(s, self.all_mask)
+
+
+def _atoms_mask(atoms: Sequence[ClockAtom]) -> int:
+    m = 0
+    for a in atoms:
+        m |= 1 << a.clock
+    return m
+
+
+def _note_constants(atoms: Sequence[ClockAtom], bounds: Sequence[int], live: _Liveness) -> None:
+    for a in atoms:
+        b = bounds[a.bound]
+        if a.op in (LT, LE):
+            if b > live.upper[a.clock]:
+                live.upper[a.clock] = b
+        elif b > live.lower[a.clock]:
+            live.lower[a.clock] = b
+
+
+def _liveness(
+    model: TimedModel, bounds: Sequence[int], cap: int | None, deadline: float | None
+) -> _Liveness:
+    """Untimed pre-pass: live clocks per discrete state, LU bounds per clock."""
+    n_clocks = len(model.clock_names)
+    live = _Liveness(n_clocks)
+    index: dict[State, int] = {}
+    states: list[State] = []
+    reads: list[int] = []
+    preds: list[list[tuple[int, int]]] = []
+    queue: deque[int] = deque()
+    for s in model.initial_states():
+        if s not in index:
+            index[s] = len(states)
+            states.append(s)
+            preds.append([])
+            queue.append(index[s])
+    reads.extend([0] * len(states))
+    while queue:
+        i = queue.popleft()
+        s = states[i]
+        if (cap is not None and len(states) > cap) or (
+            deadline is not None and len(states) % 512 == 0 and time.monotonic() > deadline
+        ):
+            live.complete = False
+            break
+        try:
+            edges = model.edges(s)
+            dls = model.deadlines(s)
+            hz = model.hazards(s)
+        except ModelRuntimeError:
+            reads[i] = live.all_mask
+            continue
+        r = _atoms_mask(dls)
+        _note_constants(dls, bounds, live)
+        for h in hz:
+            r |= _atoms_mask(h.atoms)
+            _note_constants(h.atoms, bounds, live)
+        for e in edges:
+            r |= _atoms_mask(e.guard)
+            _note_constants(e.guard, bounds, live)
+            if e.failure is not None:
+                continue
+            t = e.target
+            j = index.get(t)
+            if j is None:
+                j = len(states)
+                index[t] = j
+                states.append(t)
+                preds.append([])
+                reads.append(0)
+                queue.append(j)
+            rmask = 0
+            for c in e.resets:
+                rmask |= 1 << c
+            preds[j].append((i, rmask))
+        reads[i] = r
+    if not live.complete:
+        # Unknown constants: use every bound of the model, for every clock.
+        top = max(bounds, default=0)
+        live.lower = [top] * n_clocks
+        live.upper = [top] * n_clocks
+        return live
+    # Backward fixpoint: live(s) = reads(s) | OR over edges s->t of live(t) & ~resets.
+    mask = list(reads)
+    work = deque(range(len(states)))
+    queued = [True] * len(states)
+    while work:
+        j = work.popleft()
+        queued[j] = False
+        mj = mask[j]
+        for i, rmask in preds[j]:
+            new = mask[i] | (mj & ~rmask)
+            if new != mask[i]:
+                mask[i] = new
+                if not queued[i]:
+                    queued[i] = True
+                    work.append(i)
+    live.live = {s: mask[k] for k, s in enumerate(states)}
+    return live
+
+
+def _down(d: dbm.Dbm, n: int) -> None:
+    """Time predecessors of a canonical zone (drop every lower bound), in place."""
+    for j in range(1, n):
+        d[j] = dbm.LE_ZERO
+    dbm.canonicalize(d, n)
+
+
+def _extrapolate_m(d: dbm.Dbm, n: int, m: Sequence[int]) -> None:
+    """Classic Extra_M (per-clock maximal constants), in place, then re-canonicalize.
+
+    Coarser abstractions (Extra+_LU) add valuations that are only *simulated* by
+    real ones, which can fake a deadlock; Extra_M adds only valuations that are
+    region-equivalent to real ones, so deadlock checks stay exact.
+    """
+    changed = False
+    inf = dbm.INF
+    for i in range(n):
+        ri = i * n
+        mi = m[i]
+        for j in range(n):
+            if i == j:
+                continue
+            b = d[ri + j]
+            if b >= inf:
+                continue
+            c = b >> 1
+            if i != 0 and c > mi:
+                d[ri + j] = inf
+                changed = True
+            elif j != 0 and c < -m[j]:
+                d[ri + j] = 2 * -m[j]
+                changed = True
+    if changed:
+        dbm.canonicalize(d, n)
+
+
+def _bits(mask: int) -> tuple[int, ...]:
+    out = []
+    c = 0
+    while mask:
+        if mask & 1:
+            out.append(c)
+        mask >>= 1
+        c += 1
+    return tuple(out)
+
+
+class _Explorer:
+    def __init__(self, model: TimedModel, limits: Limits, options: Options) -> None:
+        self.model = model
+        self.limits = limits
+        self.options = options
+        self.bounds, self.scale = _scaled_bounds(model)
+        self.stats = Stats()
+        self.start = time.monotonic()
+        self.deadline_t = (self.start + limits.timeout) if limits.timeout is not None else None
+        n_clocks = len(model.clock_names)
+        if options.clock_reduction:
+            self.live = _liveness(model, self.bounds, limits.max_states, self.deadline_t)
+        else:
+            self.live = _Liveness(n_clocks)
+            top = max(self.bounds, default=0)
+            self.live.lower = [top] * n_clocks
+            self.live.upper = [top] * n_clocks
+        self.syms: list[Symmetry] = list(model.symmetries()) if options.symmetry else []
+        self._clockset_cache: dict[int, tuple[tuple[int, ...], dict[int, int], list[int],
+                                               list[int]]] = {}
+        # Node store (parallel lists).
+        self.node_state: list[State] = []
+        self.node_zone: list[dbm.Dbm] = []
+        self.node_parent: list[int] = []
+        self.node_event: list[int] = []
+        self.node_branch: list[int] = []
+        self.node_sym: list[int] = []
+        self.node_depth: list[int] = []
+        self.passed: dict[State, list[int]] = {}
+        self.last_progress = self.start
+        self._dl_cache: dict[State, Sequence[ClockAtom]] = {}
+
+    def deadlines(self, s: State) -> Sequence[ClockAtom]:
+        """The model's deadlines in ``s`` (memoised; deadlines are asked for often)."""
+        got = self._dl_cache.get(s)
+        if got is None:
+            if len(self._dl_cache) > 65536:
+                self._dl_cache.clear()
+            got = self.model.deadlines(s)
+            self._dl_cache[s] = got
+        return got
+
+    # ---- clocks of a state ------------------------------------------------------------
+    def clockset(self, mask: int) -> tuple[tuple[int, ...], dict[int, int], list[int], list[int]]:
+        got = self._clockset_cache.get(mask)
+        if got is None:
+            clocks = _bits(mask)
+            pos = {c: k + 1 for k, c in enumerate(clocks)}
+            lower = [-1] + [self.live.lower[c] for c in clocks]
+            upper = [-1] + [self.live.upper[c] for c in clocks]
+            got = (clocks, pos, lower, upper)
+            self._clockset_cache[mask] = got
+        return got
+
+    def constrain_atoms(
+        self, z: dbm.Dbm, n: int, pos: dict[int, int], atoms: Sequence[ClockAtom]
+    ) -> bool:
+        for a in atoms:
+            i = pos.get(a.clock)
+            if i is None:
+                raise AssertionError(
+                    f"clock {self.model.clock_names[a.clock]} is read but was found dead"
+                )
+            b = self.bounds[a.bound]
+            op = a.op
+            if op == LE:
+                ok = dbm.constrain(z, n, i, 0, dbm.bound(b, False))
+            elif op == LT:
+                ok = dbm.constrain(z, n, i, 0, dbm.bound(b, True))
+            elif op == GE:
+                ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, False))
+            else:
+                ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, True))
+            if not ok:
+                return False
+        return True
+
+    def close(self, s: State, z: dbm.Dbm, n: int, pos: dict[int, int]) -> bool:
+        """Apply deadlines, let time pass, re-apply deadlines (in place)."""
+        inv = self.deadlines(s)
+        if not self.constrain_atoms(z, n, pos, inv):
+            return False
+        dbm.up(z, n)
+        return self.constrain_atoms(z, n, pos, inv)
+
+    def extrapolate(self, s: State, z: dbm.Dbm, n: int, pos: dict[int, int],
+                    lower: list[int], upper: list[int]) -> None:
+        """Abstract ``z`` by the clocks' constants, keeping it inside the deadlines."""
+        if self.options.deadlock:
+            _extrapolate_m(z, n, [max(a, b) for a, b in zip(lower, upper, strict=True)])
+        else:
+            dbm.extrapolate_lu(z, n, lower, upper)
+        self.constrain_atoms(z, n, pos, self.deadlines(s))
+
+    # ---- symmetry ----------------------------------------------------------------------
+    def canonical(self, s: State, z: dbm.Dbm, mask: int) -> tuple[State, dbm.Dbm, int]:
+        """The representative of (s, z): the least image under the symmetries."""
+        best_s, best_z, best_mask, best_k = s, z, mask, -1
+        if not self.syms:
+            return best_s, best_z, best_k
+        clocks = self.clockset(mask)[0]
+        n = len(clocks) + 1
+        best_key: tuple[int, ...] | None = None
+        for k, sym in enumerate(self.syms):
+            t = sym.state(s)
+            if t > best_s:
+                continue
+            new_clocks = sorted(sym.clocks[c] for c in clocks)
+            where = {c: i + 1 for i, c in enumerate(new_clocks)}
+            perm = [0] + [where[sym.clocks[c]] for c in clocks]
+            tz = dbm.permute(z, n, perm)
+            if t < best_s:
+                best_s, best_z, best_k = t, tz, k
+                best_key = None
+                best_mask = 0
+                for c in new_clocks:
+                    best_mask |= 1 << c
+                continue
+            if best_key is None:
+                best_key = dbm.key(best_z)
+            tkey = dbm.key(tz)
+            if tkey < best_key:
+                best_z, best_k, best_key = tz, k, tkey
+        if best_k >= 0 and best_mask != self.live.mask(best_s) and self.live.complete:
+            raise AssertionError("the model's symmetries do not preserve clock liveness")
+        return best_s, best_z, best_k
+
+    # ---- bookkeeping ------------------------------------------------------------------
+    def check_limits(self) -> None:
+        st = self.stats
+        if self.limits.max_states is not None and st.zones >= self.limits.max_states:
+            raise _Limit(f"state limit ({self.limits.max_states}) reached")
+        if st.zones % 256 == 0:
+            now = time.monotonic()
+            if self.deadline_t is not None and now > self.deadline_t:
+                raise _Limit(f"time limit ({self.limits.timeout:g} s) reached")
+            mem = self.limits.max_memory_mb
+            if mem is not None and st.zones % 4096 == 0 and _peak_rss_mb() > mem:
+                raise _Limit(f"memory limit ({mem} MiB) reached")
+            progress_due = now - self.last_progress >= self.options.progress_interval
+            if self.options.progress is not None and progress_due:
+                self.last_progress = now
+                self.stats.seconds = now - self.start
+                self.options.progress(self.stats)
+
+    def store(self, s: State, z: dbm.Dbm, n: int, parent: int, event: int, branch: int,
+              sym: int, depth: int) -> int | None:
+        """Store a symbolic state unless subsumed; returns its node id."""
+        zones = self.passed.get(s)
+        if zones is None:
+            zones = []
+            self.passed[s] = zones
+            self.stats.states += 1
+        else:
+            for k in zones:
+                if dbm.includes(self.node_zone[k], z, n):
+                    return None
+            # Drop stored zones the new one includes (they stay explored).
+            zones[:] = [k for k in zones if not dbm.includes(z, self.node_zone[k], n)]
+        node = len(self.node_state)
+        self.node_state.append(s)
+        self.node_zone.append(z)
+        self.node_parent.append(parent)
+        self.node_event.append(event)
+        self.node_branch.append(branch)
+        self.node_sym.append(sym)
+        self.node_depth.append(depth)
+        zones.append(node)
+        self.stats.zones += 1
+        if depth > self.stats.depth:
+            self.stats.depth = depth
+        self.check_limits()
+        return node
+
+    def force_store(self, s: State, z: dbm.Dbm, parent: int, event: int, branch: int,
+                    sym: int) -> int:
+        """Record a node for a trace even though subsumption would drop it."""
+        node = len(self.node_state)
+        self.node_state.append(s)
+        self.node_zone.append(z)
+        self.node_parent.append(parent)
+        self.node_event.append(event)
+        self.node_branch.append(branch)
+        self.node_sym.append(sym)
+        self.node_depth.append(self.node_depth[parent] + 1)
+        return node
+
+    # ---- properties ---------------------------------------------------------------------
+    def state_violation(self, s: State, z: dbm.Dbm, n: int, pos: dict[int, int]
+                        ) -> tuple[str, str] | None:
+        viol = self.model.violations(s)
+        if viol:
+            return viol[0].property, viol[0].message
+        for h in self.model.hazards(s):
+            probe = list(z)
+            if self.constrain_atoms(probe, n, pos, h.atoms):
+                return h.property, h.message
+        return None
+
+    def deadlocked(self, s: State, z: dbm.Dbm, n: int, pos: dict[int, int],
+                   edges: Sequence[Edge]) -> bool:
+        """Whether some valuation of (s, z) can neither fire an event nor let time pass."""
+        if not self.deadlines(s):
+            return False  # time can pass for ever
+        if any(e.failure is not None for e in edges):
+            return False
+        rest: list[dbm.Dbm] = [z]
+        for e in edges:
+            enabled = list(z)
+            if not self.constrain_atoms(enabled, n, pos, e.guard):
+                continue
+            ok = True
+            resets = set(e.resets)
+            for a in self.deadlines(e.target):
+                if a.clock in resets:
+                    b = self.bounds[a.bound]
+                    if (a.op == LE and b < 0) or (a.op == LT and b <= 0):
+                        ok = False
+                        break
+                elif a.clock in pos and not self.constrain_atoms(enabled, n, pos, [a]):
+                    ok = False
+                    break
+                # A target deadline on a clock dead here is reset before it is read.
+            if not ok:
+                continue
+            _down(enabled, n)
+            nxt: list[dbm.Dbm] = []
+            for piece in rest:
+                nxt.extend(dbm.subtract(piece, enabled, n))
+            rest = nxt
+            if not rest:
+                return False
+        return bool(rest)
+
+    # ---- the search ---------------------------------------------------------------------
+    def run(self) -> CheckResult:
+        try:
+            return self._run()
+        except _Limit as lim:
+            return self.finish(CheckResult(INCONCLUSIVE, limit=lim.what))
+
+    def finish(self, res: CheckResult) -> CheckResult:
+        self.stats.seconds = time.monotonic() - self.start
+        self.stats.peak_memory_mb = _peak_rss_mb()
+        res.stats = self.stats
+        res.scale = self.scale
+        return res
+
+    def violation(self, node: int, prop: str, message: str,
+                  extra: tuple[int, int] | None = None) -> CheckResult:
+        trace = self.trace(node, extra)
+        # The message was computed on a representative; say it of the concrete run.
+        final = trace[-1]
+        if prop == "assert" and final.edge is not None and final.edge.failure is not None:
+            prop, message = "assert", final.edge.failure
+        elif prop != "deadlock":
+            viol = self.model.violations(final.state)
+            if viol:
+                prop, message = viol[0].property, viol[0].message
+            else:
+                zone = replay_zone(self.model, self.bounds, trace)
+                n = len(self.model.clock_names) + 1
+                pos = {c: c + 1 for c in range(n - 1)}
+                for h in self.model.hazards(final.state):
+                    if zone is not None and self.constrain_atoms(list(zone), n, pos, h.atoms):
+                        prop, message = h.property, h.message
+                        break
+        return self.finish(CheckResult(VIOLATED, prop, message, trace))
+
+    def _run(self) -> CheckResult:
+        model = self.model
+        frontier: deque[int] = deque()
+        for s0 in model.initial_states():
+            mask = self.live.mask(s0)
+            clocks, pos, lower, upper = self.clockset(mask)
+            n = len(clocks) + 1
+            z = dbm.zero(n)
+            if not self.close(s0, z, n, pos):
+                continue
+            bad = self.state_violation(s0, z, n, pos)
+            self.extrapolate(s0, z, n, pos, lower, upper)
+            cs, cz, k = self.canonical(s0, z, mask)
+            node = self.store(cs, cz, n, -1, -1, 0, k, 0)
+            if node is None:
+                continue
+            if bad is not None:
+                return self.violation(node, *bad)
+            frontier.append(node)
+        pop = frontier.popleft if self.options.search == "bfs" else frontier.pop
+        while frontier:
+            self.stats.queued = len(frontier)
+            node = pop()
+            s = self.node_state[node]
+            z = self.node_zone[node]
+            mask = self.live.mask(s)
+            clocks, pos, lower, upper = self.clockset(mask)
+            n = len(clocks) + 1
+            try:
+                edges = model.edges(s)
+            except ModelRuntimeError as err:
+                return self.finish(
+                    CheckResult(ERROR, "model error", err.message, self.trace(node))
+                )
+            if self.options.deadlock and self.deadlocked(s, z, n, pos, edges):
+                return self.violation(
+                    node, "deadlock",
+                    "deadlock: no event can fire and time cannot pass",
+                )
+            seen: dict[int, int] = {}
+            for e in edges:
+                branch = seen.get(e.event, 0)
+                seen[e.event] = branch + 1
+                g = list(z)
+                if not self.constrain_atoms(g, n, pos, e.guard):
+                    continue
+                self.stats.transitions += 1
+                if e.failure is not None:
+                    return self.violation(node, "assert", e.failure, (e.event, branch))
+                t = e.target
+                tmask = self.live.mask(t)
+                tclocks, tpos, tlower, tupper = self.clockset(tmask)
+                m = len(tclocks) + 1
+                resets = set(e.resets)
+                keep = [c for c in clocks if c in tpos and c not in resets]
+                zp = dbm.project(g, n, [pos[c] for c in keep])
+                old_to_new = [0] + [tpos[c] for c in keep]
+                tz = dbm.embed(zp, len(keep) + 1, old_to_new, m)
+                if not self.close(t, tz, m, tpos):
+                    continue
+                bad = self.state_violation(t, tz, m, tpos)
+                self.extrapolate(t, tz, m, tpos, tlower, tupper)
+                cs, cz, k = self.canonical(t, tz, tmask)
+                child = self.store(cs, cz, m, node, e.event, branch, k,
+                                   self.node_depth[node] + 1)
+                if bad is not None:
+                    if child is None:
+                        # Subsumed, but still the first state found breaking the property.
+                        child = self.force_store(cs, cz, node, e.event, branch, k)
+                    return self.violation(child, *bad)
+                if child is None:
+                    continue
+                frontier.append(child)
+        if not self.live.complete:
+            return self.finish(
+                CheckResult(INCONCLUSIVE, limit="limit reached in the clock-liveness pass")
+            )
+        return self.finish(CheckResult(HOLDS))
+
+    # ---- traces -------------------------------------------------------------------------------
+    def trace(self, node: int, extra: tuple[int, int] | None = None) -> list[TraceStep]:
+        """The concrete trace to ``node`` (undoing symmetry), then the edge ``extra``
+        (event and branch of the representative) if given."""
+        path: list[int] = []
+        k = node
+        while k != -1:
+            path.append(k)
+            k = self.node_parent[k]
+        path.reverse()
+        n_events = len(self.model.event_names)
+        ident = list(range(n_events))
+
+        def inverse(m: Sequence[int]) -> list[int]:
+            inv = [0] * len(m)
+            for a, b in enumerate(m):
+                inv[b] = a
+            return inv
+
+        def sym_events(k: int) -> list[int]:
+            return list(self.syms[k].events) if k >= 0 else ident
+
+        # tau maps events of representatives to events of the concrete run.
+        tau = inverse(sym_events(self.node_sym[path[0]]))
+        s = self.model.initial_states()[0]
+        steps = [TraceStep(None, "initial", None, s)]
+        for node_id in path[1:]:
+            ev = tau[self.node_event[node_id]]
+            branch = self.node_branch[node_id]
+            matching = [e for e in self.model.edges(s) if e.event == ev]
+            edge = matching[branch]
+            s = edge.target
+            steps.append(TraceStep(ev, self.model.event_names[ev], edge, s))
+            sinv = inverse(sym_events(self.node_sym[node_id]))
+            tau = [tau[sinv[e]] for e in range(n_events)]
+        if extra is not None:
+            ev = tau[extra[0]]
+            edge = [e for e in self.model.edges(s) if e.event == ev][extra[1]]
+            steps.append(TraceStep(ev, self.model.event_names[ev], edge, edge.target))
+        return steps
+
+
+def replay_zone(model: TimedModel, bounds: Sequence[int], trace: Sequence[TraceStep]
+                ) -> dbm.Dbm | None:
+    """The exact zone (over every clock) at the end of ``trace``, or None if infeasible."""
+    n = len(model.clock_names) + 1
+    z = dbm.zero(n)
+
+    def apply(atoms: Sequence[ClockAtom]) -> bool:
+        for a in atoms:
+            b = bounds[a.bound]
+            i = a.clock + 1
+            if a.op in (LE, LT):
+                ok = dbm.constrain(z, n, i, 0, dbm.bound(b, a.op == LT))
+            else:
+                ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, a.op == GT))
+            if not ok:
+                return False
+        return True
+
+    def settle(s: State) -> bool:
+        inv = model.deadlines(s)
+        if not apply(inv):
+            return False
+        dbm.up(z, n)
+        return apply(inv)
+
+    if not settle(trace[0].state):
+        return None
+    for step in trace[1:]:
+        assert step.edge is not None
+        if not apply(step.edge.guard):
+            return None
+        if step.edge.failure is not None:
+            return z
+        for c in step.edge.resets:
+            dbm.reset(z, n, c + 1)
+        if not settle(step.state):
+            return None
+    return z
+
+
+def explore(model: TimedModel, limits: Limits | None = None,
+            options: Options | None = None) -> CheckResult:
+    """Explore ``model`` and check every property; see :class:`CheckResult`."""
+    return _Explorer(model, limits or Limits(), options or Options()).run()
+
+
+def bound_text(b: LinExpr) -> str:
+    """A clock bound as text (for messages)."""
+    return str(b)

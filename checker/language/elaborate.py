@@ -1,0 +1,1081 @@
+"""Elaboration: from the positioned AST to the typed :class:`~checker.model.ir.Spec`.
+
+Resolves every name, checks every type and domain, and splits every event
+guard into convex branches (a disjunction — or a negation — over clock
+constraints becomes several edges, each a conjunction of clock atoms, so every
+zone the explorer computes stays convex).  All diagnostics of the phase are
+collected and raised together.
+
+Diagnostic codes: KVR1xx names, KVR2xx types, KVR3xx domains and timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from checker.diagnostics import Diagnostic, Span, SpecError, did_you_mean
+from checker.language import ast
+from checker.model import ir
+from checker.model.interface import GE, GT, LE, LT, NEGATED_OP, LinExpr, Param
+
+MAX_CELLS = 1 << 16
+MAX_BRANCHES = 64
+
+_FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, "==": "==", "!=": "!="}
+
+
+@dataclass(frozen=True)
+class Ty:
+    """The static type of an expression during checking."""
+
+    kind: str  # bool | int | enum | none | error
+    ft: ir.FiniteType | None = None
+    optional: bool = False
+
+    def show(self) -> str:
+        if self.kind == "int":
+            return f"int ({self.ft})" if self.ft is not None else "int"
+        if self.kind == "none":
+            return "none"
+        if self.kind == "error":
+            return "<error>"
+        base = str(self.ft) if self.ft is not None else self.kind
+        return f"{base}?" if self.optional else base
+
+
+BOOL_T = Ty("bool", ir.BOOL)
+INT_T = Ty("int")
+NONE_T = Ty("none")
+ERR_T = Ty("error")
+
+
+def ty_of(vt: ir.ValueType) -> Ty:
+    """The static type of values of ``vt``."""
+    ft = vt.base
+    kind = {"bool": "bool", "enum": "enum", "range": "int"}[ft.kind]
+    return Ty(kind, ft, vt.optional)
+
+
+@dataclass
+class _Scope:
+    names: dict[str, tuple[int, ir.FiniteType]] = field(default_factory=dict)
+    next_slot: int = 0
+    max_slot: int = 0
+
+
+class Elaborator:
+    """Checks one parsed file and builds its :class:`~checker.model.ir.Spec`."""
+
+    def __init__(self, spec: ast.SpecFile, source: str) -> None:
+        self.file = spec
+        self.source = source
+        self.diags: list[Diagnostic] = []
+        self.types: dict[str, ir.FiniteType] = {"bool": ir.BOOL}
+        self.type_spans: dict[str, Span] = {}
+        self.params: dict[str, Param] = {}
+        self.actors: dict[str, Span] = {}
+        self.vars: dict[str, ir.Var] = {}
+        self.clocks: dict[str, ir.Clock] = {}
+        self.labels: dict[str, list[ir.FiniteType]] = {}
+        self.event_sigs: dict[tuple[str, str], tuple[ir.FiniteType, ...]] = {}
+        self.global_spans: dict[str, Span] = {}
+        self.scope = _Scope()
+        self.clocks_ok = False
+        self.state_size = 0
+        self.clock_count = 0
+
+    # ---- diagnostics -----------------------------------------------------------
+    def error(self, code: str, message: str, span: Span | None, *notes: str) -> None:
+        self.diags.append(Diagnostic(code, message, self.file.path, span, tuple(notes)))
+
+    def declare_global(self, name: str, span: Span, what: str) -> bool:
+        if name in self.global_spans or name in self.types:
+            prev = self.global_spans.get(name)
+            where = f" (first declared at line {prev.line})" if prev else ""
+            self.error("KVR102", f"`{name}` is already declared{where}", span)
+            return False
+        self.global_spans[name] = span
+        return True
+
+    # ---- entry -------------------------------------------------------------------
+    def run(self) -> ir.Spec:
+        decls = self.file.decls
+        for d in decls:
+            if isinstance(d, ast.TypeDecl):
+                self.type_decl(d)
+        for d in decls:
+            if isinstance(d, ast.ParamDecl):
+                self.param_decl(d)
+            elif isinstance(d, ast.ActorDecl):
+                for name, sp in d.names:
+                    if name in self.actors:
+                        self.error("KVR102", f"actor `{name}` is already declared", sp)
+                    else:
+                        self.actors[name] = sp
+            elif isinstance(d, ast.VarDecl):
+                self.var_decl(d)
+            elif isinstance(d, ast.ClockDecl):
+                self.clock_decl(d)
+        for d in decls:
+            if isinstance(d, ast.EventDecl):
+                self.event_sig(d)
+        events: list[ir.Event] = []
+        deadlines: list[ir.Deadline] = []
+        invariants: list[ir.Invariant] = []
+        responses: list[ir.Response] = []
+        for d in decls:
+            if isinstance(d, ast.EventDecl):
+                ev = self.event_decl(d)
+                if ev is not None:
+                    events.append(ev)
+            elif isinstance(d, ast.DeadlineDecl):
+                dl = self.deadline_decl(d, len(deadlines))
+                if dl is not None:
+                    deadlines.append(dl)
+            elif isinstance(d, ast.InvariantDecl):
+                inv = self.invariant_decl(d)
+                if inv is not None:
+                    invariants.append(inv)
+            elif isinstance(d, ast.PropertyDecl):
+                resp = self.property_decl(d)
+                if resp is not None:
+                    responses.append(resp)
+        if not self.actors and not self.diags:
+            self.error("KVR108", "no actor declared: add `actor NAME, ...`", self.file.model_span)
+        if not events and not self.diags:
+            self.error("KVR109", "no event declared", self.file.model_span)
+        self.check_property_names(invariants, responses)
+        if self.diags:
+            raise SpecError(self.diags, self.source)
+        user_types = tuple(t for n, t in self.types.items() if n != "bool")
+        return ir.Spec(
+            name=self.file.model_name,
+            path=self.file.path,
+            types=user_types,
+            params=tuple(self.params.values()),
+            actors=tuple(self.actors),
+            vars=tuple(self.vars.values()),
+            clocks=tuple(self.clocks.values()),
+            events=tuple(events),
+            deadlines=tuple(deadlines),
+            invariants=tuple(invariants),
+            responses=tuple(responses),
+            state_size=self.state_size,
+            clock_count=self.clock_count,
+            source=self.source,
+        )
+
+    def check_property_names(
+        self, invariants: list[ir.Invariant], responses: list[ir.Response]
+    ) -> None:
+        seen: dict[str, Span] = {}
+        for p in [*invariants, *responses]:
+            if p.name in seen:
+                self.error("KVR102", f"property `{p.name}` is already declared", p.span)
+            seen[p.name] = p.span
+
+    # ---- types -----------------------------------------------------------------------
+    def type_decl(self, d: ast.TypeDecl) -> None:
+        if not self.declare_global(d.name, d.name_span, "type"):
+            return
+        body = d.body
+        if isinstance(body, ast.EnumType):
+            ft = self.enum(body, d.name, d.symmetric)
+        elif isinstance(body, ast.RangeType):
+            if d.symmetric:
+                self.error(
+                    "KVR306", "only enumerations can be `symmetric`, not integer ranges", d.span
+                )
+            ft = self.range_(body, d.name)
+        else:  # pragma: no cover - grammar allows nothing else
+            return
+        if ft is not None:
+            self.types[d.name] = ft
+            self.type_spans[d.name] = d.name_span
+
+    def enum(self, body: ast.EnumType, name: str | None, symmetric: bool) -> ir.FiniteType | None:
+        labels: list[str] = []
+        for label, sp in body.values:
+            if label in labels:
+                self.error("KVR102", f"value `{label}` appears twice in this enumeration", sp)
+                continue
+            if label in ("none", "true", "false"):
+                self.error("KVR102", f"`{label}` cannot be an enumeration value", sp)
+                continue
+            labels.append(label)
+        if not labels:
+            return None
+        tname = name if name is not None else "{" + ", ".join(labels) + "}"
+        ft = ir.FiniteType(tname, "enum", tuple(labels), 0, len(labels) - 1, symmetric)
+        for label in labels:
+            known = self.labels.setdefault(label, [])
+            if ft not in known:
+                known.append(ft)
+        return ft
+
+    def range_(self, body: ast.RangeType, name: str | None) -> ir.FiniteType | None:
+        if body.lo > body.hi:
+            self.error("KVR301", f"empty range {body.lo}..{body.hi}", body.span)
+            return None
+        if body.hi - body.lo >= MAX_CELLS:
+            self.error("KVR301", f"range {body.lo}..{body.hi} is too large", body.span)
+            return None
+        tname = name if name is not None else f"{body.lo}..{body.hi}"
+        return ir.FiniteType(tname, "range", (), body.lo, body.hi)
+
+    def finite_type(self, t: ast.TypeExpr) -> ir.FiniteType | None:
+        if isinstance(t, ast.NamedType):
+            if t.name in self.types:
+                return self.types[t.name]
+            if t.name == "int":
+                self.error("KVR301", "`int` is not finite: use a range such as `0..3`", t.span)
+                return None
+            self.error(
+                "KVR105", f"unknown type `{t.name}`", t.span,
+                *did_you_mean(t.name, self.types),
+            )
+            return None
+        if isinstance(t, ast.EnumType):
+            return self.enum(t, None, False)
+        if isinstance(t, ast.RangeType):
+            return self.range_(t, None)
+        if isinstance(t, ast.OptionType):
+            self.error("KVR201", "an option type `T?` cannot be used here", t.span)
+            return None
+        self.error("KVR201", "a map type cannot be used here", t.span)
+        return None
+
+    def domain(self, ts: Sequence[ast.TypeExpr]) -> tuple[ir.FiniteType, ...] | None:
+        out: list[ir.FiniteType] = []
+        for t in ts:
+            ft = self.finite_type(t)
+            if ft is None:
+                return None
+            out.append(ft)
+        return tuple(out)
+
+    # ---- parameters, variables, clocks ------------------------------------------------------
+    def param_decl(self, d: ast.ParamDecl) -> None:
+        if not self.declare_global(d.name, d.name_span, "parameter"):
+            return
+        ok = True
+        if d.lo is not None and d.hi is not None and (
+            d.lo > d.hi or (d.lo == d.hi and (d.lo_open or d.hi_open))
+        ):
+            self.error("KVR301", f"parameter `{d.name}` has an empty range", d.span)
+            ok = False
+        if d.default is None:
+            self.error(
+                "KVR302", f"parameter `{d.name}` needs a default value", d.span,
+                f"help: write `param {d.name} ... = VALUE`",
+            )
+            return
+        p = Param(d.name, d.default, d.lo, d.lo_open, d.hi, d.hi_open)
+        if ok and not p.contains(d.default):
+            self.error(
+                "KVR302",
+                f"default {d.default} of `{d.name}` is outside its range {p.range_text()}",
+                d.default_span,
+            )
+        self.params[d.name] = p
+
+    def var_decl(self, d: ast.VarDecl) -> None:
+        if not self.declare_global(d.name, d.name_span, "variable"):
+            return
+        t = d.type
+        dom: tuple[ir.FiniteType, ...] = ()
+        if isinstance(t, ast.MapType):
+            got = self.domain(t.domain)
+            if got is None:
+                return
+            dom = got
+            t = t.value
+        optional = isinstance(t, ast.OptionType)
+        base_ast = t.inner if isinstance(t, ast.OptionType) else t
+        base = self.finite_type(base_ast)
+        if base is None:
+            return
+        vt = ir.ValueType(base, optional)
+        size = ir.domain_size(dom)
+        if size > MAX_CELLS:
+            self.error("KVR301", f"variable `{d.name}` has too many cells ({size})", d.span)
+            return
+        init = ir.NONE if optional else base.lo
+        if d.init is not None:
+            got_init = self.constant(d.init, vt)
+            if got_init is None:
+                return
+            init = got_init
+        self.vars[d.name] = ir.Var(d.name, dom, vt, init, self.state_size, d.name_span)
+        self.state_size += size
+
+    def constant(self, e: ast.Expr, vt: ir.ValueType) -> int | None:
+        """The encoded value of a constant initialiser of type ``vt``."""
+        saved = self.scope
+        self.scope = _Scope()
+        code, ty = self.expr(e, ty_of(vt))
+        self.scope = saved
+        if ty.kind == "error":
+            return None
+        if not self.assignable(ty, vt, e.span, "initial value"):
+            return None
+        if isinstance(code, ir.Const):
+            if not vt.contains(code.value):
+                self.error("KVR305", f"initial value {code.value} is outside {vt}", e.span)
+                return None
+            return code.value
+        if isinstance(code, ir.Unary) and code.op == "-" and isinstance(code.operand, ir.Const):
+            v = -code.operand.value
+            if not vt.contains(v):
+                self.error("KVR305", f"initial value {v} is outside {vt}", e.span)
+                return None
+            return v
+        self.error("KVR201", "an initial value must be a constant", e.span)
+        return None
+
+    def clock_decl(self, d: ast.ClockDecl) -> None:
+        dom = self.domain(d.domain)
+        if dom is None:
+            return
+        for name, sp in d.names:
+            if not self.declare_global(name, sp, "clock"):
+                continue
+            clk = ir.Clock(name, dom, self.clock_count, sp)
+            self.clocks[name] = clk
+            self.clock_count += clk.size
+
+    # ---- scopes ----------------------------------------------------------------------
+    def bind(self, name: str, span: Span, ft: ir.FiniteType) -> int:
+        if name in self.scope.names:
+            self.error("KVR102", f"`{name}` is already bound here", span)
+        elif name in self.vars or name in self.clocks or name in self.params:
+            self.error("KVR102", f"`{name}` shadows a global declaration; choose another name", span)
+        slot = self.scope.next_slot
+        self.scope.names[name] = (slot, ft)
+        self.scope.next_slot += 1
+        self.scope.max_slot = max(self.scope.max_slot, self.scope.next_slot)
+        return slot
+
+    def binders(self, bs: Sequence[ast.Binder]) -> tuple[tuple[str, ir.FiniteType], ...] | None:
+        out: list[tuple[str, ir.FiniteType]] = []
+        ok = True
+        for b in bs:
+            ft = self.finite_type(b.type)
+            if ft is None:
+                ok = False
+                continue
+            self.bind(b.name, b.span, ft)
+            out.append((b.name, ft))
+        return tuple(out) if ok else None
+
+    # ---- events ------------------------------------------------------------------------
+    def event_sig(self, d: ast.EventDecl) -> None:
+        if d.actor not in self.actors:
+            self.error(
+                "KVR103", f"unknown actor `{d.actor}`", d.actor_span,
+                *did_you_mean(d.actor, self.actors),
+            )
+            return
+        key = (d.actor, d.name)
+        if key in self.event_sigs:
+            self.error("KVR102", f"event `{d.actor}.{d.name}` is already declared", d.name_span)
+            return
+        sig: list[ir.FiniteType] = []
+        for b in d.params:
+            ft = self.finite_type(b.type)
+            if ft is None:
+                return
+            sig.append(ft)
+        self.event_sigs[key] = tuple(sig)
+
+    def event_decl(self, d: ast.EventDecl) -> ir.Event | None:
+        if (d.actor, d.name) not in self.event_sigs:
+            return None
+        self.scope = _Scope()
+        n_before = len(self.diags)
+        params = self.binders(d.params)
+        receives: tuple[str, tuple[ir.Expr, ...]] | None = None
+        if d.receives is not None:
+            receives = self.receives(d.receives)
+        branches: tuple[ir.Branch, ...] = (ir.Branch(ir.Const(1), ()),)
+        if d.guard is not None:
+            self.clocks_ok = True
+            g, gty = self.expr(d.guard, BOOL_T)
+            self.clocks_ok = False
+            self.expect_bool(gty, d.guard.span, "a guard")
+            got = self.split(g, d.guard.span)
+            if got is not None:
+                branches = got
+        body = self.stmts(d.body)
+        if params is None or len(self.diags) > n_before:
+            return None
+        return ir.Event(
+            d.actor, d.name, params, branches, body, receives, self.scope.max_slot, d.span
+        )
+
+    def receives(self, r: ast.EventRef) -> tuple[str, tuple[ir.Expr, ...]] | None:
+        sig = self.event_sigs.get((r.actor, r.name))
+        if sig is None:
+            if r.actor not in self.actors:
+                self.error("KVR103", f"unknown actor `{r.actor}`", r.span,
+                           *did_you_mean(r.actor, self.actors))
+            else:
+                names = [f"{a}.{n}" for a, n in self.event_sigs]
+                self.error(
+                    "KVR104", f"unknown event `{r.actor}.{r.name}`", r.span,
+                    *did_you_mean(f"{r.actor}.{r.name}", names),
+                )
+            return None
+        if len(r.args) != len(sig):
+            self.error(
+                "KVR202",
+                f"`{r.actor}.{r.name}` takes {len(sig)} argument(s), {len(r.args)} given",
+                r.span,
+            )
+            return None
+        args: list[ir.Expr] = []
+        for a, ft in zip(r.args, sig, strict=True):
+            code, ty = self.expr(a, ty_of(ir.ValueType(ft)))
+            self.index_ok(ty, ft, a.span)
+            args.append(code)
+        return (f"{r.actor}.{r.name}", tuple(args))
+
+    # ---- statements ------------------------------------------------------------------------
+    def stmts(self, ss: Sequence[ast.Stmt]) -> tuple[ir.Stmt, ...]:
+        out: list[ir.Stmt] = []
+        for s in ss:
+            out.extend(self.stmt(s))
+        return tuple(out)
+
+    def stmt(self, s: ast.Stmt) -> list[ir.Stmt]:
+        if isinstance(s, ast.Skip):
+            return []
+        if isinstance(s, ast.Assign):
+            got = self.assign(s)
+            return [got] if got is not None else []
+        if isinstance(s, ast.Reset):
+            resets: list[ir.Stmt] = []
+            for c in s.clocks:
+                ref = self.clock_ref(c)
+                if ref is not None:
+                    resets.append(ir.ResetClock(*ref))
+            return resets
+        if isinstance(s, ast.Assert):
+            cond, ty = self.expr(s.cond, BOOL_T)
+            self.expect_bool(ty, s.cond.span, "an assertion")
+            holes: list[tuple[ir.Expr, ir.ValueType | None]] = []
+            for h in s.holes:
+                hc, hty = self.expr(h, None)
+                vt = ir.ValueType(hty.ft, hty.optional) if hty.ft is not None else None
+                holes.append((hc, vt))
+            text = s.message if s.message is not None else "assertion failed"
+            pieces = s.pieces if s.message is not None else (text,)
+            return [ir.AssertStmt(cond, pieces, tuple(holes), text)]
+        if isinstance(s, ast.If):
+            cond, ty = self.expr(s.cond, BOOL_T)
+            self.expect_bool(ty, s.cond.span, "an `if` condition")
+            return [ir.IfStmt(cond, self.stmts(s.then), self.stmts(s.orelse))]
+        raise AssertionError(type(s).__name__)  # pragma: no cover
+
+    def assign(self, s: ast.Assign) -> ir.Stmt | None:
+        t = s.target
+        var = self.vars.get(t.name)
+        if var is None:
+            if t.name in self.clocks:
+                self.error("KVR205", f"`{t.name}` is a clock: use `reset {t.name}`", t.name_span)
+            elif t.name in self.params:
+                self.error("KVR205", f"`{t.name}` is a parameter and cannot be assigned",
+                           t.name_span)
+            elif t.name in self.scope.names:
+                self.error("KVR205", f"`{t.name}` is a bound name and cannot be assigned",
+                           t.name_span)
+            else:
+                self.error("KVR101", f"unknown variable `{t.name}`", t.name_span,
+                           *did_you_mean(t.name, self.vars))
+            self.expr(s.value, None)
+            return None
+        index = self.index(var.name, var.domain, t)
+        value, vty = self.expr(s.value, ty_of(var.value))
+        if index is None or vty.kind == "error":
+            return None
+        if not self.assignable(vty, var.value, s.value.span, f"`{var.name}`"):
+            return None
+        value = self.coerce(value, vty, var.value, s.value.span)
+        return ir.Assign(var, index, value)
+
+    def assignable(self, ty: Ty, vt: ir.ValueType, span: Span, what: str) -> bool:
+        """Whether a value of static type ``ty`` may be stored in ``vt``; reports if not."""
+        target = ty_of(vt)
+        if ty.kind == "error":
+            return False
+        if ty.kind == "none":
+            if not vt.optional:
+                self.error("KVR204", f"{what} is of type {vt}, which has no `none`", span,
+                           f"help: declare it as `{vt}?` to allow `none`")
+                return False
+            return True
+        if ty.kind != target.kind or (ty.kind in ("enum",) and ty.ft != target.ft):
+            self.error("KVR201", f"{what} expects {vt}, found {ty.show()}", span)
+            return False
+        return True
+
+    def coerce(self, code: ir.Expr, ty: Ty, vt: ir.ValueType, span: Span) -> ir.Expr:
+        site = f"line {span.line}"
+        if ty.optional and not vt.optional:
+            code = ir.Some(code, site)
+        if vt.base.kind == "range":
+            if isinstance(code, ir.Const) and vt.contains(code.value):
+                return code
+            if (
+                ty.ft is not None and ty.ft.kind == "range"
+                and vt.base.lo <= ty.ft.lo and ty.ft.hi <= vt.base.hi
+            ):
+                return code
+            return ir.InRange(code, vt.base.lo, vt.base.hi, site)
+        return code
+
+    def clock_ref(
+        self, r: ast.Ref, report: bool = True
+    ) -> tuple[ir.Clock, tuple[ir.Expr, ...]] | None:
+        clk = self.clocks.get(r.name)
+        if clk is None:
+            if report:
+                self.error("KVR101", f"unknown clock `{r.name}`", r.name_span,
+                           *did_you_mean(r.name, self.clocks))
+            return None
+        index = self.index(clk.name, clk.domain, r, report)
+        if index is None:
+            return None
+        return clk, index
+
+    def index(
+        self, name: str, domain: tuple[ir.FiniteType, ...], r: ast.Ref, report: bool = True
+    ) -> tuple[ir.Expr, ...] | None:
+        given = r.index or ()
+        if len(given) != len(domain):
+            if report:
+                if not domain:
+                    self.error("KVR203", f"`{name}` is not indexed", r.span)
+                else:
+                    dom = ", ".join(str(t) for t in domain)
+                    self.error(
+                        "KVR202",
+                        f"`{name}` takes {len(domain)} index(es) ({dom}), {len(given)} given",
+                        r.span,
+                    )
+            return None
+        out: list[ir.Expr] = []
+        ok = True
+        for e, ft in zip(given, domain, strict=True):
+            code, ty = self.expr(e, ty_of(ir.ValueType(ft)))
+            if not self.index_ok(ty, ft, e.span, report):
+                ok = False
+                continue
+            if ty.optional:
+                code = ir.Some(code, f"line {e.span.line}")
+            if ft.kind == "range" and not (
+                (isinstance(code, ir.Const) and ft.lo <= code.value <= ft.hi)
+                or (ty.ft is not None and ft.lo <= ty.ft.lo and ty.ft.hi <= ft.hi)
+            ):
+                code = ir.InRange(code, ft.lo, ft.hi, f"line {e.span.line}")
+            out.append(code)
+        return tuple(out) if ok else None
+
+    def index_ok(self, ty: Ty, ft: ir.FiniteType, span: Span, report: bool = True) -> bool:
+        if ty.kind == "error":
+            return False
+        want = ty_of(ir.ValueType(ft))
+        if ty.kind != want.kind or (ty.kind == "enum" and ty.ft != ft):
+            if report:
+                self.error("KVR201", f"index expects {ft}, found {ty.show()}", span)
+            return False
+        return True
+
+    # ---- deadlines and properties ------------------------------------------------------------
+    def deadline_decl(self, d: ast.DeadlineDecl, number: int) -> ir.Deadline | None:
+        self.scope = _Scope()
+        n_before = len(self.diags)
+        params = self.binders(d.params)
+        self.clocks_ok = True
+        code, ty = self.expr(d.bound, BOOL_T)
+        self.clocks_ok = False
+        atoms = self.upper_bounds(code, d.bound.span)
+        cond: ir.Expr = ir.Const(1)
+        if d.cond is not None:
+            cond, cty = self.expr(d.cond, BOOL_T)
+            self.expect_bool(cty, d.cond.span, "a `while` condition")
+        if params is None or atoms is None or len(self.diags) > n_before:
+            return None
+        name = d.name if d.name is not None else f"deadline@{d.span.line}"
+        return ir.Deadline(name, params, atoms, cond, self.scope.max_slot, d.span)
+
+    def upper_bounds(self, code: ir.Expr, span: Span) -> tuple[ir.ClockTest, ...] | None:
+        if isinstance(code, ir.ClockTest):
+            if code.op not in (LT, LE):
+                self.error(
+                    "KVR304",
+                    "a deadline is an upper bound on a clock (`clock <= bound` or `<`)",
+                    span,
+                )
+                return None
+            return (code,)
+        if isinstance(code, ir.Binary) and code.op == "and":
+            left = self.upper_bounds(code.left, span)
+            right = self.upper_bounds(code.right, span)
+            if left is None or right is None:
+                return None
+            return left + right
+        self.error(
+            "KVR304",
+            "a deadline must be a conjunction of clock upper bounds such as `c <= T`;"
+            " put conditions on data after `while`",
+            span,
+        )
+        return None
+
+    def invariant_decl(self, d: ast.InvariantDecl) -> ir.Invariant | None:
+        self.scope = _Scope()
+        n_before = len(self.diags)
+        params = self.binders(d.params)
+        code, ty = self.expr(d.expr, BOOL_T)
+        self.expect_bool(ty, d.expr.span, "an invariant")
+        if params is None or len(self.diags) > n_before:
+            return None
+        return ir.Invariant(d.name, params, code, self.scope.max_slot, d.span)
+
+    def property_decl(self, d: ast.PropertyDecl) -> ir.Response | None:
+        self.scope = _Scope()
+        n_before = len(self.diags)
+        params = self.binders(d.params)
+        p, pty = self.expr(d.trigger, BOOL_T)
+        self.expect_bool(pty, d.trigger.span, "the left side of `leadsto`")
+        q, qty = self.expr(d.response, BOOL_T)
+        self.expect_bool(qty, d.response.span, "the right side of `leadsto`")
+        within = self.linear(d.within)
+        if params is None or within is None or len(self.diags) > n_before:
+            return None
+        return ir.Response(d.name, params, p, q, within, self.scope.max_slot, d.span)
+
+    # ---- expressions ---------------------------------------------------------------------------
+    def expect_bool(self, ty: Ty, span: Span, what: str) -> None:
+        if ty.kind not in ("bool", "error"):
+            self.error("KVR201", f"{what} must be a boolean, found {ty.show()}", span)
+
+    def is_label(self, e: ast.Expr) -> bool:
+        return (
+            isinstance(e, ast.Ref)
+            and e.index is None
+            and e.name not in self.scope.names
+            and e.name not in self.vars
+            and e.name not in self.params
+            and e.name not in self.clocks
+            and e.name in self.labels
+        )
+
+    def expr(self, e: ast.Expr, expect: Ty | None) -> tuple[ir.Expr, Ty]:
+        if isinstance(e, ast.Num):
+            if e.value.denominator != 1:
+                self.error("KVR201", f"{e.value} is not an integer; only clock bounds may use"
+                           " fractions", e.span)
+                return ir.Const(0), ERR_T
+            return ir.Const(int(e.value)), INT_T
+        if isinstance(e, ast.BoolLit):
+            return ir.Const(int(e.value)), BOOL_T
+        if isinstance(e, ast.NoneLit):
+            return ir.Const(ir.NONE), NONE_T
+        if isinstance(e, ast.Ref):
+            return self.ref(e, expect)
+        if isinstance(e, ast.Unary):
+            if e.op == "not":
+                code, ty = self.expr(e.operand, BOOL_T)
+                self.expect_bool(ty, e.operand.span, "the operand of `not`")
+                return ir.Unary("not", code), BOOL_T
+            code, ty = self.expr(e.operand, INT_T)
+            self.expect_int(ty, e.operand.span)
+            if isinstance(code, ir.Const):
+                return ir.Const(-code.value), INT_T
+            return ir.Unary("-", code), INT_T
+        if isinstance(e, ast.Binary):
+            return self.binary(e)
+        if isinstance(e, ast.Member):
+            return self.member(e)
+        if isinstance(e, ast.Quant):
+            return self.quant(e)
+        raise AssertionError(type(e).__name__)  # pragma: no cover
+
+    def expect_int(self, ty: Ty, span: Span) -> None:
+        if ty.kind not in ("int", "error"):
+            self.error("KVR201", f"expected an integer, found {ty.show()}", span)
+
+    def ref(self, e: ast.Ref, expect: Ty | None) -> tuple[ir.Expr, Ty]:
+        name = e.name
+        if name in self.scope.names:
+            slot, ft = self.scope.names[name]
+            if e.index is not None:
+                self.error("KVR203", f"`{name}` is not indexed", e.span)
+                return ir.Const(0), ERR_T
+            return ir.Local(slot, name), ty_of(ir.ValueType(ft))
+        if name in self.vars:
+            var = self.vars[name]
+            index = self.index(name, var.domain, e)
+            if index is None:
+                return ir.Const(0), ERR_T
+            return ir.Read(var, index), ty_of(var.value)
+        if name in self.params:
+            self.error(
+                "KVR206",
+                f"parameter `{name}` can only appear in a clock bound or a `within` bound",
+                e.name_span,
+            )
+            return ir.Const(0), ERR_T
+        if name in self.clocks:
+            self.error(
+                "KVR206",
+                f"clock `{name}` can only be compared with a bound in a guard or deadline",
+                e.name_span,
+                "help: clock constraints have the form `clock op bound`, with a bound"
+                " linear in parameters",
+            )
+            return ir.Const(0), ERR_T
+        if name in self.labels:
+            if e.index is not None:
+                self.error("KVR203", f"`{name}` is a value and cannot be indexed", e.span)
+                return ir.Const(0), ERR_T
+            return self.label(name, e.span, expect)
+        if name in self.types:
+            self.error("KVR201", f"`{name}` is a type, not a value", e.name_span)
+            return ir.Const(0), ERR_T
+        if name in self.actors:
+            self.error("KVR201", f"`{name}` is an actor, not a value", e.name_span)
+            return ir.Const(0), ERR_T
+        candidates = [*self.scope.names, *self.vars, *self.labels, *self.params, *self.clocks]
+        self.error("KVR101", f"unknown name `{name}`", e.name_span,
+                   *did_you_mean(name, candidates))
+        return ir.Const(0), ERR_T
+
+    def label(self, name: str, span: Span, expect: Ty | None) -> tuple[ir.Expr, Ty]:
+        types = self.labels[name]
+        chosen: ir.FiniteType | None = None
+        if expect is not None and expect.ft is not None and expect.ft in types:
+            chosen = expect.ft
+        elif len(types) == 1:
+            chosen = types[0]
+        else:
+            names = ", ".join(str(t) for t in types)
+            self.error(
+                "KVR201", f"`{name}` is a value of several types ({names}); which is meant here?",
+                span, "help: compare it with a variable of the intended type",
+            )
+            return ir.Const(0), ERR_T
+        if chosen.symmetric:
+            self.error(
+                "KVR306",
+                f"`{name}` is a value of the symmetric type {chosen}; a symmetric type's values"
+                " are interchangeable and cannot be named",
+                span,
+                "help: quantify over the type instead, or drop `symmetric`",
+            )
+            return ir.Const(0), ERR_T
+        return ir.Const(chosen.labels.index(name)), Ty("enum", chosen)
+
+    def pair(self, a: ast.Expr, b: ast.Expr) -> tuple[ir.Expr, Ty, ir.Expr, Ty]:
+        """Elaborate two operands, letting each give a bare value name its type."""
+        if self.is_label(a) and not self.is_label(b):
+            bc, bt = self.expr(b, None)
+            ac, at = self.expr(a, bt)
+        else:
+            ac, at = self.expr(a, None)
+            bc, bt = self.expr(b, at)
+        return ac, at, bc, bt
+
+    def comparable(self, at: Ty, bt: Ty, span: Span) -> bool:
+        if "error" in (at.kind, bt.kind):
+            return False
+        if at.kind == "none" or bt.kind == "none":
+            other = bt if at.kind == "none" else at
+            if other.kind == "none" or other.optional:
+                return True
+            self.error("KVR204", f"a {other.show()} is never `none`", span)
+            return False
+        if at.kind != bt.kind or (at.kind == "enum" and at.ft != bt.ft):
+            self.error("KVR201", f"cannot compare {at.show()} with {bt.show()}", span)
+            return False
+        return True
+
+    def binary(self, e: ast.Binary) -> tuple[ir.Expr, Ty]:
+        op = e.op
+        if op in ("and", "or", "=>"):
+            lc, lt = self.expr(e.left, BOOL_T)
+            rc, rt = self.expr(e.right, BOOL_T)
+            self.expect_bool(lt, e.left.span, f"the left side of `{op}`")
+            self.expect_bool(rt, e.right.span, f"the right side of `{op}`")
+            return ir.Binary(op, lc, rc), BOOL_T
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            if self.clocks_ok and (self._is_clock(e.left) or self._is_clock(e.right)):
+                return self.clock_test(e)
+            ac, at, bc, bt = self.pair(e.left, e.right)
+            if not self.comparable(at, bt, e.span):
+                return ir.Const(0), ERR_T
+            if op not in ("==", "!=") and at.kind != "int":
+                self.error("KVR201", f"`{op}` compares integers, not {at.show()}", e.op_span)
+                return ir.Const(0), ERR_T
+            return ir.Binary(op, ac, bc), BOOL_T
+        if op in ("+", "-", "*"):
+            lc, lt = self.expr(e.left, INT_T)
+            rc, rt = self.expr(e.right, INT_T)
+            self.expect_int(lt, e.left.span)
+            self.expect_int(rt, e.right.span)
+            if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
+                v = {"+": lc.value + rc.value, "-": lc.value - rc.value,
+                     "*": lc.value * rc.value}[op]
+                return ir.Const(v), INT_T
+            return ir.Binary(op, lc, rc), INT_T
+        self.error("KVR201", f"`{op}` is only allowed in clock bounds", e.op_span)
+        return ir.Const(0), ERR_T
+
+    def _is_clock(self, e: ast.Expr) -> bool:
+        return isinstance(e, ast.Ref) and e.name in self.clocks and e.name not in self.scope.names
+
+    def clock_test(self, e: ast.Binary) -> tuple[ir.Expr, Ty]:
+        if self._is_clock(e.left) and self._is_clock(e.right):
+            self.error(
+                "KVR207", "comparisons between two clocks are not supported", e.span,
+                "help: compare each clock with a bound instead",
+            )
+            return ir.Const(0), ERR_T
+        op = e.op
+        if self._is_clock(e.left):
+            cref, other = e.left, e.right
+        else:
+            cref, other, op = e.right, e.left, _FLIP[op]
+        assert isinstance(cref, ast.Ref)
+        if op == "!=":
+            self.error(
+                "KVR207", "`!=` on a clock is not convex; write `c < b or c > b` explicitly",
+                e.op_span,
+            )
+            return ir.Const(0), ERR_T
+        got = self.clock_ref(cref)
+        bound = self.linear(other)
+        if got is None or bound is None:
+            return ir.Const(0), ERR_T
+        clk, index = got
+        if op == "==":
+            return ir.Binary(
+                "and", ir.ClockTest(clk, index, GE, bound), ir.ClockTest(clk, index, LE, bound)
+            ), BOOL_T
+        return ir.ClockTest(clk, index, op, bound), BOOL_T
+
+    def linear(self, e: ast.Expr) -> LinExpr | None:
+        """A bound linear in parameters, or a reported error."""
+        got = self._linear(e)
+        if got is None:
+            return None
+        const, terms = got
+        ordered = tuple((p, terms[p]) for p in self.params if terms.get(p, 0) != 0)
+        return LinExpr(const, ordered)
+
+    def _linear(self, e: ast.Expr) -> tuple[Fraction, dict[str, Fraction]] | None:
+        if isinstance(e, ast.Num):
+            return e.value, {}
+        if isinstance(e, ast.Ref) and e.index is None and e.name in self.params:
+            return Fraction(0), {e.name: Fraction(1)}
+        if isinstance(e, ast.Unary) and e.op == "-":
+            got = self._linear(e.operand)
+            if got is None:
+                return None
+            return -got[0], {p: -c for p, c in got[1].items()}
+        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
+            left = self._linear(e.left)
+            right = self._linear(e.right)
+            if left is None or right is None:
+                return None
+            if e.op in ("+", "-"):
+                sign = 1 if e.op == "+" else -1
+                terms = dict(left[1])
+                for p, c in right[1].items():
+                    terms[p] = terms.get(p, Fraction(0)) + sign * c
+                return left[0] + sign * right[0], terms
+            if e.op == "*":
+                if left[1] and right[1]:
+                    self.error("KVR303", "a clock bound must be linear: cannot multiply two"
+                               " parameters", e.span)
+                    return None
+                k, (c0, ts) = (left[0], right) if not left[1] else (right[0], left)
+                return k * c0, {p: k * c for p, c in ts.items()}
+            if right[1]:
+                self.error("KVR303", "a clock bound must be linear: cannot divide by a"
+                           " parameter", e.span)
+                return None
+            if right[0] == 0:
+                self.error("KVR303", "division by zero", e.span)
+                return None
+            d = right[0]
+            return left[0] / d, {p: c / d for p, c in left[1].items()}
+        if isinstance(e, ast.Ref) and e.name in self.clocks:
+            self.error("KVR207", "comparisons between two clocks are not supported", e.span)
+            return None
+        self.error(
+            "KVR303",
+            "a clock bound may use only numbers, parameters, `+`, `-`, and `*`/`/` by a number",
+            e.span,
+        )
+        return None
+
+    def member(self, e: ast.Member) -> tuple[ir.Expr, Ty]:
+        if self.is_label(e.value) and e.options and not all(self.is_label(o) for o in e.options):
+            probe = next(o for o in e.options if not self.is_label(o))
+            _, pt = self.expr(probe, None)
+            vc, vt = self.expr(e.value, pt)
+        else:
+            vc, vt = self.expr(e.value, None)
+        opts: list[ir.Expr] = []
+        ok = vt.kind != "error"
+        for o in e.options:
+            oc, ot = self.expr(o, vt)
+            if ok and not self.comparable(vt, ot, o.span):
+                ok = False
+            opts.append(oc)
+        if not ok:
+            return ir.Const(0), ERR_T
+        code: ir.Expr = ir.Member(vc, tuple(opts))
+        if e.negated:
+            code = ir.Unary("not", code)
+        return code, BOOL_T
+
+    def quant(self, e: ast.Quant) -> tuple[ir.Expr, Ty]:
+        saved_names = dict(self.scope.names)
+        saved_next = self.scope.next_slot
+        bound: list[tuple[int, ir.FiniteType]] = []
+        ok = True
+        for b in e.binders:
+            ft = self.finite_type(b.type)
+            if ft is None:
+                ok = False
+                continue
+            bound.append((self.bind(b.name, b.span, ft), ft))
+        body, bty = self.expr(e.body, BOOL_T)
+        self.expect_bool(bty, e.body.span, f"the body of `{e.kind}`")
+        self.scope.names = saved_names
+        self.scope.next_slot = saved_next
+        if not ok:
+            return ir.Const(0), ERR_T
+        for slot, ft in reversed(bound):
+            body = ir.Quant(e.kind, slot, ft, body)
+        return body, BOOL_T
+
+    # ---- convex splitting ------------------------------------------------------------------------
+    def _has_clock(self, e: ir.Expr) -> bool:
+        return any(isinstance(x, ir.ClockTest) for x in walk(e))
+
+    def split(self, g: ir.Expr, span: Span) -> tuple[ir.Branch, ...] | None:
+        """Split a guard into convex branches: data condition plus clock atoms."""
+        if not self._has_clock(g):
+            return (ir.Branch(g, ()),)
+        try:
+            dnf = _dnf(g, False)
+        except _TooManyBranches:
+            self.error(
+                "KVR208",
+                f"this guard splits into more than {MAX_BRANCHES} convex parts over clocks",
+                span,
+            )
+            return None
+        out: list[ir.Branch] = []
+        for data, clocks in dnf:
+            cond: ir.Expr = ir.Const(1)
+            for d in data:
+                cond = d if cond == ir.Const(1) else ir.Binary("and", cond, d)
+            out.append(ir.Branch(cond, tuple(clocks)))
+        return tuple(out)
+
+
+class _TooManyBranches(Exception):
+    pass
+
+
+def walk(e: ir.Expr) -> Iterator[ir.Expr]:
+    """Every sub-expression of ``e`` (pre-order, iterative)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        if isinstance(x, ir.Read):
+            stack.extend(x.index)
+        elif isinstance(x, (ir.Some, ir.InRange, ir.Unary)):
+            stack.append(x.operand)
+        elif isinstance(x, ir.Binary):
+            stack.extend((x.left, x.right))
+        elif isinstance(x, ir.Member):
+            stack.append(x.value)
+            stack.extend(x.options)
+        elif isinstance(x, ir.Quant):
+            stack.append(x.body)
+        elif isinstance(x, ir.ClockTest):
+            stack.extend(x.index)
+
+
+def substitute(e: ir.Expr, slot: int, value: int) -> ir.Expr:
+    """``e`` with local ``slot`` replaced by the constant ``value``."""
+    if isinstance(e, ir.Local):
+        return ir.Const(value) if e.slot == slot else e
+    if isinstance(e, ir.Read):
+        return ir.Read(e.var, tuple(substitute(i, slot, value) for i in e.index))
+    if isinstance(e, ir.Some):
+        return ir.Some(substitute(e.operand, slot, value), e.site)
+    if isinstance(e, ir.InRange):
+        return ir.InRange(substitute(e.operand, slot, value), e.lo, e.hi, e.site)
+    if isinstance(e, ir.Unary):
+        return ir.Unary(e.op, substitute(e.operand, slot, value))
+    if isinstance(e, ir.Binary):
+        return ir.Binary(e.op, substitute(e.left, slot, value), substitute(e.right, slot, value))
+    if isinstance(e, ir.Member):
+        return ir.Member(
+            substitute(e.value, slot, value), tuple(substitute(o, slot, value) for o in e.options)
+        )
+    if isinstance(e, ir.Quant):
+        return ir.Quant(e.kind, e.slot, e.type, substitute(e.body, slot, value))
+    if isinstance(e, ir.ClockTest):
+        return ir.ClockTest(e.clock, tuple(substitute(i, slot, value) for i in e.index), e.op,
+                            e.bound)
+    return e
+
+
+_Dnf = list[tuple[list[ir.Expr], list[ir.ClockTest]]]
+
+
+def _dnf(e: ir.Expr, neg: bool) -> _Dnf:
+    if not any(isinstance(x, ir.ClockTest) for x in walk(e)):
+        return [([ir.Unary("not", e) if neg else e], [])]
+    if isinstance(e, ir.ClockTest):
+        op = NEGATED_OP[e.op] if neg else e.op
+        return [([], [ir.ClockTest(e.clock, e.index, op, e.bound)])]
+    if isinstance(e, ir.Unary) and e.op == "not":
+        return _dnf(e.operand, not neg)
+    if isinstance(e, ir.Binary):
+        if e.op == "=>":
+            return _dnf(ir.Binary("or", ir.Unary("not", e.left), e.right), neg)
+        conj = (e.op == "and") != neg
+        left, right = _dnf(e.left, neg), _dnf(e.right, neg)
+        if conj:
+            out = [(ld + rd, lc + rc) for ld, lc in left for rd, rc in right]
+        else:
+            out = left + right
+        if len(out) > MAX_BRANCHES:
+            raise _TooManyBranches
+        return out
+    if isinstance(e, ir.Quant):
+        parts = [substitute(e.body, e.slot, v) for v in e.type.values()]
+        op = "and" if e.kind == "forall" else "or"
+        acc = parts[0]
+        for p in parts[1:]:
+            acc = ir.Binary(op, acc, p)
+        return _dnf(acc, neg)
+    raise AssertionError(type(e).__name__)  # pragma: no cover
+
+
+def elaborate(spec: ast.SpecFile, source: str) -> ir.Spec:
+    """Check ``spec`` and build its typed form; raises SpecError with every diagnostic."""
+    return Elaborator(spec, source).run()

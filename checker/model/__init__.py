@@ -1,0 +1,1 @@
+"""The model phase: the engine interface, the typed IR, and the compiled runtime model."""

@@ -1,0 +1,493 @@
+"""The runnable form of a specification: a :class:`SpecModel` implementing
+:class:`~checker.model.interface.TimedModel`.
+
+Guards, bodies, deadlines and properties are compiled once to Python source
+(one function each, evaluated on a state tuple), so the explorer's hot path
+calls plain functions over tuples of ints.  Every event is instantiated for
+every combination of its parameters; clock atoms whose clock index does not
+depend on the state are computed once per instance.
+
+Bounded-response properties ``P leadsto Q within T`` are compiled into an
+observer: one ``pending`` cell per property instance appended to the state and
+one observer clock, reset when ``P`` starts an obligation; the property is
+broken by every valuation with ``pending`` and observer clock ``> T``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from checker.model import ir
+from checker.model.interface import (
+    GT,
+    ClockAtom,
+    Edge,
+    Hazard,
+    LinExpr,
+    ModelRuntimeError,
+    Param,
+    State,
+    Symmetry,
+    Violation,
+)
+
+
+class ParamError(Exception):
+    """An unknown parameter name or a value outside a parameter's range."""
+
+
+class _Fault(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _some(v: int, site: str) -> int:
+    if v == ir.NONE:
+        raise _Fault(f"`none` dereferenced at {site}")
+    return v
+
+
+def _rng(v: int, lo: int, hi: int, site: str) -> int:
+    if v < lo or v > hi:
+        raise _Fault(f"value {v} outside {lo}..{hi} at {site}")
+    return v
+
+
+class _Gen:
+    """Python source generation for IR expressions and statements."""
+
+    def __init__(self) -> None:
+        self.consts: dict[str, Any] = {"_some": _some, "_rng": _rng, "_Fault": _Fault}
+        self.counter = 0
+
+    def const(self, value: Any) -> str:
+        self.counter += 1
+        name = f"_k{self.counter}"
+        self.consts[name] = value
+        return name
+
+    def cell(self, base: int, domain: tuple[ir.FiniteType, ...], index: Sequence[ir.Expr],
+             st: str) -> str:
+        parts: list[str] = []
+        static = base
+        stride = 1
+        for ft, e in reversed(list(zip(domain, index, strict=True))):
+            if isinstance(e, ir.Const):
+                static += (e.value - ft.lo) * stride
+            else:
+                code = self.expr(e, st)
+                off = f" - {ft.lo}" if ft.lo else ""
+                parts.append(f"({code}{off})" if stride == 1 else f"({code}{off}) * {stride}")
+            stride *= ft.size
+        if not parts:
+            return str(static)
+        return " + ".join([*reversed(parts), str(static)] if static else list(reversed(parts)))
+
+    def expr(self, e: ir.Expr, st: str) -> str:
+        if isinstance(e, ir.Const):
+            return str(e.value)
+        if isinstance(e, ir.Local):
+            return f"a{e.slot}"
+        if isinstance(e, ir.Read):
+            return f"{st}[{self.cell(e.var.offset, e.var.domain, e.index, st)}]"
+        if isinstance(e, ir.Some):
+            return f"_some({self.expr(e.operand, st)}, {e.site!r})"
+        if isinstance(e, ir.InRange):
+            return f"_rng({self.expr(e.operand, st)}, {e.lo}, {e.hi}, {e.site!r})"
+        if isinstance(e, ir.Unary):
+            if e.op == "not":
+                return f"(not {self.expr(e.operand, st)})"
+            return f"(-{self.expr(e.operand, st)})"
+        if isinstance(e, ir.Binary):
+            a, b = self.expr(e.left, st), self.expr(e.right, st)
+            if e.op == "=>":
+                return f"((not {a}) or {b})"
+            return f"({a} {e.op} {b})"
+        if isinstance(e, ir.Member):
+            opts = ", ".join(self.expr(o, st) for o in e.options)
+            return f"({self.expr(e.value, st)} in ({opts},))"
+        if isinstance(e, ir.Quant):
+            fn = "all" if e.kind == "forall" else "any"
+            body = self.expr(e.body, st)
+            return f"{fn}({body} for a{e.slot} in range({e.type.lo}, {e.type.hi + 1}))"
+        if isinstance(e, ir.ClockTest):
+            raise AssertionError("clock tests are split out of guards before code generation")
+        raise AssertionError(type(e).__name__)  # pragma: no cover
+
+    def stmts(self, ss: Sequence[ir.Stmt], indent: str, clock_base: Mapping[str, int]) -> list[str]:
+        out: list[str] = []
+        for s in ss:
+            if isinstance(s, ir.Assign):
+                idx = self.cell(s.var.offset, s.var.domain, s.index, "n")
+                val = self.expr(s.value, "n")
+                if s.var.value.base.kind == "bool" and not isinstance(s.value, ir.Const):
+                    val = f"int({val})"
+                out.append(f"{indent}n[{idx}] = {val}")
+            elif isinstance(s, ir.ResetClock):
+                idx = self.cell(s.clock.offset, s.clock.domain, s.index, "n")
+                out.append(f"{indent}r.append({idx})")
+            elif isinstance(s, ir.AssertStmt):
+                parts: list[str] = []
+                for i, piece in enumerate(s.pieces):
+                    if piece:
+                        parts.append(repr(piece))
+                    if i < len(s.holes):
+                        hole, vt = s.holes[i]
+                        code = self.expr(hole, "n")
+                        if vt is None:
+                            parts.append(f"str({code})")
+                        else:
+                            parts.append(f"{self.const(vt)}.show({code})")
+                msg = " + ".join(parts) if parts else repr(s.text)
+                out.append(f"{indent}if not {self.expr(s.cond, 'n')}:")
+                out.append(f"{indent}    return tuple(n), r, {msg}")
+            elif isinstance(s, ir.IfStmt):
+                out.append(f"{indent}if {self.expr(s.cond, 'n')}:")
+                out.extend(self.stmts(s.then, indent + "    ", clock_base) or [indent + "    pass"])
+                if s.orelse:
+                    out.append(f"{indent}else:")
+                    out.extend(self.stmts(s.orelse, indent + "    ", clock_base))
+            else:  # pragma: no cover
+                raise AssertionError(type(s).__name__)
+        return out
+
+
+def _args_sig(nslots: int) -> str:
+    return ", ".join(["s", *(f"a{i}" for i in range(nslots))])
+
+
+def _static(e: ir.Expr) -> bool:
+    from_state = (ir.Read,)
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, from_state):
+            return False
+        if isinstance(x, (ir.Some, ir.InRange, ir.Unary)):
+            stack.append(x.operand)
+        elif isinstance(x, ir.Binary):
+            stack.extend((x.left, x.right))
+    return True
+
+
+@dataclass
+class _Instance:
+    event: int
+    args: tuple[int, ...]
+    label: str
+    branches: list[tuple[Callable[..., bool], tuple[ClockAtom, ...] | Callable[..., Any]]]
+    body: Callable[..., tuple[State, list[int], str | None]]
+    receives: Callable[..., tuple[int, ...]] | None
+
+
+def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict[str, Fraction]:
+    """Default parameter values with ``overrides`` applied; checks names and ranges."""
+    params = {p.name: p for p in spec.params}
+    for name, value in overrides.items():
+        if name not in params:
+            known = ", ".join(params) or "none"
+            raise ParamError(f"unknown parameter `{name}` (the spec declares: {known})")
+        if not params[name].contains(value):
+            raise ParamError(
+                f"{name}={value} is outside its declared range {params[name].range_text()}"
+            )
+    return {n: Fraction(overrides.get(n, p.default)) for n, p in params.items()}
+
+
+class SpecModel:
+    """A compiled specification with concrete parameter values."""
+
+    def __init__(self, spec: ir.Spec, values: Mapping[str, Fraction] | None = None) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.params: dict[str, Param] = {p.name: p for p in spec.params}
+        self.values = instantiate_params(spec, values or {})
+        self._bounds: dict[LinExpr, int] = {}
+        gen = _Gen()
+        self._gen = gen
+        clock_names: list[str] = []
+        for clk in spec.clocks:
+            for idx in ir.domain_points(clk.domain):
+                clock_names.append(clk.name + ir.show_index(clk.domain, idx))
+        # Observers of bounded-response properties.
+        self._obs: list[tuple[int, int, Callable[..., bool], Callable[..., bool], int, str]] = []
+        obs_cell = spec.state_size
+        for resp in spec.responses:
+            dom = tuple(ft for _, ft in resp.params)
+            sig = _args_sig(resp.nslots)
+            trig = self._compile(f"def f({sig}): return {gen.expr(resp.trigger, 's')}")
+            done = self._compile(f"def f({sig}): return {gen.expr(resp.response, 's')}")
+            within = self.bound_id(resp.within)
+            for idx in ir.domain_points(dom):
+                label = resp.name + ir.show_index(dom, idx)
+                clock_names.append(f"<{label}>")
+                self._obs.append(
+                    (obs_cell, len(clock_names) - 1, self._bind(trig, idx, resp.nslots),
+                     self._bind(done, idx, resp.nslots), within, label)
+                )
+                obs_cell += 1
+        self.clock_names: list[str] = clock_names
+        self.state_size = obs_cell
+        # Events.
+        self._instances: list[_Instance] = []
+        self.event_names: list[str] = []
+        self._instance_of: dict[tuple[int, tuple[int, ...]], int] = {}
+        for ei, ev in enumerate(spec.events):
+            sig = _args_sig(ev.nslots)
+            body_src = [f"def f({sig}):", "    n = list(s)", "    r = []"]
+            body_src += gen.stmts(ev.body, "    ", {})
+            body_src.append("    return tuple(n), r, None")
+            body = self._compile("\n".join(body_src))
+            compiled_branches = []
+            for br in ev.branches:
+                guard = self._compile(f"def f({sig}): return {gen.expr(br.data, 's')}")
+                atoms_src = ", ".join(
+                    f"_CA({gen.cell(ct.clock.offset, ct.clock.domain, ct.index, 's')}, "
+                    f"{ct.op!r}, {self.bound_id(ct.bound)})"
+                    for ct in br.clocks
+                )
+                gen.consts["_CA"] = ClockAtom
+                atoms = self._compile(f"def f({sig}): return ({atoms_src},)" if br.clocks
+                                      else f"def f({sig}): return ()")
+                static = all(_static(i) for ct in br.clocks for i in ct.index)
+                compiled_branches.append((guard, atoms, static))
+            recv = None
+            if ev.receives is not None:
+                items = "".join(f"{gen.expr(a, 's')}, " for a in ev.receives[1])
+                recv = self._compile(f"def f({sig}): return ({items})")
+            dom = tuple(ft for _, ft in ev.params)
+            for idx in ir.domain_points(dom):
+                label = ev.label + (
+                    "(" + ", ".join(ft.show(v) for ft, v in zip(dom, idx, strict=True)) + ")"
+                )
+                branches: list[Any] = []
+                for guard, atoms, static in compiled_branches:
+                    g = self._bind(guard, idx, ev.nslots)
+                    a = self._bind(atoms, idx, ev.nslots)
+                    branches.append((g, a((0,) * spec.state_size) if static else a))
+                self._instance_of[(ei, idx)] = len(self._instances)
+                self._instances.append(
+                    _Instance(ei, idx, label, branches, self._bind(body, idx, ev.nslots),
+                              self._bind(recv, idx, ev.nslots) if recv is not None else None)
+                )
+                self.event_names.append(label)
+        # Deadlines.
+        self._deadlines: list[tuple[Callable[..., bool], Any, bool]] = []
+        for dl in spec.deadlines:
+            sig = _args_sig(dl.nslots)
+            cond = self._compile(f"def f({sig}): return {gen.expr(dl.cond, 's')}")
+            atoms_src = ", ".join(
+                f"_CA({gen.cell(ct.clock.offset, ct.clock.domain, ct.index, 's')}, "
+                f"{ct.op!r}, {self.bound_id(ct.bound)})"
+                for ct in dl.atoms
+            )
+            gen.consts["_CA"] = ClockAtom
+            atoms = self._compile(f"def f({sig}): return ({atoms_src},)")
+            static = all(_static(i) for ct in dl.atoms for i in ct.index)
+            dom = tuple(ft for _, ft in dl.params)
+            for idx in ir.domain_points(dom):
+                a = self._bind(atoms, idx, dl.nslots)
+                self._deadlines.append(
+                    (self._bind(cond, idx, dl.nslots),
+                     a((0,) * spec.state_size) if static else a, static)
+                )
+        # Invariants.
+        self._invariants: list[tuple[Callable[..., bool], str]] = []
+        for inv in spec.invariants:
+            sig = _args_sig(inv.nslots)
+            fn = self._compile(f"def f({sig}): return {gen.expr(inv.expr, 's')}")
+            dom = tuple(ft for _, ft in inv.params)
+            for idx in ir.domain_points(dom):
+                self._invariants.append(
+                    (self._bind(fn, idx, inv.nslots), inv.name + ir.show_index(dom, idx))
+                )
+        self.bounds: list[LinExpr] = list(self._bounds)
+        self.event_count = len(self._instances)
+
+    # ---- compilation helpers --------------------------------------------------------
+    def bound_id(self, b: LinExpr) -> int:
+        """The index of bound ``b`` in :attr:`bounds` (added if new)."""
+        if b not in self._bounds:
+            self._bounds[b] = len(self._bounds)
+        return self._bounds[b]
+
+    def _compile(self, src: str) -> Callable[..., Any]:
+        ns: dict[str, Any] = dict(self._gen.consts)
+        exec(compile(src, f"<kvrace:{self.name}>", "exec"), ns)
+        fn: Callable[..., Any] = ns["f"]
+        return fn
+
+    @staticmethod
+    def _bind(fn: Callable[..., Any], idx: tuple[int, ...], nslots: int) -> Callable[..., Any]:
+        pad = (0,) * (nslots - len(idx))
+        full = (*idx, *pad)
+        if not full:
+            return fn
+        return lambda s: fn(s, *full)
+
+    # ---- TimedModel ----------------------------------------------------------------
+    def initial_states(self) -> list[State]:
+        """The single initial state: every variable at its initial value."""
+        cells: list[int] = []
+        for var in self.spec.vars:
+            cells.extend([var.init] * var.size)
+        cells.extend([0] * len(self._obs))
+        s = tuple(cells)
+        resets: list[int] = []
+        return [self._observe(s, resets)]
+
+    def _observe(self, t: State, resets: list[int]) -> State:
+        if not self._obs:
+            return t
+        cells = list(t)
+        for cell, clock, trig, done, _, _ in self._obs:
+            try:
+                pending = cells[cell]
+                q = done(t)
+                if pending:
+                    if q:
+                        cells[cell] = 0
+                elif trig(t) and not q:
+                    cells[cell] = 1
+                    resets.append(clock)
+            except _Fault as f:
+                raise ModelRuntimeError(f.message, None, t) from None
+        return tuple(cells)
+
+    def edges(self, s: State) -> list[Edge]:
+        """Every enabled (event instance, convex guard branch) from ``s``."""
+        out: list[Edge] = []
+        for i, inst in enumerate(self._instances):
+            try:
+                enabled = [atoms for guard, atoms in inst.branches if guard(s)]
+                if not enabled:
+                    continue
+                target, resets, failure = inst.body(s)
+            except _Fault as f:
+                raise ModelRuntimeError(f"{inst.label}: {f.message}", i, s) from None
+            if failure is None:
+                target = self._observe(target, resets)
+            rs = tuple(sorted(set(resets)))
+            for atoms in enabled:
+                got = atoms if isinstance(atoms, tuple) else atoms(s)
+                out.append(Edge(i, got, rs, target, failure))
+        return out
+
+    def deadlines(self, s: State) -> list[ClockAtom]:
+        """The clock upper bounds active in ``s``."""
+        out: list[ClockAtom] = []
+        for cond, atoms, static in self._deadlines:
+            try:
+                if cond(s):
+                    out.extend(atoms if static else atoms(s))
+            except _Fault as f:
+                raise ModelRuntimeError(f"deadline: {f.message}", None, s) from None
+        return out
+
+    def violations(self, s: State) -> list[Violation]:
+        """The invariants ``s`` breaks."""
+        out: list[Violation] = []
+        for fn, label in self._invariants:
+            try:
+                ok = fn(s)
+            except _Fault as f:
+                raise ModelRuntimeError(f"invariant {label}: {f.message}", None, s) from None
+            if not ok:
+                out.append(Violation(label, f"invariant {label} is violated"))
+        return out
+
+    def hazards(self, s: State) -> list[Hazard]:
+        """Pending bounded-response obligations: broken once the observer passes ``T``."""
+        out: list[Hazard] = []
+        for cell, clock, _, _, within, label in self._obs:
+            if s[cell]:
+                bound = self.bounds[within]
+                out.append(
+                    Hazard(label, f"{label}: no response within {bound}",
+                           (ClockAtom(clock, GT, within),))
+                )
+        return out
+
+    def symmetries(self) -> list[Symmetry]:
+        """Every non-identity permutation of the values of the symmetric types."""
+        sym_types = [t for t in self.spec.types if t.symmetric and t.size > 1]
+        if not sym_types:
+            return []
+        out: list[Symmetry] = []
+        perms_per_type = [list(itertools.permutations(t.values())) for t in sym_types]
+        for combo in itertools.product(*perms_per_type):
+            pmap = {t: p for t, p in zip(sym_types, combo, strict=True)}
+            if all(p == tuple(t.values()) for t, p in pmap.items()):
+                continue
+            out.append(self._symmetry(pmap))
+        return out
+
+    def _symmetry(self, pmap: Mapping[ir.FiniteType, tuple[int, ...]]) -> Symmetry:
+        def image(domain: tuple[ir.FiniteType, ...], idx: tuple[int, ...]) -> tuple[int, ...]:
+            return tuple(pmap[t][v] if t in pmap else v for t, v in zip(domain, idx, strict=True))
+
+        src = [0] * self.state_size
+        valmaps: list[tuple[int, ...] | None] = [None] * self.state_size
+        for var in self.spec.vars:
+            vm = None
+            if var.value.base in pmap:
+                vm = (*pmap[var.value.base], ir.NONE)
+            for idx in ir.domain_points(var.domain):
+                old = var.offset + ir.cell_index(var.domain, idx)
+                new = var.offset + ir.cell_index(var.domain, image(var.domain, idx))
+                src[new] = old
+                valmaps[new] = vm
+        clocks = list(range(len(self.clock_names)))
+        for clk in self.spec.clocks:
+            for idx in ir.domain_points(clk.domain):
+                old = clk.offset + ir.cell_index(clk.domain, idx)
+                clocks[old] = clk.offset + ir.cell_index(clk.domain, image(clk.domain, idx))
+        cell = self.spec.state_size
+        clock = self.spec.clock_count
+        for resp in self.spec.responses:
+            dom = tuple(ft for _, ft in resp.params)
+            for idx in ir.domain_points(dom):
+                j = ir.cell_index(dom, image(dom, idx))
+                src[cell + j] = cell + ir.cell_index(dom, idx)
+                clocks[clock + ir.cell_index(dom, idx)] = clock + j
+            n = ir.domain_size(dom)
+            cell += n
+            clock += n
+        events = [
+            self._instance_of[(inst.event, image(
+                tuple(ft for _, ft in self.spec.events[inst.event].params), inst.args))]
+            for inst in self._instances
+        ]
+        return Symmetry(tuple(src), tuple(valmaps), tuple(clocks), tuple(events))
+
+    def describe(self, s: State) -> dict[str, object]:
+        """Variable name (with index) to readable value."""
+        out: dict[str, object] = {}
+        for var in self.spec.vars:
+            for idx in ir.domain_points(var.domain):
+                v = s[var.offset + ir.cell_index(var.domain, idx)]
+                out[var.name + ir.show_index(var.domain, idx)] = var.value.show(v)
+        return out
+
+    def receive_of(self, e: int, s: State) -> tuple[str, tuple[int, ...]] | None:
+        """The (sender ``actor.event``, arguments) whose message event instance ``e``
+        consumes when fired from ``s``, or None if it has no ``receives``."""
+        inst = self._instances[e]
+        if inst.receives is None:
+            return None
+        decl = self.spec.events[inst.event]
+        assert decl.receives is not None
+        try:
+            return decl.receives[0], tuple(inst.receives(s))
+        except _Fault:
+            return None
+
+    def instance(self, e: int) -> tuple[ir.Event, tuple[int, ...]]:
+        """The event declaration and argument values of event instance ``e``."""
+        inst = self._instances[e]
+        return self.spec.events[inst.event], inst.args

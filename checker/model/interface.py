@@ -1,0 +1,230 @@
+"""The small interface every kvrace engine depends on.
+
+A :class:`TimedModel` is a timed automaton with data, seen from the outside:
+
+* a discrete state is a tuple of ints (``State``); every clock starts at 0;
+* :meth:`TimedModel.edges` lists the ways to leave a discrete state: an event
+  instance, the clock constraints under which it may fire (a conjunction, so
+  zones stay convex; an event whose guard has a disjunction over clocks gives
+  one edge per disjunct), the clocks it resets, and the successor state — or
+  the message of an ``assert`` the event violated;
+* :meth:`TimedModel.deadlines` gives the upper bounds on clocks that hold
+  while the model stays in a state (time may not pass them);
+* :meth:`TimedModel.violations` and :meth:`TimedModel.hazards` give the
+  properties a state breaks outright, or breaks for some clock values.
+
+Clock bounds are linear expressions over the timing parameters
+(:class:`LinExpr`), referenced by index into :attr:`TimedModel.bounds`, so
+the zone explorer evaluates them once for concrete values and the Z3 layer
+can keep them symbolic.  The DSL compiles to this interface
+(:mod:`checker.model.compiled`); a hand-written Python model can implement it
+too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Protocol
+
+State = tuple[int, ...]
+
+# Comparison operators of clock atoms.
+LT, LE, GT, GE = "<", "<=", ">", ">="
+NEGATED_OP = {LT: GE, LE: GT, GT: LE, GE: LT}
+
+
+@dataclass(frozen=True)
+class LinExpr:
+    """``const + sum(coef * param)``: a clock bound, linear in the timing parameters."""
+
+    const: Fraction
+    terms: tuple[tuple[str, Fraction], ...] = ()
+
+    def evaluate(self, params: Mapping[str, Fraction]) -> Fraction:
+        """The value of the bound for concrete parameter values."""
+        return self.const + sum((c * params[p] for p, c in self.terms), Fraction(0))
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        for p, c in self.terms:
+            if c == 1:
+                parts.append(p)
+            elif c == -1:
+                parts.append(f"-{p}")
+            else:
+                parts.append(f"{_num(c)}*{p}")
+        if self.const != 0 or not parts:
+            parts.append(_num(self.const))
+        text = " + ".join(parts)
+        return text.replace("+ -", "- ")
+
+
+def _num(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
+
+
+@dataclass(frozen=True)
+class ClockAtom:
+    """``clock op bound``: ``clock`` indexes :attr:`TimedModel.clock_names`,
+    ``bound`` indexes :attr:`TimedModel.bounds`."""
+
+    clock: int
+    op: str
+    bound: int
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One way to fire one event instance from a discrete state."""
+
+    event: int
+    guard: tuple[ClockAtom, ...]
+    resets: tuple[int, ...]
+    target: State
+    failure: str | None = None
+    """The message of the ``assert`` this firing violates, if any."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A property broken by a discrete state, with a readable message."""
+
+    property: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A property broken by the clock valuations of a state that satisfy ``atoms``."""
+
+    property: str
+    message: str
+    atoms: tuple[ClockAtom, ...]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A timing parameter: its default value and declared range (bounds may be open)."""
+
+    name: str
+    default: Fraction
+    lo: Fraction | None = None
+    lo_open: bool = False
+    hi: Fraction | None = None
+    hi_open: bool = False
+
+    def contains(self, value: Fraction) -> bool:
+        """Whether ``value`` lies in the declared range."""
+        if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
+            return False
+        return not (
+            self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi))
+        )
+
+    def range_text(self) -> str:
+        """The range as written in a spec, e.g. ``(0, 10]``; empty when unbounded."""
+        if self.lo is None and self.hi is None:
+            return ""
+        lo = "(" if self.lo_open else "["
+        hi = ")" if self.hi_open else "]"
+        lo_v = _num(self.lo) if self.lo is not None else "-inf"
+        hi_v = _num(self.hi) if self.hi is not None else "inf"
+        return f"{lo}{lo_v}, {hi_v}{hi}"
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """One permutation of the values of the symmetric types.
+
+    ``state`` maps a state to its image; ``clocks[i]`` is the image of clock
+    ``i``; ``events[e]`` is the image of event instance ``e``.
+    """
+
+    src: tuple[int, ...]
+    valmaps: tuple[tuple[int, ...] | None, ...]
+    clocks: tuple[int, ...]
+    events: tuple[int, ...]
+
+    def state(self, s: State) -> State:
+        """The image of state ``s`` under this permutation."""
+        return tuple(
+            s[j] if vm is None else vm[s[j]] for j, vm in zip(self.src, self.valmaps, strict=True)
+        )
+
+
+class ModelRuntimeError(Exception):
+    """A run-time model error: a value outside its domain, a ``none`` dereference.
+
+    Raised by :meth:`TimedModel.edges`; engines report it with the trace that
+    reached the state, never as a crash.
+    """
+
+    def __init__(self, message: str, event: int | None = None, state: State | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.event = event
+        self.state = state
+
+
+class TimedModel(Protocol):
+    """What every engine needs from a model (see the module docstring)."""
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        ...
+
+    @property
+    def clock_names(self) -> Sequence[str]:
+        """A readable name per clock instance, e.g. ``since_post[A, 0]``."""
+        ...
+
+    @property
+    def event_names(self) -> Sequence[str]:
+        """A readable label per event instance, e.g. ``decode.land(A, 0)``."""
+        ...
+
+    @property
+    def bounds(self) -> Sequence[LinExpr]:
+        """The clock bounds that :class:`ClockAtom` refers to by index."""
+        ...
+
+    @property
+    def params(self) -> Mapping[str, Param]:
+        """The timing parameters, by name."""
+        ...
+
+    @property
+    def values(self) -> Mapping[str, Fraction]:
+        """The concrete parameter values this instance of the model uses."""
+        ...
+
+    def initial_states(self) -> Sequence[State]:
+        """The initial discrete states (all clocks are 0 there)."""
+        ...
+
+    def edges(self, s: State) -> Sequence[Edge]:
+        """The edges out of ``s``, in a fixed order; may raise ModelRuntimeError."""
+        ...
+
+    def deadlines(self, s: State) -> Sequence[ClockAtom]:
+        """Upper bounds (``<`` or ``<=``) on clocks that hold while in ``s``."""
+        ...
+
+    def violations(self, s: State) -> Sequence[Violation]:
+        """Properties ``s`` breaks whatever the clocks are."""
+        ...
+
+    def hazards(self, s: State) -> Sequence[Hazard]:
+        """Properties ``s`` breaks for the clock values satisfying a hazard's atoms."""
+        ...
+
+    def symmetries(self) -> Sequence[Symmetry]:
+        """The non-identity permutations of symmetric values (empty if none)."""
+        ...
+
+    def describe(self, s: State) -> dict[str, object]:
+        """A readable valuation of ``s``: variable name (with indices) to value."""
+        ...

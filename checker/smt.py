@@ -1,0 +1,189 @@
+"""The Z3 timing layer: the only module of kvrace that imports z3.
+
+A discrete trace — the edges a run took and the states it passed — fixes which
+clock constraints must hold when.  With one timestamp per step, the clock
+``c`` at step ``i`` reads ``t_i - t_r`` where ``r`` is the step that last
+reset ``c`` (or ``0``), so every guard, deadline and hazard along the trace is
+a linear constraint over the timestamps and the timing parameters.
+
+* :func:`timestamps` solves them for concrete parameter values and returns
+  readable times: consecutive events one time unit apart wherever the model
+  allows it (so a diagram does not pile every event on one instant), then the
+  last time and the sum of all times minimised;
+* :func:`feasible_region` eliminates the timestamps and returns the exact
+  parameter region in which the same sequence of events is possible.
+
+Every query runs with a fixed random seed and a timeout; ``unknown`` is
+reported as such (:class:`SolverUnknown`), never read as "infeasible".
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import z3
+
+from checker.model.interface import GE, LE, LT, ClockAtom, Edge, LinExpr, State, TimedModel
+
+TIMEOUT_MS = 20_000
+SEED = 0
+
+
+class SolverUnknown(Exception):
+    """Z3 could not decide a query (timeout or incompleteness)."""
+
+
+def _solver_params() -> None:
+    z3.set_param("smt.random_seed", SEED)
+    z3.set_param("sat.random_seed", SEED)
+
+
+def _to_fraction(v: z3.ArithRef) -> Fraction:
+    if z3.is_rational_value(v):
+        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    if z3.is_int_value(v):
+        return Fraction(v.as_long())
+    raise SolverUnknown(f"non-rational value {v}")
+
+
+@dataclass(frozen=True)
+class TraceShape:
+    """The parts of a discrete trace the timing constraints depend on.
+
+    ``states[0]`` is the initial state; ``edges[i]`` leads from ``states[i]`` to
+    ``states[i + 1]`` (for a violated assert the last edge's target is not
+    entered).  ``hazard`` holds the clock atoms that must become true after the
+    last step when the violation is a bounded-response hazard.
+    """
+
+    states: Sequence[State]
+    edges: Sequence[Edge]
+    hazard: Sequence[ClockAtom] = ()
+
+
+def _lin(b: LinExpr, params: Mapping[str, z3.ArithRef]) -> z3.ArithRef:
+    term: z3.ArithRef = z3.RealVal(str(b.const))
+    for p, c in b.terms:
+        term = term + z3.RealVal(str(c)) * params[p]
+    return term
+
+
+def _constraints(
+    model: TimedModel,
+    shape: TraceShape,
+    bound: Callable[[int], z3.ArithRef],
+    strict_gap: z3.ArithRef | None,
+) -> tuple[list[z3.ArithRef], list[z3.BoolRef]]:
+    """Timestamps ``t_0 .. t_k`` (plus one for a hazard) and the constraints on them."""
+    n_steps = len(shape.edges)
+    times = [z3.Real(f"t{i}") for i in range(n_steps + 1)]
+    cons: list[z3.BoolRef] = [times[0] == 0]
+    last_reset: dict[int, z3.ArithRef] = {}
+
+    def atom(a: ClockAtom, now: z3.ArithRef) -> z3.BoolRef:
+        value = now - last_reset.get(a.clock, times[0])
+        b = bound(a.bound)
+        if a.op == LE:
+            return value <= b
+        if a.op == GE:
+            return value >= b
+        if strict_gap is not None:
+            return value <= b - strict_gap if a.op == LT else value >= b + strict_gap
+        return value < b if a.op == LT else value > b
+
+    def deadlines(s: State, now: z3.ArithRef) -> None:
+        cons.extend(atom(a, now) for a in model.deadlines(s))
+
+    deadlines(shape.states[0], times[0])
+    for i, e in enumerate(shape.edges):
+        now = times[i + 1]
+        cons.append(now >= times[i])
+        deadlines(shape.states[i], now)  # time may not pass a deadline of the state left
+        cons.extend(atom(a, now) for a in e.guard)
+        if e.failure is not None:
+            break
+        for c in e.resets:
+            last_reset[c] = now
+        deadlines(shape.states[i + 1], now)  # the state entered must allow its deadlines
+    if shape.hazard:
+        end = z3.Real(f"t{n_steps + 1}")
+        times.append(end)
+        cons.append(end >= times[n_steps])
+        deadlines(shape.states[-1], end)
+        cons.extend(atom(a, end) for a in shape.hazard)
+    return times, cons
+
+
+def timestamps(
+    model: TimedModel, values: Mapping[str, Fraction], shape: TraceShape
+) -> list[Fraction]:
+    """Readable concrete times for each step of a trace (one more for a hazard).
+
+    Raises :class:`SolverUnknown` if Z3 cannot decide, ValueError if the trace is
+    infeasible (which would be an engine bug).
+    """
+    _solver_params()
+    concrete = [b.evaluate(values) for b in model.bounds]
+
+    def bound(i: int) -> z3.ArithRef:
+        return z3.RealVal(str(concrete[i]))
+
+    # Strict constraints have no earliest solution; keep a readable gap from them.
+    for gap in (Fraction(1), Fraction(1, 2), Fraction(1, 10), Fraction(1, 100),
+                Fraction(1, 10_000), None):
+        g = z3.RealVal(str(gap)) if gap is not None else None
+        times, cons = _constraints(model, shape, bound, g)
+        opt = z3.Optimize()
+        opt.set("timeout", TIMEOUT_MS)
+        opt.add(*cons)
+        # Readability first: consecutive events one time unit apart where the
+        # model allows it; then the run as short and as early as possible.
+        for a, b in itertools.pairwise(times):
+            opt.add_soft(b - a >= 1, 1, "spread")
+        opt.minimize(times[-1])
+        opt.minimize(z3.Sum(*times) if len(times) > 1 else times[0])
+        res = opt.check()
+        if res == z3.sat:
+            m = opt.model()
+            return [_to_fraction(m.eval(t, model_completion=True)) for t in times]
+        if res == z3.unknown:
+            raise SolverUnknown(opt.reason_unknown())
+    raise ValueError("the trace is not feasible in time")
+
+
+def feasible_region(model: TimedModel, shape: TraceShape, free: Sequence[str],
+                    values: Mapping[str, Fraction]) -> str:
+    """The parameter region (over ``free``; other parameters fixed at ``values``)
+    in which this sequence of events is feasible, as a simplified constraint."""
+    _solver_params()
+    pvars = {p: z3.Real(p) if p in free else z3.RealVal(str(values[p])) for p in model.params}
+
+    def bound(i: int) -> z3.ArithRef:
+        return _lin(model.bounds[i], pvars)
+
+    times, cons = _constraints(model, shape, bound, None)
+    ranges: list[z3.BoolRef] = []
+    for p in free:
+        prm = model.params[p]
+        v = pvars[p]
+        if prm.lo is not None:
+            lo = z3.RealVal(str(prm.lo))
+            ranges.append(v > lo if prm.lo_open else v >= lo)
+        if prm.hi is not None:
+            hi = z3.RealVal(str(prm.hi))
+            ranges.append(v < hi if prm.hi_open else v <= hi)
+    body = z3.Exists(times, z3.And(*cons)) if times else z3.And(*cons)
+    goal = z3.Goal()
+    goal.add(body)
+    goal.add(*ranges)
+    tactic = z3.Then(z3.Tactic("qe"), z3.Tactic("ctx-solver-simplify"))
+    tactic = z3.TryFor(tactic, TIMEOUT_MS)
+    try:
+        result = tactic(goal)
+    except z3.Z3Exception as exc:
+        raise SolverUnknown(str(exc)) from None
+    formulas = [f for g in result for f in g]
+    return " and ".join(str(f) for f in formulas) if formulas else "true"
