@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
+import networkx as nx
+
 from checker.explorer import CheckResult, Limits, Options, Stats, explore
 from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
 from checker.model import ir
@@ -144,9 +146,17 @@ def explain(outcome: Outcome, free: list[str] | None = None) -> str:
     for h in model.hazards(states[-1]):
         if h.property == result.prop:
             hazard = h.atoms
+    from checker.smt.synth import lin_text, trace_region
+
     shape = smt.TraceShape(states, edges, hazard)  # type: ignore[arg-type]
-    names = free if free is not None else list(model.params)
-    return smt.feasible_region(model, shape, names, model.values)
+    names = free if free is not None else [p for p, v in model.params.items()
+                                           if v.lo is not None or v.hi is not None]
+    region = trace_region(model, shape, names)
+    if not region:
+        return "always (for every parameter value in the declared ranges)"
+    if any(c.trivial() is False for c in region):
+        return "never"
+    return " and ".join(lin_text(c, list(model.params)) for c in region)
 
 
 def check(
@@ -174,3 +184,27 @@ def check(
         trace, note = build_trace(model, result, timestamps)
     return Outcome(sp, dict(model.values), result.verdict, result.prop, result.message,
                    trace, result.stats, result.limit, note, (model, result))
+
+
+def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True
+                ) -> nx.DiGraph | None:
+    """The explored zone graph as a networkx DiGraph (node attributes ``label`` and
+    ``highlight``, edge attribute ``label``), or None above ``max_nodes`` states."""
+    result = explore(model, Limits(max_states=max_nodes + 1),
+                     Options(symmetry=symmetry, record_graph=True))
+    if result.verdict == INCONCLUSIVE or result.graph is None:
+        return None
+    g = nx.DiGraph()
+    on_path = set(result.graph.violation)
+    for i, (s, zone) in enumerate(result.graph.nodes):
+        cells = tr.cells(model.spec, s)
+        text = "\n".join(f"{k}={tr.show_value(v)}" for k, v in cells.items())
+        if zones:
+            text += f"\n{zone}"
+        g.add_node(i, label=text, highlight=i in on_path)
+    for a, b, label in result.graph.edges:
+        if g.has_edge(a, b):
+            g.edges[a, b]["label"] += f"\n{label}"
+        else:
+            g.add_edge(a, b, label=label)
+    return g

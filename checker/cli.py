@@ -63,7 +63,64 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="print the parameter region in which the counterexample's"
                        " sequence of events is feasible")
     _add_search_args(check)
+
+    prove = sub.add_parser(
+        "prove",
+        help="prove every property for all parameter values satisfying an assumption",
+        description="Parametric zone exploration (EFsynth): every assert, invariant and"
+        " bounded-response property holds for every valuation of the free parameters inside"
+        " their declared ranges that satisfies --assume.  Complete when exploration finishes;"
+        " a limit gives inconclusive (exit 3), never proved.  Deadlock freedom is not covered"
+        " (use check).  Exit 0 = proved, 1 = counterexample inside the assumption,"
+        " 2 = bad input, 3 = inconclusive.",
+    )
+    prove.add_argument("spec", metavar="SPEC")
+    prove.add_argument("--assume", required=True, metavar="CONSTRAINT",
+                       help='linear constraint(s) on parameters, e.g. "T_hold > T_prop + T_flight"')
+    _add_free_args(prove)
+    prove.add_argument("--json", action="store_true", help="print the result as JSON")
+    prove.add_argument("--max-states", type=int, metavar="N")
+    prove.add_argument("--timeout", type=float, metavar="SECONDS")
+
+    synth = sub.add_parser(
+        "synth",
+        help="synthesise the exact parameter region in which every property holds",
+        description="Parametric zone exploration (EFsynth) over the free parameters (by"
+        " default every parameter with a declared range): the exact set of valuations inside"
+        " the ranges for which every assert, invariant and bounded-response property holds."
+        " Complete when exploration finishes; a limit gives inconclusive (exit 3).  Deadlock"
+        " freedom is not covered (use check).  Exit 0 = region computed, 2 = bad input,"
+        " 3 = inconclusive.",
+    )
+    synth.add_argument("spec", metavar="SPEC")
+    _add_free_args(synth)
+    synth.add_argument("--json", action="store_true",
+                       help="print the result as JSON, with the region in SMT-LIB")
+    synth.add_argument("--max-states", type=int, metavar="N")
+    synth.add_argument("--timeout", type=float, metavar="SECONDS")
+
+    draw = sub.add_parser("draw", help="draw a trace file (from check --trace) as a diagram")
+    draw.add_argument("trace", metavar="TRACE.json")
+    draw.add_argument("-o", "--output", required=True, metavar="FILE",
+                      help="output file: .dot, .svg, .png or .pdf")
+
+    graph = sub.add_parser("graph", help="draw the explored state graph")
+    graph.add_argument("spec", metavar="SPEC")
+    _add_param_args(graph)
+    graph.add_argument("-o", "--output", required=True, metavar="FILE",
+                       help="output file: .dot, .svg, .png or .pdf")
+    graph.add_argument("--max-nodes", type=int, default=300, metavar="N",
+                       help="refuse to draw more symbolic states than this (default 300)")
+    graph.add_argument("--zones", action="store_true", help="print each node's zone")
+    graph.add_argument("--no-symmetry", action="store_true")
     return p
+
+
+def _add_free_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--free", action="append", default=[], metavar="NAMES",
+                   help="comma-separated parameters to treat as unknown (default: every"
+                   " parameter with a declared range); the others stay at their defaults")
+    _add_param_args(p)
 
 
 def _add_param_args(p: argparse.ArgumentParser) -> None:
@@ -337,6 +394,238 @@ def _draw(trace: Any, path: str) -> str | None:
     return result.hint
 
 
+def _free(args: argparse.Namespace, spec: ir.Spec) -> list[str]:
+    names = [n.strip() for text in args.free for n in text.split(",") if n.strip()]
+    declared = [p.name for p in spec.params]
+    for n in names:
+        if n not in declared:
+            raise UsageError(f"--free: unknown parameter `{n}` (the spec declares:"
+                             f" {', '.join(declared)})")
+    if not names:
+        names = [p.name for p in spec.params if p.lo is not None or p.hi is not None]
+    return [p for p in declared if p in names]
+
+
+def _model(spec: ir.Spec, params: dict[str, Fraction]) -> Any:
+    from checker.model.compiled import ParamError, SpecModel
+
+    try:
+        return SpecModel(spec, params)
+    except ParamError as e:
+        raise UsageError(f"{spec.path}: error[KVR400]: {e}") from None
+
+
+def _point_text(point: dict[str, Fraction]) -> str:
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in point.items())
+
+
+def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker.smt import SolverUnknown
+    from checker.smt import synth as sy
+
+    try:
+        spec = _load(args.spec)
+    except SpecError as e:
+        err.write(e.render() + "\n")
+        return EXIT_BAD_INPUT
+    free = _free(args, spec)
+    model = _model(spec, _params(args))
+    try:
+        result = sy.explore_parametric(model, free, (), args.max_states, args.timeout)
+        cnf = sy.safe_region(result)
+    except SolverUnknown as e:
+        err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
+        return EXIT_INCONCLUSIVE
+    order = [p.name for p in spec.params]
+    text = sy.region_text(cnf, order)
+    ranges = ", ".join(f"{p} in {model.params[p].range_text()}" for p in free
+                       if model.params[p].range_text())
+    fixed = {k: v for k, v in model.values.items() if k not in free}
+    st = result.stats
+    status = "complete" if result.complete else f"INCONCLUSIVE: {result.limit}"
+    if args.json:
+        doc = {
+            "spec": args.spec, "model": spec.name, "free": free,
+            "fixed": {k: _fmt(v) for k, v in fixed.items()},
+            "complete": result.complete, "limit": result.limit,
+            "safe_region": text if result.complete else None,
+            "smtlib": sy.region_smtlib(cnf, result.ranges, free) if result.complete else None,
+            "bad_region_so_far": [[sy.lin_text(c, order) for c in piece]
+                                  for piece in result.bad.pieces],
+            "stats": {"discrete_states": st.states, "symbolic_states": st.symbolic_states,
+                      "transitions": st.transitions, "solver_queries": st.queries,
+                      "seconds": round(st.seconds, 3)},
+        }
+        out.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        out.write(f"model {spec.name}: synthesis over {', '.join(free) or 'no parameter'}")
+        out.write(f"  (fixed: {_param_text(fixed)})\n" if fixed else "\n")
+        if result.complete:
+            if text == "false":
+                out.write("SAFE REGION: empty — a property breaks for every parameter value"
+                          " in the ranges\n")
+            elif text == "true":
+                out.write("SAFE REGION: every parameter value in the ranges\n")
+            else:
+                out.write(f"SAFE REGION: {text}\n")
+            if ranges:
+                out.write(f"  within {ranges}\n")
+        else:
+            out.write(f"{status}; no safe region is claimed\n")
+            if result.bad.pieces:
+                bad = " or ".join("(" + " and ".join(sy.lin_text(c, order) for c in piece) + ")"
+                                  for piece in result.bad.pieces)
+                out.write(f"  unsafe so far: {bad}\n")
+        out.write(
+            f"\nalgorithm: parametric zone exploration (EFsynth), {status};"
+            f" {st.states} discrete states, {st.symbolic_states} symbolic states,"
+            f" {st.queries} solver queries, {st.seconds:.1f} s\n"
+            "covers: every assert, invariant and bounded response; deadlock freedom is"
+            " checked by `kvrace check` only\n"
+        )
+    return EXIT_OK if result.complete else EXIT_INCONCLUSIVE
+
+
+def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker import api
+    from checker.language.assume import parse_assumption
+    from checker.model import trace as tr
+    from checker.smt import SolverUnknown
+    from checker.smt import synth as sy
+    from checker.smt.poly import Lin, param_var
+
+    try:
+        spec = _load(args.spec)
+    except SpecError as e:
+        err.write(e.render() + "\n")
+        return EXIT_BAD_INPUT
+    free = _free(args, spec)
+    params = _params(args)
+    model = _model(spec, params)
+    try:
+        atoms = parse_assumption(args.assume, [p.name for p in spec.params])
+    except SpecError as e:
+        err.write(e.render() + "\n")
+        return EXIT_BAD_INPUT
+    assumption: list[Lin] = []
+    for (coefs, const), op in atoms:
+        fixed_part = sum((a * model.values[p] for p, a in coefs.items() if p not in free),
+                         Fraction(0))
+        cs = {param_var(p): a for p, a in coefs.items() if p in free}
+        c0 = const + fixed_part
+        neg = {k: -v for k, v in cs.items()}
+        if op in ("<", "<="):
+            assumption.append(Lin.make(cs, c0, op == "<"))
+        elif op in (">", ">="):
+            assumption.append(Lin.make(neg, -c0, op == ">"))
+        else:
+            assumption += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
+    try:
+        res = sy.prove(model, assumption, free, args.max_states, args.timeout)
+    except SolverUnknown as e:
+        err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
+        return EXIT_INCONCLUSIVE
+    st = res.synth.stats
+    stats = (f"parametric zone exploration (EFsynth): {st.states} discrete states,"
+             f" {st.symbolic_states} symbolic states, {st.queries} solver queries,"
+             f" {st.seconds:.1f} s")
+    doc: dict[str, object] = {"spec": args.spec, "model": spec.name, "assume": args.assume,
+                              "free": free, "status": res.status}
+    lines = [f"model {spec.name}: prove over {', '.join(free)} assuming {args.assume}"]
+    code = EXIT_OK
+    if res.status == "refuted":
+        assert res.counterexample is not None
+        point = {**model.values, **res.counterexample}
+        outcome = api.check(spec, point)
+        doc["counterexample"] = {k: _fmt(v) for k, v in point.items()}
+        if outcome.verdict != api.VIOLATED:
+            lines.append("INCONCLUSIVE: the parametric and the concrete explorer disagree at"
+                         f" {_point_text(point)} (please report)")
+            code = EXIT_INCONCLUSIVE
+        else:
+            lines.append(f"REFUTED: at {_point_text(point)} (inside the assumption)")
+            lines.append(f"  {outcome.prop}: {outcome.message}")
+            if outcome.trace is not None:
+                lines.append(tr.to_text(outcome.trace))
+                doc["trace"] = tr.to_itf(outcome.trace)
+            code = EXIT_VIOLATION
+    elif res.status == "inconclusive":
+        lines.append(f"INCONCLUSIVE: {res.synth.limit}; nothing is proved")
+        code = EXIT_INCONCLUSIVE
+    else:
+        lines.append("PROVED: every assert, invariant and bounded response holds for every"
+                     " parameter value in the ranges satisfying the assumption")
+        if res.boundary is not None:
+            point = {**model.values, **res.boundary}
+            lines.append(f"  tight: a property breaks just outside it, at {_point_text(point)}")
+            doc["boundary_counterexample"] = {k: _fmt(v) for k, v in point.items()}
+        else:
+            lines.append("  not tight: no violation anywhere in the ranges outside it either")
+    lines.append(stats)
+    lines.append("deadlock freedom is not covered by prove; use `kvrace check`")
+    if args.json:
+        doc["stats"] = {"discrete_states": st.states, "symbolic_states": st.symbolic_states,
+                        "solver_queries": st.queries, "seconds": round(st.seconds, 3)}
+        out.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        out.write("\n".join(lines) + "\n")
+    return code
+
+
+def cmd_draw(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker.model import trace as tr
+
+    try:
+        with open(args.trace, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"{args.trace}: no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{args.trace}: not a JSON trace ({exc})") from None
+    try:
+        trace = tr.from_itf(data)
+    except tr.TraceFormatError as exc:
+        raise UsageError(f"{args.trace}: {exc}") from None
+    hint = _draw(trace, args.output)
+    if hint:
+        err.write(hint + "\n")
+    else:
+        out.write(f"wrote {args.output}\n")
+    return EXIT_OK
+
+
+def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker import render
+    from checker.api import state_graph
+
+    try:
+        spec = _load(args.spec)
+    except SpecError as e:
+        err.write(e.render() + "\n")
+        return EXIT_BAD_INPUT
+    model = _model(spec, _params(args))
+    g = state_graph(model, args.max_nodes, zones=args.zones, symmetry=not args.no_symmetry)
+    if g is None:
+        err.write(f"kvrace graph: the state graph has more than {args.max_nodes} symbolic"
+                  " states; it would be unreadable.  Raise --max-nodes or draw a smaller"
+                  " model.\n")
+        return EXIT_BAD_INPUT
+    nodes = [(n, g.nodes[n]["label"]) for n in g.nodes]
+    edges = [(a, b, g.edges[a, b]["label"]) for a, b in g.edges]
+    highlight = [n for n in g.nodes if g.nodes[n].get("highlight")]
+    dot = render.state_graph_dot(nodes, edges, highlight, title=f"{spec.name}: state graph")
+    try:
+        outcome = render.render(dot, args.output)
+    except render.RenderError as exc:
+        raise UsageError(f"cannot draw {args.output}: {exc}") from None
+    if outcome.hint:
+        err.write(outcome.hint + "\n")
+    else:
+        out.write(f"wrote {args.output} ({g.number_of_nodes()} states,"
+                  f" {g.number_of_edges()} edges)\n")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
     """Run the command line; returns the exit code instead of exiting."""
@@ -348,7 +637,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         if args.command is None:
             parser.print_help(out)
             return EXIT_BAD_INPUT
-        handler = {"lint": cmd_lint, "show": cmd_show, "check": cmd_check}[args.command]
+        handler = {
+            "lint": cmd_lint, "show": cmd_show, "check": cmd_check, "prove": cmd_prove,
+            "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph,
+        }[args.command]
         return handler(args, out, err)
     except UsageError as e:
         err.write(f"{e}\n")

@@ -20,6 +20,7 @@ DOT generation is pure and deterministic: the same input gives the same bytes
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -56,8 +57,12 @@ MAX_OTHER_CHANGES = 3
 OWNER_VAR = "owner"
 """Cells of this variable tell the slot-ownership story (``none`` reads "free")."""
 
-LANE_GAP = 2.6
+LANE_GAP = 2.2
 """Minimum horizontal room between two lanes, in inches."""
+
+NOTE_REACH = 0.55
+"""How far a note reaches from its lane towards the next, as a fraction of the lane distance
+(used to keep notes out of the way of arrows)."""
 
 
 # ---- small helpers ----------------------------------------------------------------
@@ -72,6 +77,11 @@ def _html(text: str) -> str:
         .replace('"', "&quot;")
         .replace("\n", " ")
     )
+
+
+def _one_line(text: str) -> str:
+    """Text for a DOT ``//`` comment."""
+    return " ".join(text.splitlines())
 
 
 def _quote(text: str) -> str:
@@ -164,31 +174,126 @@ def _title(trace: Trace) -> str:
             + "".join(rows) + "</TABLE>")
 
 
-def _note(step: Step, align: str, failure: str | None) -> str:
+@dataclass(frozen=True)
+class _Arrow:
+    """A ``receives`` link: from the sender's row and lane to the receiver's."""
+
+    src_row: int
+    src_lane: int
+    dst_row: int
+    dst_lane: int
+    sender: Step
+    receiver: Step
+
+
+def _place(arrows: Sequence[_Arrow], row: int, lane: int) -> tuple[str, str]:
+    """Where the note of the step at ``row`` on ``lane`` goes, away from arrows.
+
+    Returns the side (``left``/``right`` of the lane) and the vertical placement
+    (``center`` on the point, ``above`` it when the step's own arrow leaves on that
+    side — arrows run downwards — or ``below`` it when its own arrow arrives there).
+    """
+    own_in = {"left": False, "right": False}
+    own_out = {"left": False, "right": False}
+    passing = {"left": 0, "right": 0}
+    for a in arrows:
+        if a.src_lane == a.dst_lane:
+            continue
+        if a.src_row == row and a.src_lane == lane:
+            own_out["right" if a.dst_lane > lane else "left"] = True
+        elif a.dst_row == row and a.dst_lane == lane:
+            own_in["right" if a.src_lane > lane else "left"] = True
+        elif a.src_row < row < a.dst_row:
+            # Where the straight arrow crosses this row, in lane units.
+            x = a.src_lane + (a.dst_lane - a.src_lane) * (row - a.src_row) / (
+                a.dst_row - a.src_row)
+            if lane - NOTE_REACH < x < lane:
+                passing["left"] += 1
+            elif lane < x < lane + NOTE_REACH:
+                passing["right"] += 1
+
+    def cost(side: str) -> int:
+        own = int(own_in[side]) + int(own_out[side])
+        return 10 * passing[side] + (100 if own == 2 else own)
+
+    side = "left" if cost("left") < cost("right") else "right"
+    vertical = "above" if own_out[side] else "below" if own_in[side] else "center"
+    return side, vertical
+
+
+# Line heights in points of the rows of a note (Graphviz: 1.2 x font size + padding).
+_LINE_EVENT = 12 * 1.2 + 2
+_LINE_OTHER = 10 * 1.2 + 2
+_LINE_FAILURE = 12 * 1.2 + 10
+
+
+def _note(step: Step, side: str, vertical: str, failure: str | None) -> str:
+    """The HTML label of a step's note: event, ownership and other changes, failure."""
+    align = "RIGHT" if side == "left" else "LEFT"
     owners, others = _changes(step)
     bad = failure is not None
     rows = [f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="12"'
             + (f' COLOR="{RED}"' if bad else "") + f"><B>{_html(_event_text(step))}</B>"
             "</FONT></TD></TR>"]
+    height = _LINE_EVENT
     for line in owners:
         rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="12" COLOR="{OWNER}"><B>'
                     f"{_html(line)}</B></FONT></TD></TR>")
+        height += _LINE_EVENT
     for line in others:
         rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10" COLOR="{GREY}">'
                     f"{_html(line)}</FONT></TD></TR>")
+        height += _LINE_OTHER
     if failure is not None:
-        rows.append(f'<TR><TD ALIGN="LEFT" BORDER="1" COLOR="{RED}" BGCOLOR="{NOTE_FILL}"'
+        rows.append(f'<TR><TD ALIGN="{align}" BORDER="1" COLOR="{RED}" BGCOLOR="{NOTE_FILL}"'
                     f' CELLPADDING="4"><FONT POINT-SIZE="12" COLOR="{RED}"><B>\u2717 '
                     f"{_html(failure)}</B></FONT></TD></TR>")
+        height += _LINE_FAILURE
+    # Off-centre notes: an empty row as tall as the text puts the point at its edge.
+    filler = f'<TR><TD HEIGHT="{round(height)}"></TD></TR>'
+    if vertical == "above":
+        rows.append(filler)
+    elif vertical == "below":
+        rows.insert(0, filler)
     return ('<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">'
             + "".join(rows) + "</TABLE>")
 
 
-def _time_label(step: Step) -> str:
+def _step_node(note: str, side: str, bad: bool) -> str:
+    """A step's point (port ``p``, on the lane) with its note on one side."""
+    color = RED if bad else "black"
+    point = (f'<TD PORT="p" WIDTH="10" HEIGHT="10" FIXEDSIZE="TRUE" STYLE="rounded"'
+             f' BGCOLOR="{color}"></TD>')
+    gap = '<TD WIDTH="6"></TD>'
+    cells = [f"<TD>{note}</TD>", gap, point] if side == "left" else [
+        point, gap, f"<TD>{note}</TD>"]
+    return ('<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR>'
+            + "".join(cells) + "</TR></TABLE>")
+
+
+# A point of a lane where no event happens: a sliver of the lane line itself, which
+# fills the small gap dot leaves between two straight edges meeting at a node.
+_LANE_POINT = _attrs(shape="box", width=0.0175, height=0.04, fixedsize=True, style="filled",
+                     fillcolor=LANE, peripheries=0, label="")
+
+
+def _time_label(step: Step, bad: bool) -> str:
+    color = f' COLOR="{RED}"' if bad else ""
     if step.time is None:
-        return f'<FONT POINT-SIZE="11" COLOR="{GREY}">#{step.index}</FONT>'
-    return (f'<FONT POINT-SIZE="12">t={_html(fmt_time(step.time))}</FONT>'
-            f'<FONT POINT-SIZE="10" COLOR="{GREY}">  #{step.index}</FONT>')
+        return f'<FONT POINT-SIZE="12"{color}>#{step.index}</FONT>'
+    return (f'<FONT POINT-SIZE="12"{color}>t={_html(fmt_time(step.time))}</FONT>'
+            f'<FONT POINT-SIZE="10" COLOR="{RED if bad else GREY}">  #{step.index}</FONT>')
+
+
+def _arrow_label(a: _Arrow, bad: bool) -> str:
+    text = _event_text(a.sender)
+    if a.sender.time is not None and a.receiver.time is not None:
+        text += f"  (\u0394t={fmt_time(a.receiver.time - a.sender.time)})"
+    # A translucent white box: the label stays readable where it sits on an arrow,
+    # and an arrow passing under it still shows through.
+    return ('<TABLE BORDER="0" CELLBORDER="0" CELLPADDING="2" BGCOLOR="#ffffffa8"><TR><TD>'
+            f'<FONT COLOR="{RED if bad else "black"}">{_html(text)}</FONT>'
+            "</TD></TR></TABLE>")
 
 
 def sequence_dot(trace: Trace) -> str:
@@ -196,61 +301,42 @@ def sequence_dot(trace: Trace) -> str:
 
     One lane per actor (in ``trace.actors`` order; an actor a step names that
     is not listed gets a lane at the right), time running down, one row per
-    step after the initial state, a time axis on the left (the step's time,
-    or its number when times are unknown).  Each step is a point on its
-    actor's lane with a note: the event, its ``owner[...]`` changes in blue
-    (``s0: A → free``), up to three other changes in grey.  A ``receives`` link
-    is an arrow from the sender's point to the receiver's point.  The violating
-    step (the one with a ``failure``, or the last one of a ``violated`` trace),
-    its incoming arrow and the property message are red.
+    step after the initial state, and a time axis on the left (``t=3`` and the
+    step number, or the step number alone when times are unknown).  Each step
+    is a point on its actor's lane with a note beside it: the event
+    (``post(A, 0)``), its ``owner[...]`` changes in blue (``s0: A → free``;
+    ``none`` reads "free") and up to three other changes in grey.  A
+    ``receives`` link is a straight arrow from the sender's point to the
+    receiver's, labelled with the sender's event and the time between them.
+    The violating step (the one with a ``failure``, or the last one of a
+    ``violated`` trace), its incoming arrow and the property message are red.
+    The title gives the model, the parameter values and the violation.
     """
     actors: list[str] = list(trace.actors)
-    for step in trace.steps[1:]:
+    for step in trace.steps:
         if step.actor is not None and step.actor not in actors:
             actors.append(step.actor)
     lane_of = {a: i for i, a in enumerate(actors)}
-    steps = [s for s in trace.steps if s.event is not None or s is not trace.steps[0]]
-    if trace.steps and trace.steps[0].event is None:
-        steps = list(trace.steps[1:])
-    else:
-        steps = list(trace.steps)
-    row_of = {id(s): r for r, s in enumerate(steps, start=1)}
-    pos_of_index = {s.index: r for r, s in enumerate(steps, start=1)}
+    has_initial = bool(trace.steps) and trace.steps[0].event is None
+    steps = list(trace.steps[1:] if has_initial else trace.steps)
+    row_of_index = {s.index: r for r, s in enumerate(steps, start=1)}
     bad_pos = _violating(trace)
-    bad_step = trace.steps[bad_pos] if bad_pos is not None else None
-    bad_row = row_of.get(id(bad_step)) if bad_step is not None else None
+    bad_row = bad_pos + (0 if has_initial else 1) if bad_pos is not None else None
     last = len(steps) + 1  # a short tail below the last step
 
-    # Message arrows: (sender row, sender lane, receiver row, receiver lane, label).
-    arrows: list[tuple[int, int, int, int, Step]] = []
+    arrows: list[_Arrow] = []
     for r, s in enumerate(steps, start=1):
-        if s.receives is None or s.receives not in pos_of_index:
+        sr = row_of_index.get(s.receives) if s.receives is not None else None
+        if sr is None or sr >= r:
             continue
-        sr = pos_of_index[s.receives]
         sender = steps[sr - 1]
-        if sr >= r or sender.actor is None or s.actor is None:
+        if sender.actor is None or s.actor is None:
             continue
-        arrows.append((sr, lane_of[sender.actor], r, lane_of[s.actor], sender))
-
-    def side(r: int, lane: int) -> str:
-        """Which side of its lane the note of row ``r`` goes: away from arrows."""
-        left = right = 0
-        for sr, sl, rr, rl, _ in arrows:
-            lo, hi = min(sl, rl), max(sl, rl)
-            touches = sr == r or rr == r
-            if (sr <= r <= rr) and touches or sr < r < rr:
-                if lo <= lane - 1 < hi:
-                    left += 1
-                if lo <= lane < hi:
-                    right += 1
-        if lane == len(actors) - 1 and right == 0:
-            return "right"
-        if lane == 0 and left == 0 and right > 0:
-            return "left"
-        return "left" if left < right else "right"
+        arrows.append(_Arrow(sr, lane_of[sender.actor], r, lane_of[s.actor], sender, s))
 
     out: list[str] = []
     w = out.append
+    w(f"// message-sequence chart: {_one_line(trace.model)}")
     w("digraph trace {")
     w("  graph " + _attrs(
         fontname=FONT, fontsize=12, labelloc="t", labeljust="l",
@@ -266,76 +352,73 @@ def sequence_dot(trace: Trace) -> str:
     head = ["time_h"]
     w("  time_h " + _attrs(shape="plaintext", label_html=f'<FONT COLOR="{GREY}">time</FONT>')
       + ";")
-    for i, a in enumerate(actors):
+    for i, actor in enumerate(actors):
         if i > 0:
             gap = f"gap_{i}"
-            w(f"  {gap} " + _attrs(shape="point", style="invis", width=LANE_GAP) + ";")
+            w(f"  {gap} " + _attrs(shape="box", style="invis", label="", width=LANE_GAP,
+                                   height=0.02, fixedsize=True) + ";")
             head.append(gap)
         w(f"  L{i}_0 " + _attrs(
             shape="box", style="rounded,filled", fillcolor=HEADER_FILL, color="#607d8b",
-            fontsize=14, margin="0.15,0.06", label_html=f"<B>{_html(a)}</B>",
+            fontsize=14, margin="0.15,0.06", label_html=f"<B>{_html(actor)}</B>",
         ) + ";")
         head.append(f"L{i}_0")
     w("  { rank=same; " + " -> ".join(head) + " [style=invis]; }")
     w("")
 
-    notes: dict[int, tuple[str, int]] = {}
+    # One row per step: its time, and a point on its actor's lane with a note
+    # beside it.  Point and note are one node (so nothing can come between them);
+    # the lane edges attach to the point's port, which keeps the lane straight.
+    ported: set[str] = set()
     for r, s in enumerate(steps, start=1):
-        w(f"  // step {s.index}: {s.label}")
-        w(f"  T_{r} " + _attrs(shape="plaintext", label_html=_time_label(s)) + ";")
-        lane = lane_of[s.actor] if s.actor is not None else None
+        bad = r == bad_row
+        w(f"  // step {s.index}: {_one_line(s.label)}")
+        w(f"  T_{r} " + _attrs(shape="plaintext", label_html=_time_label(s, bad)) + ";")
+        lane = lane_of[s.actor] if s.actor is not None else -1
+        side, vertical = _place(arrows, r, lane) if lane >= 0 else ("right", "center")
+        failure = (s.failure or trace.message or "property violated") if bad else None
+        note = _note(s, side, vertical, failure)
         chain = [f"T_{r}"]
+        if lane < 0:  # a step no actor owns: its note next to the time axis
+            w(f"  N_{r} " + _attrs(shape="plaintext", margin=0, label_html=note) + ";")
+            chain.append(f"N_{r}")
         for i in range(len(actors)):
             node = f"L{i}_{r}"
-            if i == lane:
-                bad = r == bad_row
-                w(f"  {node} " + _attrs(
-                    shape="circle", style="filled", width=0.13, fixedsize=True, label="",
-                    color=RED if bad else "black", fillcolor=RED if bad else "black",
-                ) + ";")
-                where = side(r, i)
-                failure = None
-                if bad:
-                    failure = s.failure or trace.message or "property violated"
-                note = f"N_{r}"
-                w(f"  {note} " + _attrs(
-                    shape="plaintext", margin=0.02,
-                    label_html=_note(s, "RIGHT" if where == "left" else "LEFT", failure),
-                ) + ";")
-                notes[r] = (where, i)
-                chain += [note, node] if where == "left" else [node, note]
-            else:
-                w(f"  {node} " + _attrs(shape="point", width=0.01, color=LANE) + ";")
-                chain.append(node)
-        w("  { rank=same; " + " -> ".join(chain) + " [style=invis]; }")
+            chain.append(node)
+            if i != lane:
+                w(f"  {node} " + _LANE_POINT + ";")
+                continue
+            ported.add(node)
+            w(f"  {node} " + _attrs(shape="plaintext", margin=0,
+                                    label_html=_step_node(note, side, bad)) + ";")
+        w("  { rank=same; " + " -> ".join(chain) + " [style=invis, weight=0]; }")
     w("  // tail")
     tail = [f"T_{last}"] + [f"L{i}_{last}" for i in range(len(actors))]
     w(f"  T_{last} " + _attrs(shape="plaintext", label="") + ";")
     for i in range(len(actors)):
-        w(f"  L{i}_{last} " + _attrs(shape="point", width=0.01, color=LANE) + ";")
+        w(f"  L{i}_{last} " + _LANE_POINT + ";")
     w("  { rank=same; " + " -> ".join(tail) + " [style=invis]; }")
     w("")
+
+    def at(node: str) -> str:
+        return f"{node}:p" if node in ported else node
 
     w("  // lanes and the time axis")
     axis = ["time_h"] + [f"T_{r}" for r in range(1, last + 1)]
     w("  " + " -> ".join(axis) + " " + _attrs(style="invis", weight=100) + ";")
     for i in range(len(actors)):
-        lane_nodes = [f"L{i}_{r}" for r in range(last + 1)]
+        lane_nodes = [at(f"L{i}_{r}") for r in range(last + 1)]
         w("  " + " -> ".join(lane_nodes) + " " + _attrs(
-            color=LANE, penwidth=1.2, arrowhead="none", weight=100) + ";")
+            color=LANE, penwidth=1.2, arrowhead="none", weight=100, headclip=False,
+            tailclip=False) + ";")
     w("")
 
-    w("  // messages (receives)")
-    for sr, sl, rr, rl, sender in arrows:
-        bad = rr == bad_row
-        label = _event_text(sender)
-        if sender.time is not None and steps[rr - 1].time is not None:
-            dt = steps[rr - 1].time - sender.time  # type: ignore[operator]
-            label += f"  (\u0394t={fmt_time(dt)})"
-        w(f"  L{sl}_{sr} -> L{rl}_{rr} " + _attrs(
-            color=RED if bad else "black", penwidth=2.4 if bad else 1.2,
-            arrowsize=0.9, weight=0, constraint=False,
-            xlabel_html=f'<FONT COLOR="{RED if bad else "black"}">{_html(label)}</FONT>',
+    w("  // messages: one arrow per receives link")
+    for a in arrows:
+        bad = a.dst_row == bad_row
+        w(f"  {at(f'L{a.src_lane}_{a.src_row}')} -> {at(f'L{a.dst_lane}_{a.dst_row}')} " + _attrs(
+            color=RED if bad else "black", penwidth=2.4 if bad else 1.2, arrowsize=0.9,
+            weight=0, constraint=False, xlabel_html=_arrow_label(a, bad),
         ) + ";")
     w("}")
     return "\n".join(out) + "\n"
@@ -367,7 +450,7 @@ def state_graph_dot(
         name[nid] = f"s{i}"
     marked = [h for h in highlight if h in name]
     on_path = set(marked)
-    path_edges = {(a, b) for a, b in zip(marked, marked[1:])}
+    path_edges = set(itertools.pairwise(marked))
 
     out: list[str] = []
     w = out.append
@@ -415,7 +498,7 @@ FORMATS = (".dot", ".svg", ".png", ".pdf")
 DOT_TIMEOUT = 60.0
 """Seconds the ``dot`` program may run."""
 
-_VERSION_COMMENT = re.compile(rb"^<!-- Generated by graphviz version [^\n]*-->\r?\n", re.M)
+_VERSION_COMMENT = re.compile(rb"<!-- Generated by graphviz version .*?-->\r?\n", re.S)
 
 
 class RenderError(Exception):

@@ -10,6 +10,10 @@ of *integer* clock values, explored breadth-first.  From a state one may
 
 Clock values are capped at (largest constant + 1): above every constant a
 clock satisfies the same atoms whatever its value, so exploration terminates.
+With ``per_clock=True`` each clock is capped at (largest constant *it* is
+compared with + 1) instead, the constants being collected by an untimed pass
+over the discrete states (ignoring guards, so it sees a superset of the
+reachable ones); the states are then fewer, the verdicts the same.
 
 The properties are those of the zone explorer, with the same meaning:
 
@@ -19,15 +23,17 @@ The properties are those of the zone explorer, with the same meaning:
 * ``deadlock`` (when asked for): the state has active deadlines, one time unit
   cannot pass, and no edge can fire now — in integer time that is all of
   "no edge can fire after any delay";
-* ``model error``: the model raised :class:`ModelRuntimeError`.
+* ``model error``: the model raised :class:`ModelRuntimeError` (verdict ``error``).
 
 For *closed* constraints (``<=``, ``>=``) with integer constants, the
 reachable discrete states, asserts, invariants and hazards ``c > k`` are the
-same in integer and in dense time (every dense run can be digitised).  A
-dense-time deadlock need not show in integer time, though: with two clocks
-reset half a unit apart, a guard may need them to differ by 0 while another
-needs them to differ by 1.  ``grid=g`` explores steps of ``1/g`` (all bounds
-multiplied by ``g``); every deadlock found on any grid is a dense-time one.
+same in integer and in dense time (every dense run can be digitised, Henzinger,
+Manna and Pnueli 1992).  A dense-time deadlock need not show in integer time,
+though: with two clocks reset half a unit apart, one guard may need them to be
+equal and another need them to differ by 1.  ``grid=g`` explores steps of
+``1/g`` (every bound multiplied by ``g``); since a grid state is a dense
+state and a grid deadlock leaves no room for any delay, every deadlock found
+on any grid is a dense-time deadlock.
 
 This module does not import :mod:`checker.explorer`.
 """
@@ -66,7 +72,8 @@ class ValuedModel(TimedModel, Protocol):
 
 @dataclass(frozen=True)
 class Finding:
-    """A property broken on some run of ``events`` events (the fewest possible)."""
+    """A property broken after ``events`` events (the fewest possible), at ``state``
+    with clock values ``clocks`` (in units of ``1/grid``)."""
 
     prop: str
     message: str
@@ -81,19 +88,20 @@ class RefResult:
 
     verdict: str
     prop: str | None = None
-    """The violated property: an invariant or response name, ``assert``, ``deadlock``
-    or ``model error`` (verdict ``error``)."""
+    """The violated property: an invariant or response name, ``assert``, ``deadlock``,
+    or ``model error`` when the verdict is ``error``."""
     message: str | None = None
     events: int | None = None
-    """Events on a shortest run to the reported finding."""
+    """Events on a shortest run to the reported finding (an ``assert`` counts the
+    event that fails)."""
     states: int = 0
     """Distinct (discrete state, integer clock values) reached."""
     findings: dict[str, Finding] = field(default_factory=dict)
-    """Every property found, with its shortest run (all of them when exhaustive)."""
+    """Every property found, each with a shortest run (all of them when exhaustive)."""
     strict: bool = False
     """Whether a strict (``<``, ``>``) guard or deadline atom was evaluated: then
     integer time may disagree with dense time."""
-    grid: int = 1
+    exhaustive: bool = False
 
 
 def integer_bounds(model: ValuedModel, grid: int = 1) -> list[int]:
@@ -102,23 +110,58 @@ def integer_bounds(model: ValuedModel, grid: int = 1) -> list[int]:
     for b in model.bounds:
         v = b.evaluate(model.values) * grid
         if v.denominator != 1:
+            suffix = f" multiple of 1/{grid}" if grid != 1 else ""
             raise ValueError(
-                f"clock bound {b} = {b.evaluate(model.values)} is not an integer"
-                + (f" multiple of 1/{grid}" if grid != 1 else "")
+                f"clock bound {b} = {b.evaluate(model.values)} is not an integer{suffix}"
             )
         out.append(int(v))
     return out
 
 
-class _Run:
-    def __init__(self, model: ValuedModel, deadlock: bool, grid: int) -> None:
+def clock_caps(model: TimedModel, bounds: Sequence[int]) -> list[int]:
+    """Per clock: 1 + the largest constant it is compared with in any discrete state
+    reachable when clock constraints are ignored (0 if it is never compared)."""
+    top = [-1] * len(model.clock_names)
+
+    def note(atoms: Sequence[ClockAtom]) -> None:
+        for a in atoms:
+            top[a.clock] = max(top[a.clock], bounds[a.bound], 0)
+
+    seen: set[State] = set(model.initial_states())
+    todo = list(seen)
+    while todo:
+        s = todo.pop()
+        try:
+            edges = model.edges(s)
+            note(model.deadlines(s))
+            for h in model.hazards(s):
+                note(h.atoms)
+        except ModelRuntimeError:
+            continue
+        for e in edges:
+            note(e.guard)
+            if e.failure is None and e.target not in seen:
+                seen.add(e.target)
+                todo.append(e.target)
+    return [t + 1 for t in top]
+
+
+class Semantics:
+    """The integer-time transition relation of a model (steps of ``1/grid``)."""
+
+    def __init__(self, model: ValuedModel, grid: int = 1, per_clock: bool = False) -> None:
         self.model = model
-        self.deadlock = deadlock
+        self.grid = grid
         self.bounds = integer_bounds(model, grid)
-        self.cap = max([0, *self.bounds]) + 1
+        if per_clock:
+            self.caps = clock_caps(model, self.bounds)
+        else:
+            self.caps = [max([0, *self.bounds]) + 1] * len(model.clock_names)
+        self.zero: Clocks = (0,) * len(model.clock_names)
         self.strict = False
 
     def atom(self, a: ClockAtom, clocks: Clocks, hazard: bool = False) -> bool:
+        """Whether ``clocks`` satisfy ``a`` (strict atoms are noted, except in hazards)."""
         c = clocks[a.clock]
         k = self.bounds[a.bound]
         if a.op == LE:
@@ -133,21 +176,49 @@ class _Run:
             return c > k
         raise ValueError(f"unknown clock operator {a.op!r}")
 
-    def all_hold(self, atoms: Sequence[ClockAtom], clocks: Clocks) -> bool:
-        return all(self.atom(a, clocks) for a in atoms)
+    def all_hold(self, atoms: Sequence[ClockAtom], clocks: Clocks, hazard: bool = False) -> bool:
+        """Whether ``clocks`` satisfy every atom."""
+        return all(self.atom(a, clocks, hazard) for a in atoms)
 
-    def delayed(self, clocks: Clocks) -> Clocks:
-        cap = self.cap
-        return tuple(c + 1 if c < cap else cap for c in clocks)
+    def delay(self, s: State, clocks: Clocks) -> Clocks | None:
+        """The clocks one step later, or None if a deadline of ``s`` forbids it."""
+        later = tuple(c + 1 if c < cap else cap for c, cap in zip(clocks, self.caps, strict=True))
+        return later if self.all_hold(self.model.deadlines(s), later) else None
 
-    @staticmethod
-    def reset(clocks: Clocks, resets: Sequence[int]) -> Clocks:
-        if not resets:
+    def fire(self, e: Edge, clocks: Clocks) -> Clocks | None:
+        """The clocks after taking ``e`` now, or None if it cannot fire (its guard is
+        false, or its target's deadlines are broken after the resets).  An edge
+        whose ``assert`` fails fires when its guard holds (and leaves ``clocks``)."""
+        if not self.all_hold(e.guard, clocks):
+            return None
+        if e.failure is not None:
             return clocks
-        out = list(clocks)
-        for c in resets:
-            out[c] = 0
-        return tuple(out)
+        after = list(clocks)
+        for c in e.resets:
+            after[c] = 0
+        t = tuple(after)
+        return t if self.all_hold(self.model.deadlines(e.target), t) else None
+
+    def start(self, s: State) -> Clocks | None:
+        """The clocks in initial state ``s``, or None if its deadlines exclude 0."""
+        return self.zero if self.all_hold(self.model.deadlines(s), self.zero) else None
+
+    def deadlocked(self, s: State, clocks: Clocks, edges: Sequence[Edge]) -> bool:
+        """Active deadlines, no step of time, no edge that can fire."""
+        if not self.model.deadlines(s) or self.delay(s, clocks) is not None:
+            return False
+        return all(self.fire(e, clocks) is None for e in edges)
+
+    def closure(self, s: State, clocks: set[Clocks]) -> set[Clocks]:
+        """``clocks`` and every valuation reachable from them by waiting in ``s``."""
+        out = set(clocks)
+        todo = list(clocks)
+        while todo:
+            later = self.delay(s, todo.pop())
+            if later is not None and later not in out:
+                out.add(later)
+                todo.append(later)
+        return out
 
 
 def reference_explore(
@@ -156,19 +227,20 @@ def reference_explore(
     deadlock: bool = True,
     exhaustive: bool = False,
     grid: int = 1,
+    per_clock: bool = False,
     max_states: int | None = None,
 ) -> RefResult:
     """Explore ``model`` in integer time (steps of ``1/grid``) and check its properties.
 
     Layer ``d`` of the search holds the states whose shortest run has ``d``
-    events (delays are free), so every finding comes with the fewest events of
-    a run breaking it.  Without ``exhaustive``, the search stops after the
+    events (waiting is free), so every finding comes with the fewest events
+    of a run breaking it.  Without ``exhaustive`` the search stops after the
     first layer with a finding and reports the finding with the fewest events
     (ties: the first found); with it, every reachable state is explored and
-    :attr:`RefResult.findings` lists every property broken.
+    :attr:`RefResult.findings` lists every property broken.  Past
+    ``max_states`` the verdict is ``inconclusive``.
     """
-    run = _Run(model, deadlock, grid)
-    n_clocks = len(model.clock_names)
+    sem = Semantics(model, grid, per_clock)
     seen: set[Node] = set()
     findings: dict[str, Finding] = {}
     order: list[str] = []
@@ -181,8 +253,8 @@ def reference_explore(
                 order.append(prop)
 
     def result(verdict: str | None = None) -> RefResult:
-        res = RefResult(HOLDS, states=len(seen), findings=dict(findings), strict=run.strict,
-                        grid=grid)
+        res = RefResult(HOLDS, states=len(seen), findings=dict(findings), strict=sem.strict,
+                        exhaustive=exhaustive)
         if findings:
             best = min((findings[p] for p in order), key=lambda f: f.events)
             res.verdict = ERROR if best.prop == MODEL_ERROR else VIOLATED
@@ -191,22 +263,20 @@ def reference_explore(
             res.verdict = verdict
         return res
 
-    zero: Clocks = (0,) * n_clocks
     layer: list[Node] = []
     for s in model.initial_states():
-        node = (s, zero)
         try:
-            ok = run.all_hold(model.deadlines(s), zero)
+            c0 = sem.start(s)
         except ModelRuntimeError as err:
-            found(MODEL_ERROR, err.message, 0, node)
+            found(MODEL_ERROR, err.message, 0, (s, sem.zero))
             continue
-        if ok and node not in seen:
-            seen.add(node)
-            layer.append(node)
+        if c0 is not None and (s, c0) not in seen:
+            seen.add((s, c0))
+            layer.append((s, c0))
     depth = 0
     while layer:
-        candidates: list[Node] = []
-        queue = list(layer)
+        successors: list[Node] = []
+        queue = layer  # grows with the states reached by waiting (same layer)
         i = 0
         while i < len(queue):
             if max_states is not None and len(seen) > max_states:
@@ -218,40 +288,77 @@ def reference_explore(
                 for v in model.violations(s):
                     found(v.property, v.message, depth, node)
                 for h in model.hazards(s):
-                    if all(run.atom(a, clocks, hazard=True) for a in h.atoms):
+                    if sem.all_hold(h.atoms, clocks, hazard=True):
                         found(h.property, h.message, depth, node)
-                edges: Sequence[Edge] = model.edges(s)
-                deadlines = model.deadlines(s)
+                edges = model.edges(s)
                 fires = False
                 for e in edges:
-                    if not run.all_hold(e.guard, clocks):
+                    after = sem.fire(e, clocks)
+                    if after is None:
                         continue
+                    fires = True
                     if e.failure is not None:
-                        fires = True
                         found(ASSERT, e.failure, depth + 1, node)
-                        continue
-                    after = run.reset(clocks, e.resets)
-                    if run.all_hold(model.deadlines(e.target), after):
-                        fires = True
-                        candidates.append((e.target, after))
-                later = run.delayed(clocks)
-                can_wait = run.all_hold(deadlines, later)
+                    else:
+                        successors.append((e.target, after))
+                later = sem.delay(s, clocks)
+                stuck = bool(model.deadlines(s)) and later is None and not fires
             except ModelRuntimeError as err:
                 found(MODEL_ERROR, err.message, depth, node)
                 continue
-            if can_wait:
-                nxt = (s, later)
-                if nxt not in seen:
-                    seen.add(nxt)
-                    queue.append(nxt)
-            elif deadlock and deadlines and not fires:
+            if later is not None and (s, later) not in seen:
+                seen.add((s, later))
+                queue.append((s, later))
+            if deadlock and stuck:
                 found(DEADLOCK, "deadlock: no event can fire and time cannot pass", depth, node)
         if findings and not exhaustive:
             return result()
         layer = []
-        for node in candidates:
+        for node in successors:
             if node not in seen:
                 seen.add(node)
                 layer.append(node)
         depth += 1
     return result()
+
+
+def replay(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 1
+           ) -> list[set[Clocks]]:
+    """The clock values (in units of ``1/grid``) reachable along a discrete path.
+
+    ``edges`` must be edges of the model, taken in order from ``start``; entry
+    ``k`` of the result is the set of valuations possible after the first ``k``
+    edges and any waiting (for a last edge that fails an ``assert``: the
+    valuations at which it fires).  A set becomes empty when the path cannot
+    be followed in integer time.  ValueError if an edge is not the model's.
+    """
+    sem = Semantics(model, grid)
+    c0 = sem.start(start)
+    vals = sem.closure(start, {c0} if c0 is not None else set())
+    out = [vals]
+    s = start
+    for k, e in enumerate(edges):
+        if e not in model.edges(s):
+            raise ValueError(f"step {k + 1}: {e} is not an edge of the model in state {s}")
+        nxt: set[Clocks] = set()
+        for v in vals:
+            after = sem.fire(e, v)
+            if after is not None:
+                nxt.add(after)
+        if e.failure is not None:
+            out.append(nxt)
+            break
+        s = e.target
+        vals = sem.closure(s, nxt)
+        out.append(vals)
+    return out
+
+
+def deadlocks_along(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 1
+                    ) -> list[Clocks]:
+    """The valuations (units of ``1/grid``) at the end of the path that are deadlocked."""
+    vals = replay(model, start, edges, grid)[-1]
+    s = edges[-1].target if edges else start
+    sem = Semantics(model, grid)
+    out_edges = model.edges(s)
+    return sorted(v for v in vals if sem.deadlocked(s, v, out_edges))

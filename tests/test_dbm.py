@@ -15,9 +15,11 @@ with every clock ``>= 0``.  Two independent oracles are used:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,13 +35,9 @@ SETTINGS = settings(
 )
 
 SCALE = 4  # grid step 1/4: enough to separate every region of up to 3 clocks
-GRID_MAX = {0: 0, 1: 12 * SCALE, 2: 8 * SCALE, 3: 9 * SCALE // 2}
+GRID_MAX = {0: 0, 1: 12 * SCALE, 2: 8 * SCALE, 3: 4 * SCALE}
 INF = D.INF
 LE0 = D.LE_ZERO
-
-
-def b(c: int, strict: bool = False) -> int:
-    return D.bound(c, strict)
 
 
 def lt(c: int) -> int:
@@ -53,23 +51,23 @@ def le(c: int) -> int:
 # ------------------------------------------------------------------ grid point sets
 
 
-@lru_cache(maxsize=None)
+@cache
 def points(k: int) -> list[tuple[int, ...]]:
     """Grid points (scaled by SCALE) with a leading 0 for the reference clock."""
     return [(0, *p) for p in itertools.product(range(GRID_MAX[k] + 1), repeat=k)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def full(k: int) -> int:
     return int.from_bytes(b"\x01" * len(points(k)), "big")
 
 
-@lru_cache(maxsize=None)
+@cache
 def diffs(k: int, i: int, j: int) -> list[int]:
     return [p[i] - p[j] for p in points(k)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def cmask(k: int, i: int, j: int, c_scaled: int, strict: bool) -> int:
     ds = diffs(k, i, j)
     if strict:
@@ -100,18 +98,22 @@ def dbm_mask(d: D.Dbm, k: int) -> int:
     return ref_mask(k, dbm_cons(d, k))
 
 
-def pred_mask(k: int, pred: object) -> int:
-    assert callable(pred)
+def pred_mask(k: int, pred: Callable[[tuple[int, ...]], bool]) -> int:
     return int.from_bytes(bytes([bool(pred(p)) for p in points(k)]), "big")
 
 
-@lru_cache(maxsize=None)
+@cache
 def point_index(k: int) -> dict[tuple[int, ...], int]:
     return {p: idx for idx, p in enumerate(points(k))}
 
 
 def in_mask(mask: int, k: int, p: tuple[int, ...]) -> bool:
     return bool((mask >> (8 * (len(points(k)) - 1 - point_index(k)[p]))) & 1)
+
+
+@cache
+def box_mask(k: int, box: int) -> int:
+    return pred_mask(k, lambda p: max(p) <= box)
 
 
 def holds(diff: int, c: int, strict: bool) -> bool:
@@ -218,13 +220,22 @@ def is_closed(d: D.Dbm, n: int) -> bool:
 # ---------------------------------------------------------------------- strategies
 
 
-@st.composite
-def constraints(draw: st.DrawFn, k: int) -> Con:
-    i = draw(st.integers(0, k))
-    j = draw(st.integers(0, k - 1))
-    if j >= i:
-        j += 1
-    return (i, j, draw(st.integers(-4, 6)), draw(st.booleans()))
+@cache
+def all_constraints(k: int) -> list[Con]:
+    """Every reference constraint over ``k`` clocks, simplest (for shrinking) first."""
+    cons = [
+        (i, j, c, s)
+        for c in sorted(range(-4, 7), key=abs)
+        for s in (False, True)
+        for i in range(k + 1)
+        for j in range(k + 1)
+        if i != j
+    ]
+    return cons
+
+
+def constraints(k: int) -> st.SearchStrategy[Con]:
+    return st.sampled_from(all_constraints(k))
 
 
 @st.composite
@@ -363,6 +374,13 @@ def test_ops_hand() -> None:
         le(3), le(3), le(0),
     ]  # fmt: skip
     assert D.embed(x_le_3, 2, [0, 1], 2) == x_le_3
+    assert D.embed([le(0)], 1, [0], 3) == D.zero(3)
+    for bad_map, m in [([1, 0], 2), ([0, 0], 2), ([0, 3], 3), ([0], 2)]:
+        with pytest.raises(ValueError):
+            D.embed(x_le_3, 2, bad_map, m)
+    for bad_perm in [[0, 1, 1], [1, 0, 2], [0, 1]]:
+        with pytest.raises(ValueError):
+            D.permute(EX1, 3, bad_perm)
 
     x_ge_1 = [le(0), le(-1), INF, le(0)]
     assert D.intersect(x_le_3, x_ge_1, 2) == [le(0), le(-1), le(3), le(0)]
@@ -566,6 +584,13 @@ def test_project(z: tuple[int, list[Con]], data: st.DataObject) -> None:
     assert len(p_dbm) == (m + 1) ** 2
     assert is_closed(p_dbm, m + 1)
 
+    if m == k:  # nothing is projected away: a renaming of the clocks
+        pos = [0, *keep]
+        renamed = [(pos.index(i), pos.index(j), c, s) for i, j, c, s in cons]
+        assert p_dbm == canon(m, renamed)
+        assert dbm_mask(p_dbm, m) == ref_mask(m, renamed)
+        return
+
     def ref(q: tuple[int, ...]) -> bool:
         return fm_exists(k, cons, {c: q[a + 1] for a, c in enumerate(keep)})
 
@@ -584,18 +609,20 @@ def test_embed(data: st.DataObject) -> None:
     e = D.embed(d, n, old_to_new, m)
     assert is_closed(e, m)
 
-    def ref(q: tuple[int, ...]) -> bool:
-        images = set(old_to_new)
-        if any(q[t] != 0 for t in range(1, m) if t not in images):
-            return False
-        return in_mask(ref_mask(k, cons), k, tuple(q[old_to_new[i]] for i in range(n)))
-
-    # only points of the old grid can be images; compare on the common box
+    # the image of every old grid point of the zone, on the part of the new grid
+    # that the old grid covers
     box = min(GRID_MAX[k], GRID_MAX[m - 1])
-    got = dbm_mask(e, m - 1)
-    want = pred_mask(m - 1, lambda q: max(q) <= box and ref(q))
-    in_box = pred_mask(m - 1, lambda q: max(q) <= box)
-    assert got & in_box == want
+    old_mask = ref_mask(k, cons)
+    new_pts = points(m - 1)
+    new_index = point_index(m - 1)
+    want = 0
+    for p in points(k):
+        if max(p) <= box and in_mask(old_mask, k, p):
+            q = [0] * m
+            for i in range(1, n):
+                q[old_to_new[i]] = p[i]
+            want |= 1 << (8 * (len(new_pts) - 1 - new_index[tuple(q)]))
+    assert dbm_mask(e, m - 1) & box_mask(m - 1, box) == want
 
 
 @SETTINGS
@@ -671,7 +698,10 @@ def extra_lu_plus_reference(d: D.Dbm, n: int, lower: list[int], upper: list[int]
     lo = [0.0] + [c if c >= 0 else minus_inf for c in lower[1:]]
     hi = [0.0] + [c if c >= 0 else minus_inf for c in upper[1:]]
     entry = [
-        [None if d[i * n + j] >= INF else (d[i * n + j] >> 1, not d[i * n + j] & 1) for j in range(n)]
+        [
+            None if d[i * n + j] >= INF else (d[i * n + j] >> 1, not d[i * n + j] & 1)
+            for j in range(n)
+        ]
         for i in range(n)
     ]
     c0 = [e[0] if e is not None else 0 for e in entry[0]]

@@ -175,10 +175,10 @@ def is_empty(d: Dbm, n: int) -> bool:
 def constrain(d: Dbm, n: int, i: int, j: int, b: int) -> bool:
     """Intersect the canonical DBM ``d`` with ``x_i - x_j (b)``, in place.
 
-    Returns False if the result is empty; ``d`` is then left unchanged (but callers
-    should treat it as empty and not rely on its contents).  Otherwise ``d`` is
-    canonical again, identical to what a full :func:`canonicalize` would give.  Runs in
-    O(n^2): a shortest path uses the new edge ``i -> j`` at most once, so
+    Returns False if the result is empty; ``d`` is then left unchanged, so only the
+    return value reports the emptiness (callers must treat the zone as empty).
+    Otherwise ``d`` is canonical again, identical to what a full :func:`canonicalize`
+    would give.  Runs in O(n^2): a shortest path uses the new edge ``i -> j`` at most once, so
     ``d'[p][q] = min(d[p][q], d[p][i] + b + d[j][q])``.
     """
     ij = i * n + j

@@ -71,6 +71,8 @@ class Options:
     deadlock: bool = True
     progress: Callable[[Stats], None] | None = None
     progress_interval: float = 1.0
+    record_graph: bool = False
+    """Keep every explored edge (for ``kvrace graph``): :attr:`CheckResult.graph`."""
 
 
 @dataclass
@@ -118,6 +120,20 @@ class CheckResult:
     limit: str | None = None
     scale: int = 1
     """Clock constants were multiplied by ``scale`` to make them integers."""
+    graph: StateGraph | None = None
+
+
+@dataclass
+class StateGraph:
+    """The explored zone graph: nodes (discrete state, zone text) and labelled edges.
+
+    An edge to a state subsumed by a stored one points at the stored one.
+    """
+
+    nodes: list[tuple[State, str]] = field(default_factory=list)
+    edges: list[tuple[int, int, str]] = field(default_factory=list)
+    violation: list[int] = field(default_factory=list)
+    """Node ids of the path to the violation, if one was found."""
 
     @property
     def holds(self) -> bool:
@@ -293,6 +309,13 @@ def _extrapolate_m(d: dbm.Dbm, n: int, m: Sequence[int]) -> None:
         dbm.canonicalize(d, n)
 
 
+def live_clocks(model: TimedModel, max_states: int | None = None) -> dict[State, int] | None:
+    """Per reachable (untimed) discrete state, the bitmask of clocks it may still
+    read before resetting them; None if the untimed pass hit ``max_states``."""
+    live = _liveness(model, [0] * len(model.bounds), max_states, None)
+    return live.live if live.complete else None
+
+
 def _bits(mask: int) -> tuple[int, ...]:
     out = []
     c = 0
@@ -315,7 +338,9 @@ class _Explorer:
         self.deadline_t = (self.start + limits.timeout) if limits.timeout is not None else None
         n_clocks = len(model.clock_names)
         if options.clock_reduction:
-            self.live = _liveness(model, self.bounds, limits.max_states, self.deadline_t)
+            # The untimed pass over-approximates the discrete states; give it room.
+            cap = None if limits.max_states is None else max(10_000, 50 * limits.max_states)
+            self.live = _liveness(model, self.bounds, cap, self.deadline_t)
         else:
             self.live = _Liveness(n_clocks)
             top = max(self.bounds, default=0)
@@ -335,6 +360,8 @@ class _Explorer:
         self.passed: dict[State, list[int]] = {}
         self.last_progress = self.start
         self._dl_cache: dict[State, Sequence[ClockAtom]] = {}
+        self.subsumer = -1
+        self.graph_edges: list[tuple[int, int, str]] = []
 
     def deadlines(self, s: State) -> Sequence[ClockAtom]:
         """The model's deadlines in ``s`` (memoised; deadlines are asked for often)."""
@@ -460,6 +487,7 @@ class _Explorer:
         else:
             for k in zones:
                 if dbm.includes(self.node_zone[k], z, n):
+                    self.subsumer = k
                     return None
             # Drop stored zones the new one includes (they stay explored).
             zones[:] = [k for k in zones if not dbm.includes(z, self.node_zone[k], n)]
@@ -546,6 +574,21 @@ class _Explorer:
             return self.finish(CheckResult(INCONCLUSIVE, limit=lim.what))
 
     def finish(self, res: CheckResult) -> CheckResult:
+        if self.options.record_graph:
+            names = ["0", *self.model.clock_names]
+            nodes = []
+            for i, (s, z) in enumerate(zip(self.node_state, self.node_zone, strict=True)):
+                clocks = self.clockset(self.live.mask(s))[0]
+                n = len(clocks) + 1
+                del i
+                nodes.append((s, dbm.to_str(z, n, [names[0], *(names[c + 1] for c in clocks)])))
+            path: list[int] = []
+            if res.trace:
+                k = len(self.node_state) - 1
+                while k != -1:
+                    path.append(k)
+                    k = self.node_parent[k]
+            res.graph = StateGraph(nodes, list(self.graph_edges), path[::-1])
         self.stats.seconds = time.monotonic() - self.start
         self.stats.peak_memory_mb = _peak_rss_mb()
         res.stats = self.stats
@@ -638,6 +681,9 @@ class _Explorer:
                 cs, cz, k = self.canonical(t, tz, tmask)
                 child = self.store(cs, cz, m, node, e.event, branch, k,
                                    self.node_depth[node] + 1)
+                if self.options.record_graph:
+                    target = child if child is not None else self.subsumer
+                    self.graph_edges.append((node, target, self.model.event_names[e.event]))
                 if bad is not None:
                     if child is None:
                         # Subsumed, but still the first state found breaking the property.

@@ -1,4 +1,4 @@
-"""The Z3 timing layer: the only module of kvrace that imports z3.
+"""Timed counterexamples: timestamps and feasible parameter regions of a trace.
 
 A discrete trace — the edges a run took and the states it passed — fixes which
 clock constraints must hold when.  With one timestamp per step, the clock
@@ -10,8 +10,9 @@ a linear constraint over the timestamps and the timing parameters.
   readable times: consecutive events one time unit apart wherever the model
   allows it (so a diagram does not pile every event on one instant), then the
   last time and the sum of all times minimised;
-* :func:`feasible_region` eliminates the timestamps and returns the exact
-  parameter region in which the same sequence of events is possible.
+* :func:`checker.smt.synth.trace_region` eliminates the timestamps and
+  returns the exact parameter region in which the same sequence of events is
+  possible.
 
 Every query runs with a fixed random seed and a timeout; ``unknown`` is
 reported as such (:class:`SolverUnknown`), never read as "infeasible".
@@ -152,38 +153,3 @@ def timestamps(
         if res == z3.unknown:
             raise SolverUnknown(opt.reason_unknown())
     raise ValueError("the trace is not feasible in time")
-
-
-def feasible_region(model: TimedModel, shape: TraceShape, free: Sequence[str],
-                    values: Mapping[str, Fraction]) -> str:
-    """The parameter region (over ``free``; other parameters fixed at ``values``)
-    in which this sequence of events is feasible, as a simplified constraint."""
-    _solver_params()
-    pvars = {p: z3.Real(p) if p in free else z3.RealVal(str(values[p])) for p in model.params}
-
-    def bound(i: int) -> z3.ArithRef:
-        return _lin(model.bounds[i], pvars)
-
-    times, cons = _constraints(model, shape, bound, None)
-    ranges: list[z3.BoolRef] = []
-    for p in free:
-        prm = model.params[p]
-        v = pvars[p]
-        if prm.lo is not None:
-            lo = z3.RealVal(str(prm.lo))
-            ranges.append(v > lo if prm.lo_open else v >= lo)
-        if prm.hi is not None:
-            hi = z3.RealVal(str(prm.hi))
-            ranges.append(v < hi if prm.hi_open else v <= hi)
-    body = z3.Exists(times, z3.And(*cons)) if times else z3.And(*cons)
-    goal = z3.Goal()
-    goal.add(body)
-    goal.add(*ranges)
-    tactic = z3.Then(z3.Tactic("qe"), z3.Tactic("ctx-solver-simplify"))
-    tactic = z3.TryFor(tactic, TIMEOUT_MS)
-    try:
-        result = tactic(goal)
-    except z3.Z3Exception as exc:
-        raise SolverUnknown(str(exc)) from None
-    formulas = [f for g in result for f in g]
-    return " and ".join(str(f) for f in formulas) if formulas else "true"

@@ -1,0 +1,234 @@
+"""Convex polyhedra over clocks and timing parameters, for parametric zones.
+
+A polyhedron is a conjunction of linear constraints ``sum(a_v * v) + c < 0``
+(or ``<= 0``) with exact rational coefficients.  Variables are strings:
+``c<id>`` for clock ``id`` and ``p:<name>`` for a parameter.  Projection
+(existential elimination of a variable) is Fourier–Motzkin, exact over the
+reals and strict-aware; Z3 decides satisfiability and implication and removes
+redundant constraints, which keeps Fourier–Motzkin small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import z3
+
+from checker.smt.timing import SEED, TIMEOUT_MS, SolverUnknown
+
+Coefs = tuple[tuple[str, Fraction], ...]
+
+
+def clock_var(c: int) -> str:
+    """The variable name of clock ``c``."""
+    return f"c{c}"
+
+
+def param_var(p: str) -> str:
+    """The variable name of parameter ``p``."""
+    return f"p:{p}"
+
+
+@dataclass(frozen=True, order=True)
+class Lin:
+    """``sum(coefs) + const < 0`` if ``strict`` else ``<= 0``, normalised."""
+
+    coefs: Coefs
+    const: Fraction
+    strict: bool
+
+    @staticmethod
+    def make(coefs: Mapping[str, Fraction], const: Fraction, strict: bool) -> Lin:
+        """A normalised constraint: zero coefficients dropped, leading |coef| = 1."""
+        items = tuple(sorted((v, Fraction(a)) for v, a in coefs.items() if a != 0))
+        if items:
+            scale = abs(items[0][1])
+            items = tuple((v, a / scale) for v, a in items)
+            const = Fraction(const) / scale
+        return Lin(items, Fraction(const), strict)
+
+    def trivial(self) -> bool | None:
+        """True if always satisfied, False if never, None if it has variables."""
+        if self.coefs:
+            return None
+        return self.const < 0 if self.strict else self.const <= 0
+
+    def coef(self, v: str) -> Fraction:
+        """The coefficient of ``v`` (0 if absent)."""
+        for name, a in self.coefs:
+            if name == v:
+                return a
+        return Fraction(0)
+
+    def negate(self) -> Lin:
+        """The complement: ``not (e < 0)`` is ``-e <= 0``."""
+        return Lin.make({v: -a for v, a in self.coefs}, -self.const, not self.strict)
+
+    def vars(self) -> set[str]:
+        """The variables of the constraint."""
+        return {v for v, _ in self.coefs}
+
+
+class Z3Context:
+    """Z3 variables and a solver reused across queries (fixed seed, timeout)."""
+
+    def __init__(self) -> None:
+        z3.set_param("smt.random_seed", SEED)
+        self.vars: dict[str, z3.ArithRef] = {}
+        self.exprs: dict[Lin, z3.BoolRef] = {}
+        self.solver = z3.Solver()
+        self.solver.set("timeout", TIMEOUT_MS)
+        self.solver.set("random_seed", SEED)
+        self.queries = 0
+
+    def var(self, name: str) -> z3.ArithRef:
+        got = self.vars.get(name)
+        if got is None:
+            got = z3.Real(name)
+            self.vars[name] = got
+        return got
+
+    def expr(self, c: Lin) -> z3.BoolRef:
+        """A constraint as a Z3 formula (memoised)."""
+        got = self.exprs.get(c)
+        if got is None:
+            got = self._expr(c)
+            self.exprs[c] = got
+        return got
+
+    def _expr(self, c: Lin) -> z3.BoolRef:
+        term: z3.ArithRef = z3.RealVal(str(c.const))
+        for v, a in c.coefs:
+            term = term + z3.RealVal(str(a)) * self.var(v)
+        return term < 0 if c.strict else term <= 0
+
+    def sat(self, cons: Iterable[Lin], extra: Iterable[z3.BoolRef] = ()) -> bool:
+        """Whether the conjunction is satisfiable; raises SolverUnknown."""
+        self.queries += 1
+        s = self.solver
+        s.push()
+        try:
+            for c in cons:
+                s.add(self.expr(c))
+            for e in extra:
+                s.add(e)
+            r = s.check()
+        finally:
+            s.pop()
+        if r == z3.unknown:
+            raise SolverUnknown(s.reason_unknown())
+        return bool(r == z3.sat)
+
+    def model(self, cons: Iterable[Lin], extra: Iterable[z3.BoolRef] = ()
+              ) -> dict[str, Fraction] | None:
+        """A satisfying assignment of the conjunction, or None."""
+        s = z3.Solver()
+        s.set("timeout", TIMEOUT_MS)
+        s.set("random_seed", SEED)
+        for c in cons:
+            s.add(self.expr(c))
+        for e in extra:
+            s.add(e)
+        r = s.check()
+        if r == z3.unknown:
+            raise SolverUnknown(s.reason_unknown())
+        if r != z3.sat:
+            return None
+        m = s.model()
+        out: dict[str, Fraction] = {}
+        for name, v in self.vars.items():
+            val = m.eval(v, model_completion=True)
+            out[name] = Fraction(val.numerator_as_long(), val.denominator_as_long())
+        return out
+
+
+def dedupe(cons: Iterable[Lin]) -> list[Lin] | None:
+    """Drop tautologies and, per coefficient vector, all but the tightest bound.
+
+    Returns None if a constraint is contradictory on its own.
+    """
+    best: dict[Coefs, Lin] = {}
+    for c in cons:
+        t = c.trivial()
+        if t is True:
+            continue
+        if t is False:
+            return None
+        old = best.get(c.coefs)
+        # e + k <= 0 is tighter for larger k; at equal k, strict is tighter.
+        if old is None or c.const > old.const or (c.const == old.const and c.strict):
+            best[c.coefs] = c
+    return sorted(best.values())
+
+
+def eliminate(cons: Sequence[Lin], v: str) -> list[Lin] | None:
+    """Fourier–Motzkin: the projection of ``cons`` that forgets ``v``."""
+    pos: list[tuple[Lin, Fraction]] = []
+    neg: list[tuple[Lin, Fraction]] = []
+    rest: list[Lin] = []
+    for c in cons:
+        a = c.coef(v)
+        if a > 0:
+            pos.append((c, a))
+        elif a < 0:
+            neg.append((c, -a))
+        else:
+            rest.append(c)
+    for p, a in pos:
+        for q, b in neg:
+            coefs: dict[str, Fraction] = {}
+            for name, x in p.coefs:
+                coefs[name] = coefs.get(name, Fraction(0)) + x / a
+            for name, x in q.coefs:
+                coefs[name] = coefs.get(name, Fraction(0)) + x / b
+            coefs.pop(v, None)
+            rest.append(Lin.make(coefs, p.const / a + q.const / b, p.strict or q.strict))
+    return dedupe(rest)
+
+
+def remove_redundant(ctx: Z3Context, cons: Sequence[Lin],
+                     known: frozenset[Lin] | set[Lin] = frozenset()) -> list[Lin]:
+    """Drop constraints implied by the others.
+
+    Constraints in ``known`` (already part of a minimal system the others were
+    added to) are not tested, which keeps the number of solver queries down;
+    the result may then keep a few redundant constraints, which is harmless.
+    One solver holds every constraint behind an assumption literal, so each
+    test only switches literals instead of re-asserting the system.
+    """
+    kept = list(cons)
+    todo = [i for i, c in enumerate(kept) if c not in known]
+    if not todo:
+        return kept
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    s.set("random_seed", SEED)
+    on = [z3.Bool(f"on{i}") for i in range(len(kept))]
+    for i, c in enumerate(kept):
+        s.add(z3.Implies(on[i], ctx.expr(c)))
+    off = z3.Bool("off")
+    alive = [True] * len(kept)
+    for i in todo:
+        neg = z3.Bool(f"neg{i}")
+        s.add(z3.Implies(neg, ctx.expr(kept[i].negate())))
+        ctx.queries += 1
+        r = s.check(*[on[j] for j in range(len(kept)) if alive[j] and j != i], neg)
+        if r == z3.unknown:
+            raise SolverUnknown(s.reason_unknown())
+        if r == z3.unsat:
+            alive[i] = False
+    del off
+    return [c for c, a in zip(kept, alive, strict=True) if a]
+
+
+def implies(ctx: Z3Context, cons: Sequence[Lin], c: Lin) -> bool:
+    """Whether every point of ``cons`` satisfies ``c``."""
+    return not ctx.sat(cons, [ctx.expr(c.negate())])
+
+
+def included(ctx: Z3Context, small: Sequence[Lin], big: Sequence[Lin]) -> bool:
+    """Whether polyhedron ``small`` lies inside ``big``."""
+    have = set(small)
+    return all(c in have or implies(ctx, small, c) for c in big)

@@ -1,0 +1,608 @@
+"""Parameter synthesis and proof by parametric zone exploration (EFsynth).
+
+The algorithm is IMITATOR's EFsynth: explore symbolic states (discrete state,
+convex polyhedron over the live clocks *and* the free parameters) exactly as
+the zone explorer does — guard, reset, move to the target's live clocks,
+target deadlines, time elapse, deadlines again — but keep the parameters
+symbolic.  Every state where a property breaks contributes its projection onto
+the parameters to the *bad* region; the safe region is the declared ranges
+minus the bad region.
+
+* Sound and complete when exploration finishes: every reachable symbolic
+  state is visited (inclusion subsumption only drops states whose valuations
+  are all already covered, and branches whose parameters are already all bad
+  cannot add new bad parameters — constraints only shrink along a path).
+* Parametric exploration need not terminate on cyclic models (there is no
+  extrapolation with symbolic constants); limits end such a run as
+  *inconclusive*, never as a proof.
+* Properties covered: every ``assert``, ``invariant`` and bounded-response
+  property.  Deadlock freedom is not part of synthesis (it needs the
+  complement of a union of polyhedra); ``kvrace check`` covers it at
+  concrete values.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import z3
+
+from checker.explorer.search import live_clocks
+from checker.model.interface import GE, GT, LE, LT, ClockAtom, LinExpr, State, TimedModel
+from checker.smt.poly import (
+    Lin,
+    Z3Context,
+    clock_var,
+    dedupe,
+    eliminate,
+    included,
+    param_var,
+    remove_redundant,
+)
+from checker.smt.timing import SolverUnknown, TraceShape
+
+DELAY = "d"
+
+
+@dataclass
+class SynthStats:
+    """What a parametric exploration did."""
+
+    states: int = 0
+    symbolic_states: int = 0
+    transitions: int = 0
+    queries: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class Region:
+    """A set of parameter valuations: a union of convex polyhedra over the free
+    parameters (each a conjunction of :class:`Lin`)."""
+
+    pieces: list[list[Lin]] = field(default_factory=list)
+
+
+@dataclass
+class SynthResult:
+    """The outcome of a parametric exploration."""
+
+    complete: bool
+    free: list[str]
+    ranges: list[Lin]
+    bad: Region
+    stats: SynthStats
+    limit: str | None = None
+    properties: dict[int, str] = field(default_factory=dict)
+    """For each bad piece (by index), the property that broke there."""
+
+
+class _Limit(Exception):
+    pass
+
+
+def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
+    """The declared ranges of the free parameters as constraints."""
+    out: list[Lin] = []
+    for p in free:
+        prm = model.params[p]
+        v = param_var(p)
+        if prm.lo is not None:
+            out.append(Lin.make({v: Fraction(-1)}, prm.lo, prm.lo_open))
+        if prm.hi is not None:
+            out.append(Lin.make({v: Fraction(1)}, -prm.hi, prm.hi_open))
+    got = dedupe(out)
+    return got if got is not None else [Lin((), Fraction(1), False)]
+
+
+def bound_lin(b: LinExpr, free: Sequence[str], values: Mapping[str, Fraction]
+              ) -> tuple[dict[str, Fraction], Fraction]:
+    """A bound as (coefficients over free parameters, constant); fixed ones substituted."""
+    coefs: dict[str, Fraction] = {}
+    const = b.const
+    for p, a in b.terms:
+        if p in free:
+            coefs[param_var(p)] = coefs.get(param_var(p), Fraction(0)) + a
+        else:
+            const += a * values[p]
+    return coefs, const
+
+
+def atom_lin(a: ClockAtom, bounds: Sequence[tuple[dict[str, Fraction], Fraction]]) -> Lin:
+    """``clock op bound`` as a normalised constraint."""
+    coefs, const = bounds[a.bound]
+    x = clock_var(a.clock)
+    if a.op in (LE, LT):  # x - b (<|<=) 0
+        cs = {k: -v for k, v in coefs.items()}
+        cs[x] = cs.get(x, Fraction(0)) + 1
+        return Lin.make(cs, -const, a.op == LT)
+    cs = dict(coefs)  # b - x (<|<=) 0
+    cs[x] = cs.get(x, Fraction(0)) - 1
+    return Lin.make(cs, const, a.op == GT)
+
+
+class _Parametric:
+    def __init__(self, model: TimedModel, free: Sequence[str], base: Sequence[Lin],
+                 max_states: int | None, timeout: float | None, symmetry: bool) -> None:
+        self.model = model
+        self.free = list(free)
+        self.ctx = Z3Context()
+        self.bounds = [bound_lin(b, self.free, model.values) for b in model.bounds]
+        self.base = list(base)
+        self.max_states = max_states
+        self.start = time.monotonic()
+        self.deadline = self.start + timeout if timeout is not None else None
+        self.live = live_clocks(model)
+        self.syms = list(model.symmetries()) if symmetry else []
+        self.stats = SynthStats()
+        self.bad = Region()
+        self.bad_props: list[str] = []
+        self.passed: dict[State, list[list[Lin]]] = {}
+        self.params = {param_var(p) for p in self.free}
+
+    # ---- polyhedra operations ----------------------------------------------------------
+    def atoms(self, atoms: Sequence[ClockAtom]) -> list[Lin]:
+        return [atom_lin(a, self.bounds) for a in atoms]
+
+    def conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
+        got = dedupe([*poly, *extra])
+        if got is None or not self.ctx.sat(got):
+            return None
+        return got
+
+    def forget(self, poly: Sequence[Lin], variables: Sequence[str]) -> list[Lin] | None:
+        cur: list[Lin] | None = list(poly)
+        for v in variables:
+            assert cur is not None
+            cur = eliminate(cur, v)
+            if cur is None:
+                return None
+        return cur
+
+    def elapse(self, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
+        """Time successors: every clock advances by the same d >= 0."""
+        names = {clock_var(c) for c in clocks}
+        shifted: list[Lin] = []
+        for c in poly:
+            total = sum((a for v, a in c.coefs if v in names), Fraction(0))
+            if total == 0:
+                shifted.append(c)
+                continue
+            coefs = dict(c.coefs)
+            coefs[DELAY] = -total
+            shifted.append(Lin.make(coefs, c.const, c.strict))
+        shifted.append(Lin.make({DELAY: Fraction(-1)}, Fraction(0), False))
+        return eliminate(shifted, DELAY)
+
+    def params_of(self, poly: Sequence[Lin]) -> list[Lin] | None:
+        clocks = sorted({v for c in poly for v in c.vars()} - self.params)
+        got = self.forget(poly, clocks)
+        if got is None:
+            return None
+        return remove_redundant(self.ctx, got)
+
+    def close(self, s: State, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
+        inv = self.atoms(self.model.deadlines(s))
+        cur = self.conj(poly, inv)
+        if cur is None:
+            return None
+        cur = self.elapse(cur, clocks)
+        if cur is None:
+            return None
+        cur = self.conj(cur, inv)
+        if cur is None:
+            return None
+        return remove_redundant(self.ctx, cur, set(poly))
+
+    # ---- bad region ------------------------------------------------------------------------
+    def covered(self, params: Sequence[Lin]) -> bool:
+        """Whether every parameter valuation of ``params`` is already known bad."""
+        if not self.bad.pieces:
+            return False
+        ctx = self.ctx
+        outside = [z3.Not(z3.And(*[ctx.expr(c) for c in piece])) for piece in self.bad.pieces]
+        return not ctx.sat(params, outside)
+
+    def add_bad(self, params: list[Lin], prop: str) -> None:
+        for piece in self.bad.pieces:
+            if included(self.ctx, params, piece):
+                return
+        keep = [i for i, piece in enumerate(self.bad.pieces)
+                if not included(self.ctx, piece, params)]
+        self.bad.pieces = [self.bad.pieces[i] for i in keep] + [params]
+        self.bad_props = [self.bad_props[i] for i in keep] + [prop]
+
+    def report(self, poly: Sequence[Lin], prop: str) -> None:
+        params = self.params_of(poly)
+        if params is not None:
+            self.add_bad(params, prop)
+
+    # ---- symmetry and storage ----------------------------------------------------------------
+    def canonical(self, s: State, poly: list[Lin]) -> tuple[State, list[Lin]]:
+        best_s, best_p = s, poly
+        for sym in self.syms:
+            t = sym.state(s)
+            if t < best_s:
+                renamed: list[Lin] = []
+                for c in poly:
+                    coefs = {
+                        (clock_var(sym.clocks[int(v[1:])]) if v.startswith("c") else v): a
+                        for v, a in c.coefs
+                    }
+                    renamed.append(Lin.make(coefs, c.const, c.strict))
+                best_s, best_p = t, sorted(renamed)
+        return best_s, best_p
+
+    def store(self, s: State, poly: list[Lin]) -> bool:
+        polys = self.passed.get(s)
+        if polys is None:
+            polys = []
+            self.passed[s] = polys
+            self.stats.states += 1
+        else:
+            for old in polys:
+                if included(self.ctx, poly, old):
+                    return False
+            polys[:] = [old for old in polys if not included(self.ctx, old, poly)]
+        polys.append(poly)
+        self.stats.symbolic_states += 1
+        if self.max_states is not None and self.stats.symbolic_states > self.max_states:
+            raise _Limit(f"state limit ({self.max_states}) reached")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _Limit("time limit reached")
+        return True
+
+    def clocks_of(self, s: State) -> list[int]:
+        mask = self.live.get(s) if self.live is not None else None
+        if mask is None:
+            return list(range(len(self.model.clock_names)))
+        return [c for c in range(len(self.model.clock_names)) if mask >> c & 1]
+
+    def check_state(self, s: State, poly: Sequence[Lin]) -> bool:
+        """Report the properties (s, poly) breaks; True if it breaks any outright."""
+        viol = self.model.violations(s)
+        if viol:
+            self.report(poly, viol[0].property)
+            return True
+        for h in self.model.hazards(s):
+            got = self.conj(poly, self.atoms(h.atoms))
+            if got is not None:
+                self.report(got, h.property)
+        return False
+
+    # ---- search ----------------------------------------------------------------------------
+    def run(self) -> SynthResult:
+        ranges = range_constraints(self.model, self.free)
+        limit = None
+        try:
+            self.search(ranges)
+        except _Limit as lim:
+            limit = str(lim)
+        self.stats.seconds = time.monotonic() - self.start
+        self.stats.queries = self.ctx.queries
+        props = dict(enumerate(self.bad_props))
+        return SynthResult(limit is None, self.free, ranges, self.bad, self.stats, limit, props)
+
+    def search(self, ranges: list[Lin]) -> None:
+        model = self.model
+        frontier: deque[tuple[State, list[Lin]]] = deque()
+        for s0 in model.initial_states():
+            clocks = self.clocks_of(s0)
+            zero = [Lin.make({clock_var(c): Fraction(1)}, Fraction(0), False) for c in clocks]
+            zero += [Lin.make({clock_var(c): Fraction(-1)}, Fraction(0), False) for c in clocks]
+            start = self.conj([*ranges, *self.base], zero)
+            if start is None:
+                continue
+            poly = self.close(s0, start, clocks)
+            if poly is None:
+                continue
+            cs, cp = self.canonical(s0, poly)
+            if not self.store(cs, cp):
+                continue
+            if not self.check_state(s0, poly):
+                frontier.append((cs, cp))
+        while frontier:
+            s, poly = frontier.popleft()
+            if self.bad.pieces:
+                params = self.params_of(poly)
+                if params is None or self.covered(params):
+                    continue  # nothing new can be learned below this state
+            clocks = self.clocks_of(s)
+            for e in model.edges(s):
+                g = self.conj(poly, self.atoms(e.guard))
+                if g is None:
+                    continue
+                self.stats.transitions += 1
+                if e.failure is not None:
+                    self.report(g, "assert")
+                    continue
+                t = e.target
+                tclocks = self.clocks_of(t)
+                resets = set(e.resets)
+                drop = [clock_var(c) for c in clocks if c in resets or c not in tclocks]
+                cur = self.forget(g, drop)
+                if cur is None:
+                    continue
+                for c in tclocks:
+                    if c in resets or c not in clocks:
+                        x = clock_var(c)
+                        cur += [Lin.make({x: Fraction(1)}, Fraction(0), False),
+                                Lin.make({x: Fraction(-1)}, Fraction(0), False)]
+                nxt = self.close(t, cur, tclocks)
+                if nxt is None:
+                    continue
+                cs, cp = self.canonical(t, nxt)
+                if not self.store(cs, cp):
+                    continue
+                if not self.check_state(t, nxt):
+                    frontier.append((cs, cp))
+
+
+def explore_parametric(
+    model: TimedModel,
+    free: Sequence[str],
+    base: Sequence[Lin] = (),
+    max_states: int | None = None,
+    timeout: float | None = None,
+    symmetry: bool = True,
+) -> SynthResult:
+    """The bad parameter region of ``model`` over ``free`` (others at their values).
+
+    ``base`` restricts the parameters explored (e.g. an assumption).  Raises
+    SolverUnknown if Z3 cannot decide a query.
+    """
+    return _Parametric(model, free, base, max_states, timeout, symmetry).run()
+
+
+__all__ = [
+    "Region",
+    "SolverUnknown",
+    "SynthResult",
+    "SynthStats",
+    "explore_parametric",
+    "range_constraints",
+]
+
+
+# ---- presenting regions ---------------------------------------------------------------------
+
+
+def _term(a: Fraction, name: str) -> str:
+    if a == 1:
+        return name
+    num = str(a.numerator) if a.denominator == 1 else f"{a.numerator}/{a.denominator}"
+    return f"{num}*{name}"
+
+
+def _ordered(terms: list[tuple[str, Fraction]], order: Sequence[str]
+             ) -> list[tuple[str, Fraction]]:
+    rank = {param_var(p): i for i, p in enumerate(order)}
+    return sorted(terms, key=lambda t: (rank.get(t[0], len(rank)), t[0]))
+
+
+def _side(terms: list[tuple[str, Fraction]], const: Fraction) -> str:
+    parts = [_term(a, v.removeprefix("p:")) for v, a in terms]
+    if const != 0 or not parts:
+        num = str(const.numerator) if const.denominator == 1 else str(float(const))
+        if parts and const < 0:
+            return " + ".join(parts) + f" - {num.lstrip('-')}"
+        parts.append(num)
+    return " + ".join(parts)
+
+
+_FLIP_OP = {"<": ">", "<=": ">="}
+
+
+def lin_text(c: Lin, order: Sequence[str] = ()) -> str:
+    """A parameter constraint as a person writes it, e.g. ``T_hold > T_prop + T_flight``
+    (terms in the parameters' declaration ``order``)."""
+    pos = _ordered([(v, a) for v, a in c.coefs if a > 0], order)
+    neg = _ordered([(v, -a) for v, a in c.coefs if a < 0], order)
+    op = "<" if c.strict else "<="
+    # pos + const op neg  ==>  write the side with fewer terms first.
+    if len(neg) < len(pos) or (len(neg) == len(pos) and neg and neg[0][0] < pos[0][0]):
+        return f"{_side(neg, Fraction(0))} {_FLIP_OP[op]} {_side(pos, c.const)}"
+    if not pos:
+        return f"{_side(neg, Fraction(0))} {_FLIP_OP[op]} {_side([], c.const)}"
+    return f"{_side(pos, c.const)} {op} {_side(neg, Fraction(0))}"
+
+
+def essential(ctx: Z3Context, piece: Sequence[Lin], ranges: Sequence[Lin]) -> list[Lin]:
+    """``piece`` without the constraints the ranges (and the rest of it) imply."""
+    kept = [c for c in piece if c not in set(ranges)]
+    i = 0
+    while i < len(kept):
+        others = [*ranges, *kept[:i], *kept[i + 1:]]
+        if not ctx.sat(others, [ctx.expr(kept[i].negate())]):
+            kept.pop(i)
+        else:
+            i += 1
+    return kept
+
+
+def safe_region(result: SynthResult) -> list[list[Lin]]:
+    """The safe region as a conjunction of disjunctions of constraints (CNF) — to be
+    read together with the ranges.  ``[]`` is "every value"; ``[[]]`` is "none"."""
+    ctx = Z3Context()
+    cnf: list[list[Lin]] = []
+    for piece in result.bad.pieces:
+        core = essential(ctx, piece, result.ranges)
+        cnf.append(sorted(c.negate() for c in core))
+    return sorted(cnf)
+
+
+def region_text(cnf: Sequence[Sequence[Lin]], order: Sequence[str] = ()) -> str:
+    """A CNF region as readable text."""
+    if not cnf:
+        return "true"
+    if any(not clause for clause in cnf):
+        return "false"
+    parts = []
+    for clause in cnf:
+        text = " or ".join(lin_text(c, order) for c in clause)
+        parts.append(f"({text})" if len(clause) > 1 and len(cnf) > 1 else text)
+    return " and ".join(parts)
+
+
+def region_z3(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin]) -> z3.BoolRef:
+    """The region (within the ranges) as a Z3 formula over Reals named after the
+    parameters."""
+    ctx = Z3Context()
+    ctx.vars = {}
+
+    def e(c: Lin) -> z3.BoolRef:
+        term: z3.ArithRef = z3.RealVal(str(c.const))
+        for v, a in c.coefs:
+            term = term + z3.RealVal(str(a)) * z3.Real(v.removeprefix("p:"))
+        return term < 0 if c.strict else term <= 0
+
+    clauses = [z3.Or(*[e(c) for c in clause]) if clause else z3.BoolVal(False)
+               for clause in cnf]
+    return z3.And(*[e(c) for c in ranges], *clauses)
+
+
+def region_smtlib(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin], free: Sequence[str]
+                  ) -> str:
+    """The region as an SMT-LIB script (declarations and one assertion)."""
+    decls = "".join(f"(declare-const {p} Real)\n" for p in free)
+    return decls + f"(assert {region_z3(cnf, ranges).sexpr()})\n"
+
+
+def nearest_point(ctx: Z3Context, cons: Sequence[Lin], extra: Sequence[z3.BoolRef],
+                  free: Sequence[str], defaults: Mapping[str, Fraction]
+                  ) -> dict[str, Fraction] | None:
+    """A point of the region closest (L1) to the defaults, preferring simple numbers."""
+    names = [param_var(p) for p in free]
+    for gap in (Fraction(1), Fraction(1, 2), Fraction(1, 10), Fraction(1, 1000), None):
+        opt = z3.Optimize()
+        opt.set("timeout", 20_000)
+        for c in cons:
+            if c.strict and gap is not None:
+                c = Lin(c.coefs, c.const + gap, False)
+            opt.add(ctx.expr(c))
+        for x in extra:
+            opt.add(x)
+        dist = []
+        for p, n in zip(free, names, strict=True):
+            v = ctx.var(n)
+            d = z3.Real(f"dist_{p}")
+            opt.add(d >= v - z3.RealVal(str(defaults[p])), d >= z3.RealVal(str(defaults[p])) - v)
+            dist.append(d)
+        if dist:
+            opt.minimize(z3.Sum(*dist))
+        r = opt.check()
+        if r == z3.sat:
+            m = opt.model()
+            out = {}
+            for p, n in zip(free, names, strict=True):
+                val = m.eval(ctx.var(n), model_completion=True)
+                out[p] = Fraction(val.numerator_as_long(), val.denominator_as_long())
+            return out
+        if r == z3.unknown:
+            raise SolverUnknown(opt.reason_unknown())
+    return None
+
+
+@dataclass
+class ProveResult:
+    """The outcome of ``prove``: whether the assumption implies safety."""
+
+    status: str  # "proved" | "refuted" | "inconclusive"
+    synth: SynthResult
+    counterexample: dict[str, Fraction] | None = None
+    """Parameter values inside the assumption where a property breaks."""
+    boundary: dict[str, Fraction] | None = None
+    """When proved: values just outside the assumption (on its boundary) where a
+    property breaks — the bound is tight; None if no such point exists."""
+
+
+def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
+          max_states: int | None = None, timeout: float | None = None) -> ProveResult:
+    """Whether every property holds for every valuation of ``free`` in the ranges
+    that satisfies ``assumption`` (a conjunction)."""
+    result = explore_parametric(model, free, (), max_states, timeout)
+    ctx = Z3Context()
+    defaults = {p: model.values[p] for p in free}
+    inside = [*result.ranges, *assumption]
+    for piece in result.bad.pieces:
+        point = nearest_point(ctx, [*inside, *piece], [], free, defaults)
+        if point is not None:
+            return ProveResult("refuted", result, counterexample=point)
+    if not result.complete:
+        return ProveResult("inconclusive", result)
+    closure = [Lin(c.coefs, c.const, False) for c in assumption]
+    outside = z3.Or(*[ctx.expr(c.negate()) for c in assumption]) if assumption else \
+        z3.BoolVal(False)
+    for piece in result.bad.pieces:
+        point = nearest_point(ctx, [*result.ranges, *closure, *piece], [outside], free,
+                              defaults)
+        if point is not None:
+            return ProveResult("proved", result, boundary=point)
+    return ProveResult("proved", result)
+
+
+def trace_region(model: TimedModel, shape: TraceShape, free: Sequence[str]) -> list[Lin]:
+    """The exact parameter region (over ``free``, within the ranges; others at their
+    values) in which the trace's sequence of events is feasible: the trace's
+    timing constraints with every timestamp projected out (Fourier–Motzkin).
+    Returns the essential constraints (those the ranges do not imply)."""
+    bounds = [bound_lin(b, free, model.values) for b in model.bounds]
+    ranges = range_constraints(model, free)
+    cons: list[Lin] = []
+    n = len(shape.edges)
+    last_reset: dict[int, str | None] = {}
+
+    def atom(a: ClockAtom, now: str) -> Lin:
+        coefs, const = bounds[a.bound]
+        since = last_reset.get(a.clock)
+        # clock value = now - since  (since = t0 = 0 when never reset)
+        lhs: dict[str, Fraction] = {now: Fraction(1)}
+        if since is not None:
+            lhs[since] = lhs.get(since, Fraction(0)) - 1
+        if a.op in (LE, LT):
+            cs = dict(lhs)
+            for k, v in coefs.items():
+                cs[k] = cs.get(k, Fraction(0)) - v
+            return Lin.make(cs, -const, a.op == LT)
+        cs = {k: -v for k, v in lhs.items()}
+        for k, v in coefs.items():
+            cs[k] = cs.get(k, Fraction(0)) + v
+        return Lin.make(cs, const, a.op == GT)
+
+    def t(i: int) -> str:
+        return f"t{i}"
+
+    cons.extend(atom(a, t(0)) for a in model.deadlines(shape.states[0]))
+    cons.append(Lin.make({t(0): Fraction(1)}, Fraction(0), False))
+    cons.append(Lin.make({t(0): Fraction(-1)}, Fraction(0), False))
+    for i, e in enumerate(shape.edges):
+        now = t(i + 1)
+        cons.append(Lin.make({t(i): Fraction(1), now: Fraction(-1)}, Fraction(0), False))
+        cons.extend(atom(a, now) for a in model.deadlines(shape.states[i]))
+        cons.extend(atom(a, now) for a in e.guard)
+        if e.failure is not None:
+            break
+        for c in e.resets:
+            last_reset[c] = now
+        cons.extend(atom(a, now) for a in model.deadlines(shape.states[i + 1]))
+    if shape.hazard:
+        end = t(n + 1)
+        cons.append(Lin.make({t(n): Fraction(1), end: Fraction(-1)}, Fraction(0), False))
+        cons.extend(atom(a, end) for a in model.deadlines(shape.states[-1]))
+        cons.extend(atom(a, end) for a in shape.hazard)
+    ctx = Z3Context()
+    cur = dedupe([*cons, *ranges])
+    if cur is None or not ctx.sat(cur):
+        return [Lin((), Fraction(1), False)]
+    times = sorted({v for c in cur for v in c.vars() if v.startswith("t")},
+                   key=lambda v: -int(v[1:]))
+    for v in times:
+        got = eliminate(cur, v)
+        if got is None:
+            return [Lin((), Fraction(1), False)]
+        cur = remove_redundant(ctx, got)
+    return essential(ctx, cur, ranges)
