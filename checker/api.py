@@ -204,7 +204,8 @@ def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry:
         g.add_node(i, label=text, highlight=i in on_path)
     for a, b, label in result.graph.edges:
         if g.has_edge(a, b):
-            g.edges[a, b]["label"] += f"\n{label}"
+            if label not in g.edges[a, b]["label"].split("\n"):
+                g.edges[a, b]["label"] += f"\n{label}"
         else:
             g.add_edge(a, b, label=label)
     return g

@@ -122,6 +122,11 @@ class CheckResult:
     """Clock constants were multiplied by ``scale`` to make them integers."""
     graph: StateGraph | None = None
 
+    @property
+    def holds(self) -> bool:
+        """Whether exploration finished with no violation."""
+        return self.verdict == HOLDS
+
 
 @dataclass
 class StateGraph:
@@ -134,11 +139,6 @@ class StateGraph:
     edges: list[tuple[int, int, str]] = field(default_factory=list)
     violation: list[int] = field(default_factory=list)
     """Node ids of the path to the violation, if one was found."""
-
-    @property
-    def holds(self) -> bool:
-        """Whether exploration finished with no violation."""
-        return self.verdict == HOLDS
 
 
 class _Limit(Exception):

@@ -78,6 +78,8 @@ class Z3Context:
         z3.set_param("smt.random_seed", SEED)
         self.vars: dict[str, z3.ArithRef] = {}
         self.exprs: dict[Lin, z3.BoolRef] = {}
+        self.memo: dict[frozenset[Lin], bool] = {}
+        self.minimal: dict[tuple[frozenset[Lin], frozenset[Lin]], tuple[Lin, ...]] = {}
         self.solver = z3.Solver()
         self.solver.set("timeout", TIMEOUT_MS)
         self.solver.set("random_seed", SEED)
@@ -104,8 +106,20 @@ class Z3Context:
             term = term + z3.RealVal(str(a)) * self.var(v)
         return term < 0 if c.strict else term <= 0
 
-    def sat(self, cons: Iterable[Lin], extra: Iterable[z3.BoolRef] = ()) -> bool:
-        """Whether the conjunction is satisfiable; raises SolverUnknown."""
+    def sat(self, cons: Iterable[Lin], extra: Sequence[z3.BoolRef] = ()) -> bool:
+        """Whether the conjunction is satisfiable; raises SolverUnknown.
+
+        Queries without ``extra`` formulas are memoised."""
+        if not extra:
+            key = frozenset(cons)
+            got = self.memo.get(key)
+            if got is None:
+                got = self._sat(key, ())
+                self.memo[key] = got
+            return got
+        return self._sat(cons, extra)
+
+    def _sat(self, cons: Iterable[Lin], extra: Sequence[z3.BoolRef]) -> bool:
         self.queries += 1
         s = self.solver
         s.push()
@@ -195,37 +209,30 @@ def remove_redundant(ctx: Z3Context, cons: Sequence[Lin],
     Constraints in ``known`` (already part of a minimal system the others were
     added to) are not tested, which keeps the number of solver queries down;
     the result may then keep a few redundant constraints, which is harmless.
-    One solver holds every constraint behind an assumption literal, so each
-    test only switches literals instead of re-asserting the system.
+    Results are memoised: parametric exploration derives the same systems often.
     """
+    key = (frozenset(cons), frozenset(c for c in cons if c in known))
+    got = ctx.minimal.get(key)
+    if got is not None:
+        return list(got)
     kept = list(cons)
-    todo = [i for i, c in enumerate(kept) if c not in known]
-    if not todo:
-        return kept
-    s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
-    s.set("random_seed", SEED)
-    on = [z3.Bool(f"on{i}") for i in range(len(kept))]
-    for i, c in enumerate(kept):
-        s.add(z3.Implies(on[i], ctx.expr(c)))
-    off = z3.Bool("off")
-    alive = [True] * len(kept)
-    for i in todo:
-        neg = z3.Bool(f"neg{i}")
-        s.add(z3.Implies(neg, ctx.expr(kept[i].negate())))
-        ctx.queries += 1
-        r = s.check(*[on[j] for j in range(len(kept)) if alive[j] and j != i], neg)
-        if r == z3.unknown:
-            raise SolverUnknown(s.reason_unknown())
-        if r == z3.unsat:
-            alive[i] = False
-    del off
-    return [c for c, a in zip(kept, alive, strict=True) if a]
+    i = 0
+    while i < len(kept):
+        if kept[i] in known:
+            i += 1
+            continue
+        others = kept[:i] + kept[i + 1:]
+        if not ctx.sat([*others, kept[i].negate()]):
+            kept = others
+        else:
+            i += 1
+    ctx.minimal[key] = tuple(kept)
+    return kept
 
 
 def implies(ctx: Z3Context, cons: Sequence[Lin], c: Lin) -> bool:
     """Whether every point of ``cons`` satisfies ``c``."""
-    return not ctx.sat(cons, [ctx.expr(c.negate())])
+    return not ctx.sat([*cons, c.negate()])
 
 
 def included(ctx: Z3Context, small: Sequence[Lin], big: Sequence[Lin]) -> bool:

@@ -32,7 +32,7 @@ from fractions import Fraction
 import z3
 
 from checker.explorer.search import live_clocks
-from checker.model.interface import GE, GT, LE, LT, ClockAtom, LinExpr, State, TimedModel
+from checker.model.interface import GT, LE, LT, ClockAtom, LinExpr, State, TimedModel
 from checker.smt.poly import (
     Lin,
     Z3Context,
@@ -417,7 +417,7 @@ def essential(ctx: Z3Context, piece: Sequence[Lin], ranges: Sequence[Lin]) -> li
     i = 0
     while i < len(kept):
         others = [*ranges, *kept[:i], *kept[i + 1:]]
-        if not ctx.sat(others, [ctx.expr(kept[i].negate())]):
+        if not ctx.sat([*others, kept[i].negate()]):
             kept.pop(i)
         else:
             i += 1

@@ -1,0 +1,23 @@
+"""The committed artifacts (counterexamples/, spec/README.md) are up to date."""
+
+from __future__ import annotations
+
+from checker import artifacts
+
+
+def test_artifacts_are_fresh() -> None:
+    problems = artifacts.stale(artifacts.ROOT)
+    assert problems == [], (
+        "generated artifacts are stale; run `python -m checker.artifacts`:\n" + "\n".join(problems)
+    )
+
+
+def test_every_violated_spec_has_a_counterexample() -> None:
+    files = artifacts.generate(artifacts.ROOT)
+    readme = files["spec/README.md"].decode()
+    for line in readme.splitlines():
+        if "| violated" in line:
+            spec = line.split("`")[1]
+            stem = spec.rsplit("/", 1)[1].removesuffix(".kvr")
+            assert f"counterexamples/{stem}.json" in files
+            assert f"counterexamples/{stem}.dot" in files
