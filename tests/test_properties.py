@@ -136,16 +136,27 @@ var y : bool = false
 clock c
 event a.first() when not x and c < T do x := true
 event a.second() when x and not y do y := true
-deadline d: c <= T while not y
 invariant never_both_late: not (x and y)
 """
 
 
 def test_strict_bounds_are_exact() -> None:
     assert run(STRICT).prop == "never_both_late"
-    # With T = 0, `c < 0` never holds and time is stuck at 0: the only way out is gone.
-    assert run(STRICT, T=0).prop == "deadlock"
+    assert run(STRICT, T=0).verdict == "holds"  # `c < 0` never holds
     assert run(STRICT, T="0.001").prop == "never_both_late"
+
+
+def test_deadline_closed_at_the_boundary_is_a_deadlock() -> None:
+    # At c = T exactly, `c < T` no longer holds and the deadline stops time.
+    text = STRICT.replace("invariant", "deadline d: c <= T while not x\ninvariant")
+    assert run(text).prop == "deadlock"
+
+
+def test_initial_state_breaking_a_deadline_is_a_model_error() -> None:
+    text = STRICT.replace("invariant", "deadline d: c < T while not x\ninvariant")
+    o = run(text, T=0)
+    assert o.verdict == "error"
+    assert o.message is not None and "initial state" in o.message
 
 
 def test_fraction_parameters_scale_exactly() -> None:

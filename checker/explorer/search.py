@@ -625,7 +625,10 @@ class _Explorer:
             n = len(clocks) + 1
             z = dbm.zero(n)
             if not self.close(s0, z, n, pos):
-                continue
+                return self.finish(CheckResult(
+                    ERROR, "model error",
+                    "the initial state breaks a deadline: time cannot even start",
+                    [TraceStep(None, "initial", None, s0)]))
             bad = self.state_violation(s0, z, n, pos)
             self.extrapolate(s0, z, n, pos, lower, upper)
             cs, cz, k = self.canonical(s0, z, mask)
