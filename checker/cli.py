@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from checker.diagnostics import SpecError
 from checker.explorer import Limits, Options, Stats
 from checker.model import ir
+from checker.model.interface import ModelRuntimeError
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
@@ -177,7 +178,10 @@ def cmd_lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _fmt(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else str(float(x))
+    """An exact number: an integer, a short decimal, or a fraction ``a/b``."""
+    from checker.model.trace import fmt_time
+
+    return fmt_time(x)
 
 
 def describe_spec(spec: ir.Spec) -> str:
@@ -436,6 +440,10 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SolverUnknown as e:
         err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
         return EXIT_INCONCLUSIVE
+    except ModelRuntimeError as e:
+        err.write(f"{args.spec}: model error: {e.message}\n"
+                  "  (run `kvrace check` at concrete values for the trace)\n")
+        return EXIT_BAD_INPUT
     order = [p.name for p in spec.params]
     text = sy.region_text(cnf, order)
     ranges = ", ".join(f"{p} in {model.params[p].range_text()}" for p in free
@@ -525,6 +533,10 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SolverUnknown as e:
         err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
         return EXIT_INCONCLUSIVE
+    except ModelRuntimeError as e:
+        err.write(f"{args.spec}: model error: {e.message}\n"
+                  "  (run `kvrace check` at concrete values for the trace)\n")
+        return EXIT_BAD_INPUT
     st = res.synth.stats
     stats = (f"parametric zone exploration (EFsynth): {st.states} discrete states,"
              f" {st.symbolic_states} symbolic states, {st.queries} solver queries,"
@@ -555,12 +567,22 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         lines.append("PROVED: every assert, invariant and bounded response holds for every"
                      " parameter value in the ranges satisfying the assumption")
+        if res.vacuous:
+            lines.append("  warning: no parameter value in the ranges satisfies the assumption;"
+                         " the proof is vacuous")
         if res.boundary is not None:
             point = {**model.values, **res.boundary}
-            lines.append(f"  tight: a property breaks just outside it, at {_point_text(point)}")
+            lines.append(f"  tight: a property breaks on its boundary, at {_point_text(point)}")
             doc["boundary_counterexample"] = {k: _fmt(v) for k, v in point.items()}
+        elif res.outside is not None:
+            point = {**model.values, **res.outside}
+            lines.append("  not tight: no violation on its boundary; the nearest violation"
+                         f" outside it is at {_point_text(point)}")
+            doc["outside_counterexample"] = {k: _fmt(v) for k, v in point.items()}
         else:
-            lines.append("  not tight: no violation anywhere in the ranges outside it either")
+            lines.append("  not needed: no violation anywhere in the ranges")
+        doc["tight"] = res.boundary is not None
+        doc["vacuous"] = res.vacuous
     lines.append(stats)
     lines.append("deadlock freedom is not covered by prove; use `kvrace check`")
     if args.json:

@@ -19,6 +19,9 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+MAX_SHOWN = 100
+"""Diagnostics rendered by :meth:`SpecError.render` (the rest are counted)."""
+
 
 @dataclass(frozen=True)
 class Span:
@@ -54,33 +57,51 @@ class Diagnostic:
 
     def render(self, source: str | None) -> str:
         """The diagnostic as text, with the source line and a caret when available."""
+        return self.render_lines(source.split("\n") if source is not None else None)
+
+    def render_lines(self, src_lines: Sequence[str] | None) -> str:
+        """:meth:`render`, given the source already split into lines."""
         if self.span is None:
             head = f"{self.file}: error[{self.code}]: {self.message}"
             return "\n".join([head, *(f"   = {n}" for n in self.notes)])
         sp = self.span
         head = f"{self.file}:{sp.line}:{sp.column}: error[{self.code}]: {self.message}"
         lines = [head]
-        if source is not None:
-            src_lines = source.split("\n")
-            if 1 <= sp.line <= len(src_lines):
-                text = src_lines[sp.line - 1].replace("\t", " ")
-                if len(text) > 200:
-                    # Very long lines (minified or garbage input) are cut around the caret.
-                    start = max(0, sp.column - 80)
-                    text = text[start : start + 160]
-                    col = sp.column - start
-                else:
-                    col = sp.column
-                width = (sp.end_column - sp.column) if sp.end_line == sp.line else len(text) - col + 1
-                width = max(1, min(width, len(text) - col + 2))
-                gutter = str(sp.line)
-                pad = " " * len(gutter)
-                lines.append(f" {gutter} | {text}")
-                lines.append(f" {pad} | {' ' * (col - 1)}{'^' * width}")
-                lines.extend(f" {pad} = {n}" for n in self.notes)
-                return "\n".join(lines)
+        if src_lines is not None and 1 <= sp.line <= len(src_lines):
+            text = src_lines[sp.line - 1]
+            col = sp.column
+            if len(text) > 200:
+                # Very long lines (minified or garbage input) are cut around the caret.
+                start = max(0, sp.column - 80)
+                cut = text[start : start + 160]
+                col = sp.column - start
+                if start > 0:
+                    cut = "..." + cut
+                    col += 3
+                if start + 160 < len(text):
+                    cut += "..."
+                text = cut
+            text = _printable(text)
+            one_line = sp.end_line == sp.line
+            width = sp.end_column - sp.column if one_line else len(text) - col + 1
+            width = max(1, min(width, len(text) - col + 2))
+            gutter = str(sp.line)
+            pad = " " * len(gutter)
+            lines.append(f" {gutter} | {text}".rstrip())
+            lines.append(f" {pad} | {' ' * (col - 1)}{'^' * width}")
+            lines.extend(f" {pad} = {n}" for n in self.notes)
+            return "\n".join(lines)
         lines.extend(f"   = {n}" for n in self.notes)
         return "\n".join(lines)
+
+
+def _printable(line: str) -> str:
+    """A source line safe to print: tabs as spaces, other control characters as U+FFFD,
+    one character each so the caret stays aligned."""
+    out = line.replace("\t", " ")
+    if any(ord(c) < 32 or ord(c) == 127 for c in out):
+        out = "".join("\ufffd" if ord(c) < 32 or ord(c) == 127 else c for c in out)
+    return out
 
 
 class SpecError(Exception):
@@ -93,8 +114,11 @@ class SpecError(Exception):
 
     def render(self) -> str:
         """All diagnostics, rendered, separated by blank lines."""
-        parts = [d.render(self.source) for d in self.diagnostics]
+        src_lines = self.source.split("\n") if self.source is not None else None
+        parts = [d.render_lines(src_lines) for d in self.diagnostics[:MAX_SHOWN]]
         n = len(self.diagnostics)
+        if n > MAX_SHOWN:
+            parts.append(f"... and {n - MAX_SHOWN} more")
         parts.append(f"{n} error{'s' if n != 1 else ''} found")
         return "\n\n".join(parts)
 

@@ -224,6 +224,7 @@ class ParamDecl(Decl):
     hi_open: bool
     default: Fraction | None
     default_span: Span | None
+    range_span: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,8 @@ class EventRef:
     name: str
     span: Span
     args: tuple[Expr, ...]
+    name_span: Span | None = None
+    """Where ``actor.event`` is written (``span`` covers the whole clause)."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,23 @@ from checker.model import ir
 from checker.model.interface import GE, GT, LE, LT, NEGATED_OP, LinExpr, Param
 
 MAX_CELLS = 1 << 16
+"""Cells of one variable, instances of one clock family, event or property; also
+the totals of state cells, clock instances and event instances."""
 MAX_BRANCHES = 64
+"""Convex branches of one guard, and instances of one quantifier over clocks."""
+MAX_ERRORS = 50
+"""Diagnostics reported before giving up."""
+
+_CLOCK_HELP = {
+    "an invariant": "help: an invariant is about data; to bound a clock, write"
+    " `deadline NAME: clock <= bound while ...`",
+    "a `do` block": "help: a `do` block cannot test clocks; put the clock constraint in the"
+    " event's `when` guard",
+    "a `while` condition": "help: the `while` condition is about data; the clock bound goes"
+    " before `while`",
+    "a property": "help: in `P leadsto Q within T`, P and Q are about data and T bounds the time",
+    "an initial value": "help: every clock starts at 0",
+}
 
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, "==": "==", "!=": "!="}
 
@@ -49,6 +65,23 @@ BOOL_T = Ty("bool", ir.BOOL)
 INT_T = Ty("int")
 NONE_T = Ty("none")
 ERR_T = Ty("error")
+
+
+def _num(x: Fraction) -> str:
+    """A number as written in a spec: ``2``, ``2.5``."""
+    for digits in range(40):
+        scaled = x * 10**digits
+        if scaled.denominator == 1:
+            if digits == 0:
+                return str(scaled.numerator)
+            sign = "-" if scaled < 0 else ""
+            whole, frac = divmod(abs(scaled.numerator), 10**digits)
+            return f"{sign}{whole}.{frac:0{digits}d}"
+    return str(x)
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
 
 
 def ty_of(vt: ir.ValueType) -> Ty:
@@ -80,17 +113,41 @@ class Elaborator:
         self.clocks: dict[str, ir.Clock] = {}
         self.labels: dict[str, list[ir.FiniteType]] = {}
         self.event_sigs: dict[tuple[str, str], tuple[ir.FiniteType, ...]] = {}
+        self.event_lines: dict[tuple[str, str], int] = {}
         self.global_spans: dict[str, Span] = {}
+        self.poisoned: set[str] = set()
+        """Names (and ``actor.event`` labels) whose declaration had an error: their uses
+        are not reported again."""
         self.scope = _Scope()
-        self.clocks_ok = False
+        self.clocks_ok = False  # a clock constraint may stand here (guard or deadline, top level)
+        self.clock_zone = False  # inside a guard or deadline, maybe under a data operator
+        self.place = "an expression"  # where we are, for messages
+        self.bound_what = "a clock bound"  # what `linear` is checking, for messages
         self.state_size = 0
         self.clock_count = 0
+        self.event_count = 0
 
     # ---- diagnostics -----------------------------------------------------------
     def error(self, code: str, message: str, span: Span | None, *notes: str) -> None:
+        if len(self.diags) > MAX_ERRORS:
+            return
+        if len(self.diags) == MAX_ERRORS:
+            code, message, notes = "KVR007", f"too many errors; stopped after {MAX_ERRORS}", ()
         self.diags.append(Diagnostic(code, message, self.file.path, span, tuple(notes)))
 
+    def text(self, span: Span) -> str:
+        """The source text of a one-line span (empty if it spans lines)."""
+        if span.line != span.end_line:
+            return ""
+        lines = self.source.split("\n", span.line)
+        if span.line > len(lines):
+            return ""
+        return lines[span.line - 1][span.column - 1 : span.end_column - 1]
+
     def declare_global(self, name: str, span: Span, what: str) -> bool:
+        if name == "bool":
+            self.error("KVR102", "`bool` is a built-in type and cannot be declared again", span)
+            return False
         if name in self.global_spans or name in self.types:
             prev = self.global_spans.get(name)
             where = f" (first declared at line {prev.line})" if prev else ""
@@ -111,7 +168,10 @@ class Elaborator:
             elif isinstance(d, ast.ActorDecl):
                 for name, sp in d.names:
                     if name in self.actors:
-                        self.error("KVR102", f"actor `{name}` is already declared", sp)
+                        self.error(
+                            "KVR102", f"actor `{name}` is already declared (first declared at"
+                            f" line {self.actors[name].line})", sp,
+                        )
                     else:
                         self.actors[name] = sp
             elif isinstance(d, ast.VarDecl):
@@ -143,10 +203,12 @@ class Elaborator:
                 if resp is not None:
                     responses.append(resp)
         if not self.actors and not self.diags:
-            self.error("KVR108", "no actor declared: add `actor NAME, ...`", self.file.model_span)
+            self.error("KVR108", "no actor declared", self.file.model_span,
+                       "help: declare the lanes of the diagram, as in `actor router, decode`")
         if not events and not self.diags:
-            self.error("KVR109", "no event declared", self.file.model_span)
-        self.check_property_names(invariants, responses)
+            self.error("KVR109", "no event declared", self.file.model_span,
+                       "help: declare one, as in `event ACTOR.NAME(r: Req) when ... do ...`")
+        self.check_property_names()
         if self.diags:
             raise SpecError(self.diags, self.source)
         user_types = tuple(t for n, t in self.types.items() if n != "bool")
@@ -167,14 +229,20 @@ class Elaborator:
             source=self.source,
         )
 
-    def check_property_names(
-        self, invariants: list[ir.Invariant], responses: list[ir.Response]
-    ) -> None:
+    def check_property_names(self) -> None:
         seen: dict[str, Span] = {}
-        for p in [*invariants, *responses]:
-            if p.name in seen:
-                self.error("KVR102", f"property `{p.name}` is already declared", p.span)
-            seen[p.name] = p.span
+        for d in self.file.decls:
+            if not isinstance(d, (ast.InvariantDecl, ast.PropertyDecl)):
+                continue
+            if d.name in seen:
+                self.error(
+                    "KVR102",
+                    f"property `{d.name}` is already declared (first declared at line"
+                    f" {seen[d.name].line})",
+                    d.name_span,
+                )
+                continue
+            seen[d.name] = d.name_span
 
     # ---- types -----------------------------------------------------------------------
     def type_decl(self, d: ast.TypeDecl) -> None:
@@ -186,7 +254,9 @@ class Elaborator:
         elif isinstance(body, ast.RangeType):
             if d.symmetric:
                 self.error(
-                    "KVR306", "only enumerations can be `symmetric`, not integer ranges", d.span
+                    "KVR306", "only enumerations can be `symmetric`, not integer ranges",
+                    Span(d.span.line, d.span.column, d.span.line, d.span.column + 9),
+                    "help: drop `symmetric`, or declare an enumeration such as `{s0, s1, s2}`",
                 )
             ft = self.range_(body, d.name)
         else:  # pragma: no cover - grammar allows nothing else
@@ -194,6 +264,8 @@ class Elaborator:
         if ft is not None:
             self.types[d.name] = ft
             self.type_spans[d.name] = d.name_span
+        else:
+            self.poisoned.add(d.name)
 
     def enum(self, body: ast.EnumType, name: str | None, symmetric: bool) -> ir.FiniteType | None:
         labels: list[str] = []
@@ -217,7 +289,8 @@ class Elaborator:
 
     def range_(self, body: ast.RangeType, name: str | None) -> ir.FiniteType | None:
         if body.lo > body.hi:
-            self.error("KVR301", f"empty range {body.lo}..{body.hi}", body.span)
+            self.error("KVR301", f"empty range {body.lo}..{body.hi}", body.span,
+                       f"help: the smaller bound comes first: `{body.hi}..{body.lo}`")
             return None
         if body.hi - body.lo >= MAX_CELLS:
             self.error("KVR301", f"range {body.lo}..{body.hi} is too large", body.span)
@@ -231,6 +304,8 @@ class Elaborator:
                 return self.types[t.name]
             if t.name == "int":
                 self.error("KVR301", "`int` is not finite: use a range such as `0..3`", t.span)
+                return None
+            if t.name in self.poisoned:
                 return None
             self.error(
                 "KVR105", f"unknown type `{t.name}`", t.span,
@@ -264,19 +339,27 @@ class Elaborator:
         if d.lo is not None and d.hi is not None and (
             d.lo > d.hi or (d.lo == d.hi and (d.lo_open or d.hi_open))
         ):
-            self.error("KVR301", f"parameter `{d.name}` has an empty range", d.span)
+            rng = Param(d.name, d.lo, d.lo, d.lo_open, d.hi, d.hi_open).range_text()
+            self.error(
+                "KVR301", f"parameter `{d.name}` has an empty range {rng}",
+                d.range_span or d.span,
+                "help: the lower bound must be below the upper one (or equal, with `[x, x]`)",
+            )
             ok = False
         if d.default is None:
+            self.poisoned.add(d.name)
+            written = " ".join(self.text(d.span).split()) or f"param {d.name} ..."
             self.error(
-                "KVR302", f"parameter `{d.name}` needs a default value", d.span,
-                f"help: write `param {d.name} ... = VALUE`",
+                "KVR302", f"parameter `{d.name}` needs a default value", d.name_span,
+                f"help: write `{written} = VALUE`; commands can override it",
             )
             return
         p = Param(d.name, d.default, d.lo, d.lo_open, d.hi, d.hi_open)
         if ok and not p.contains(d.default):
             self.error(
                 "KVR302",
-                f"default {d.default} of `{d.name}` is outside its range {p.range_text()}",
+                f"default {_num(d.default)} of `{d.name}` is outside its range"
+                f" {p.range_text()}",
                 d.default_span,
             )
         self.params[d.name] = p
@@ -284,37 +367,52 @@ class Elaborator:
     def var_decl(self, d: ast.VarDecl) -> None:
         if not self.declare_global(d.name, d.name_span, "variable"):
             return
+        if not self.var_decl_checked(d):
+            self.poisoned.add(d.name)
+
+    def var_decl_checked(self, d: ast.VarDecl) -> bool:
         t = d.type
         dom: tuple[ir.FiniteType, ...] = ()
         if isinstance(t, ast.MapType):
             got = self.domain(t.domain)
             if got is None:
-                return
+                return False
             dom = got
             t = t.value
         optional = isinstance(t, ast.OptionType)
         base_ast = t.inner if isinstance(t, ast.OptionType) else t
         base = self.finite_type(base_ast)
         if base is None:
-            return
+            return False
         vt = ir.ValueType(base, optional)
         size = ir.domain_size(dom)
         if size > MAX_CELLS:
-            self.error("KVR301", f"variable `{d.name}` has too many cells ({size})", d.span)
-            return
+            self.error(
+                "KVR301", f"variable `{d.name}` has too many cells ({size}; at most {MAX_CELLS})",
+                d.name_span,
+            )
+            return False
+        if self.state_size + size > MAX_CELLS:
+            self.error(
+                "KVR301", f"the state has too many cells: `{d.name}` brings it past {MAX_CELLS}",
+                d.name_span,
+            )
+            return False
         init = ir.NONE if optional else base.lo
         if d.init is not None:
             got_init = self.constant(d.init, vt)
-            if got_init is None:
-                return
-            init = got_init
+            if got_init is not None:
+                init = got_init
+        # Declared even with a bad initial value, so its uses are still checked.
         self.vars[d.name] = ir.Var(d.name, dom, vt, init, self.state_size, d.name_span)
         self.state_size += size
+        return True
 
     def constant(self, e: ast.Expr, vt: ir.ValueType) -> int | None:
         """The encoded value of a constant initialiser of type ``vt``."""
         saved = self.scope
         self.scope = _Scope()
+        self.place = "an initial value"
         code, ty = self.expr(e, ty_of(vt))
         self.scope = saved
         if ty.kind == "error":
@@ -338,9 +436,20 @@ class Elaborator:
     def clock_decl(self, d: ast.ClockDecl) -> None:
         dom = self.domain(d.domain)
         if dom is None:
+            for name, sp in d.names:
+                if self.declare_global(name, sp, "clock"):
+                    self.poisoned.add(name)
             return
         for name, sp in d.names:
             if not self.declare_global(name, sp, "clock"):
+                continue
+            size = ir.domain_size(dom)
+            if size > MAX_CELLS or self.clock_count + size > MAX_CELLS:
+                self.error(
+                    "KVR301", f"too many clock instances: `{name}` brings the count past"
+                    f" {MAX_CELLS}", sp,
+                )
+                self.poisoned.add(name)
                 continue
             clk = ir.Clock(name, dom, self.clock_count, sp)
             self.clocks[name] = clk
@@ -351,7 +460,9 @@ class Elaborator:
         if name in self.scope.names:
             self.error("KVR102", f"`{name}` is already bound here", span)
         elif name in self.vars or name in self.clocks or name in self.params:
-            self.error("KVR102", f"`{name}` shadows a global declaration; choose another name", span)
+            self.error(
+                "KVR102", f"`{name}` shadows a global declaration; choose another name", span
+            )
         slot = self.scope.next_slot
         self.scope.names[name] = (slot, ft)
         self.scope.next_slot += 1
@@ -368,7 +479,19 @@ class Elaborator:
                 continue
             self.bind(b.name, b.span, ft)
             out.append((b.name, ft))
+        if ok and bs and not self.few_instances(tuple(ft for _, ft in out), bs):
+            return None
         return tuple(out) if ok else None
+
+    def few_instances(self, dom: tuple[ir.FiniteType, ...], bs: Sequence[ast.Binder]) -> bool:
+        n = ir.domain_size(dom)
+        if n > MAX_CELLS:
+            self.error(
+                "KVR301", f"these parameters have too many combinations ({n}; at most"
+                f" {MAX_CELLS})", bs[0].span.merge(bs[-1].type.span),
+            )
+            return False
+        return True
 
     # ---- events ------------------------------------------------------------------------
     def event_sig(self, d: ast.EventDecl) -> None:
@@ -377,18 +500,31 @@ class Elaborator:
                 "KVR103", f"unknown actor `{d.actor}`", d.actor_span,
                 *did_you_mean(d.actor, self.actors),
             )
+            self.poisoned.add(f"{d.actor}.{d.name}")
             return
         key = (d.actor, d.name)
         if key in self.event_sigs:
-            self.error("KVR102", f"event `{d.actor}.{d.name}` is already declared", d.name_span)
+            self.error(
+                "KVR102", f"event `{d.actor}.{d.name}` is already declared (first declared at"
+                f" line {self.event_lines[key]})", d.name_span,
+            )
             return
         sig: list[ir.FiniteType] = []
         for b in d.params:
             ft = self.finite_type(b.type)
             if ft is None:
+                self.poisoned.add(f"{d.actor}.{d.name}")
                 return
             sig.append(ft)
+        n = ir.domain_size(tuple(sig))
+        if n <= MAX_CELLS and self.event_count + n > MAX_CELLS:
+            self.error(
+                "KVR301", f"too many event instances: `{d.actor}.{d.name}` brings the count"
+                f" past {MAX_CELLS}", d.name_span,
+            )
+        self.event_count += n
         self.event_sigs[key] = tuple(sig)
+        self.event_lines[key] = d.span.line
 
     def event_decl(self, d: ast.EventDecl) -> ir.Event | None:
         if (d.actor, d.name) not in self.event_sigs:
@@ -398,16 +534,17 @@ class Elaborator:
         params = self.binders(d.params)
         receives: tuple[str, tuple[ir.Expr, ...]] | None = None
         if d.receives is not None:
+            self.place = "the arguments of `receives`"
             receives = self.receives(d.receives)
         branches: tuple[ir.Branch, ...] = (ir.Branch(ir.Const(1), ()),)
         if d.guard is not None:
-            self.clocks_ok = True
-            g, gty = self.expr(d.guard, BOOL_T)
-            self.clocks_ok = False
+            self.place = "a guard"
+            g, gty = self.clock_expr(d.guard)
             self.expect_bool(gty, d.guard.span, "a guard")
             got = self.split(g, d.guard.span)
             if got is not None:
                 branches = got
+        self.place = "a `do` block"
         body = self.stmts(d.body)
         if params is None or len(self.diags) > n_before:
             return None
@@ -417,28 +554,32 @@ class Elaborator:
 
     def receives(self, r: ast.EventRef) -> tuple[str, tuple[ir.Expr, ...]] | None:
         sig = self.event_sigs.get((r.actor, r.name))
+        where = r.name_span or r.span
         if sig is None:
-            if r.actor not in self.actors:
-                self.error("KVR103", f"unknown actor `{r.actor}`", r.span,
+            if f"{r.actor}.{r.name}" in self.poisoned:
+                pass
+            elif r.actor not in self.actors:
+                self.error("KVR103", f"unknown actor `{r.actor}`", where,
                            *did_you_mean(r.actor, self.actors))
             else:
                 names = [f"{a}.{n}" for a, n in self.event_sigs]
                 self.error(
-                    "KVR104", f"unknown event `{r.actor}.{r.name}`", r.span,
+                    "KVR104", f"unknown event `{r.actor}.{r.name}`", where,
                     *did_you_mean(f"{r.actor}.{r.name}", names),
                 )
             return None
         if len(r.args) != len(sig):
             self.error(
                 "KVR202",
-                f"`{r.actor}.{r.name}` takes {len(sig)} argument(s), {len(r.args)} given",
+                f"`{r.actor}.{r.name}` takes {_plural(len(sig), 'argument')},"
+                f" {len(r.args)} given",
                 r.span,
             )
             return None
         args: list[ir.Expr] = []
         for a, ft in zip(r.args, sig, strict=True):
-            code, ty = self.expr(a, ty_of(ir.ValueType(ft)))
-            self.index_ok(ty, ft, a.span)
+            code, ty = self.sub(a, ty_of(ir.ValueType(ft)))
+            self.index_ok(ty, ft, a.span, what=f"`{r.actor}.{r.name}` takes")
             args.append(code)
         return (f"{r.actor}.{r.name}", tuple(args))
 
@@ -491,13 +632,18 @@ class Elaborator:
             elif t.name in self.scope.names:
                 self.error("KVR205", f"`{t.name}` is a bound name and cannot be assigned",
                            t.name_span)
+            elif t.name in self.labels or t.name in self.types or t.name in self.actors:
+                self.error("KVR205", f"`{t.name}` is not a variable and cannot be assigned",
+                           t.name_span)
+            elif t.name in self.poisoned:
+                pass
             else:
                 self.error("KVR101", f"unknown variable `{t.name}`", t.name_span,
                            *did_you_mean(t.name, self.vars))
-            self.expr(s.value, None)
+            self.sub(s.value, None)
             return None
         index = self.index(var.name, var.domain, t)
-        value, vty = self.expr(s.value, ty_of(var.value))
+        value, vty = self.sub(s.value, ty_of(var.value))
         if index is None or vty.kind == "error":
             return None
         if not self.assignable(vty, var.value, s.value.span, f"`{var.name}`"):
@@ -541,7 +687,7 @@ class Elaborator:
     ) -> tuple[ir.Clock, tuple[ir.Expr, ...]] | None:
         clk = self.clocks.get(r.name)
         if clk is None:
-            if report:
+            if report and r.name not in self.poisoned:
                 self.error("KVR101", f"unknown clock `{r.name}`", r.name_span,
                            *did_you_mean(r.name, self.clocks))
             return None
@@ -557,20 +703,21 @@ class Elaborator:
         if len(given) != len(domain):
             if report:
                 if not domain:
-                    self.error("KVR203", f"`{name}` is not indexed", r.span)
+                    self.error("KVR203", f"`{name}` is a scalar and takes no index", r.span)
                 else:
                     dom = ", ".join(str(t) for t in domain)
                     self.error(
                         "KVR202",
-                        f"`{name}` takes {len(domain)} index(es) ({dom}), {len(given)} given",
+                        f"`{name}` takes {_plural(len(domain), 'index', 'indexes')} ({dom}),"
+                        f" {len(given)} given",
                         r.span,
                     )
             return None
         out: list[ir.Expr] = []
         ok = True
         for e, ft in zip(given, domain, strict=True):
-            code, ty = self.expr(e, ty_of(ir.ValueType(ft)))
-            if not self.index_ok(ty, ft, e.span, report):
+            code, ty = self.sub(e, ty_of(ir.ValueType(ft)))
+            if not self.index_ok(ty, ft, e.span, report, f"`{name}` is indexed by"):
                 ok = False
                 continue
             if ty.optional:
@@ -583,13 +730,15 @@ class Elaborator:
             out.append(code)
         return tuple(out) if ok else None
 
-    def index_ok(self, ty: Ty, ft: ir.FiniteType, span: Span, report: bool = True) -> bool:
+    def index_ok(
+        self, ty: Ty, ft: ir.FiniteType, span: Span, report: bool = True, what: str = "expected"
+    ) -> bool:
         if ty.kind == "error":
             return False
         want = ty_of(ir.ValueType(ft))
         if ty.kind != want.kind or (ty.kind == "enum" and ty.ft != ft):
             if report:
-                self.error("KVR201", f"index expects {ft}, found {ty.show()}", span)
+                self.error("KVR201", f"{what} {ft}, found {ty.show()}", span)
             return False
         return True
 
@@ -598,12 +747,14 @@ class Elaborator:
         self.scope = _Scope()
         n_before = len(self.diags)
         params = self.binders(d.params)
-        self.clocks_ok = True
-        code, ty = self.expr(d.bound, BOOL_T)
-        self.clocks_ok = False
-        atoms = self.upper_bounds(code, d.bound.span)
+        self.place = "a deadline"
+        code, ty = self.clock_expr(d.bound)
+        atoms = None
+        if ty.kind != "error":
+            atoms = self.upper_bounds(code, d.bound.span)
         cond: ir.Expr = ir.Const(1)
         if d.cond is not None:
+            self.place = "a `while` condition"
             cond, cty = self.expr(d.cond, BOOL_T)
             self.expect_bool(cty, d.cond.span, "a `while` condition")
         if params is None or atoms is None or len(self.diags) > n_before:
@@ -611,34 +762,53 @@ class Elaborator:
         name = d.name if d.name is not None else f"deadline@{d.span.line}"
         return ir.Deadline(name, params, atoms, cond, self.scope.max_slot, d.span)
 
-    def upper_bounds(self, code: ir.Expr, span: Span) -> tuple[ir.ClockTest, ...] | None:
+    def upper_bounds(
+        self, code: ir.Expr, span: Span, neg: bool = False, top: bool = True
+    ) -> tuple[ir.ClockTest, ...] | None:
+        """The clock atoms of a deadline: a conjunction of upper bounds, negations pushed in."""
         if isinstance(code, ir.ClockTest):
-            if code.op not in (LT, LE):
+            op = NEGATED_OP[code.op] if neg else code.op
+            if op not in (LT, LE):
                 self.error(
                     "KVR304",
-                    "a deadline is an upper bound on a clock (`clock <= bound` or `<`)",
+                    f"a deadline is an upper bound on a clock, but this bounds `{code.clock.name}`"
+                    " from below",
                     span,
+                    f"help: write `{code.clock.name} <= bound` (or `<`): time may not pass it",
                 )
                 return None
-            return (code,)
-        if isinstance(code, ir.Binary) and code.op == "and":
-            left = self.upper_bounds(code.left, span)
-            right = self.upper_bounds(code.right, span)
+            return (ir.ClockTest(code.clock, code.index, op, code.bound),)
+        if isinstance(code, ir.Unary) and code.op == "not":
+            return self.upper_bounds(code.operand, span, not neg, top)
+        if isinstance(code, ir.Binary) and code.op == ("or" if neg else "and"):
+            left = self.upper_bounds(code.left, span, neg, False)
+            right = self.upper_bounds(code.right, span, neg, False)
             if left is None or right is None:
                 return None
             return left + right
-        self.error(
-            "KVR304",
-            "a deadline must be a conjunction of clock upper bounds such as `c <= T`;"
-            " put conditions on data after `while`",
-            span,
-        )
+        if not self._has_clock(code):
+            self.error(
+                "KVR304",
+                "a deadline must bound a clock, as in `c <= T`" if top else
+                "a deadline may only bound clocks; this one also tests data",
+                span,
+                "help: conditions on data go after `while`, as in `c <= T while x`",
+            )
+        else:
+            self.error(
+                "KVR304",
+                "a deadline must be a conjunction (`and`) of clock upper bounds such as"
+                " `c <= T`",
+                span,
+                "help: conditions on data go after `while`; for an `or`, write two deadlines",
+            )
         return None
 
     def invariant_decl(self, d: ast.InvariantDecl) -> ir.Invariant | None:
         self.scope = _Scope()
         n_before = len(self.diags)
         params = self.binders(d.params)
+        self.place = "an invariant"
         code, ty = self.expr(d.expr, BOOL_T)
         self.expect_bool(ty, d.expr.span, "an invariant")
         if params is None or len(self.diags) > n_before:
@@ -649,11 +819,12 @@ class Elaborator:
         self.scope = _Scope()
         n_before = len(self.diags)
         params = self.binders(d.params)
+        self.place = "a property"
         p, pty = self.expr(d.trigger, BOOL_T)
         self.expect_bool(pty, d.trigger.span, "the left side of `leadsto`")
         q, qty = self.expr(d.response, BOOL_T)
         self.expect_bool(qty, d.response.span, "the right side of `leadsto`")
-        within = self.linear(d.within)
+        within = self.linear(d.within, "a `within` bound")
         if params is None or within is None or len(self.diags) > n_before:
             return None
         return ir.Response(d.name, params, p, q, within, self.scope.max_slot, d.span)
@@ -674,11 +845,28 @@ class Elaborator:
             and e.name in self.labels
         )
 
+    def clock_expr(self, e: ast.Expr) -> tuple[ir.Expr, Ty]:
+        """A guard or deadline: clock constraints allowed under `and`/`or`/`not`/`=>`."""
+        self.clocks_ok = self.clock_zone = True
+        try:
+            return self.expr(e, BOOL_T)
+        finally:
+            self.clocks_ok = self.clock_zone = False
+
+    def sub(self, e: ast.Expr, expect: Ty | None) -> tuple[ir.Expr, Ty]:
+        """An operand of a data operator: no clock constraint may stand here."""
+        saved = self.clocks_ok
+        self.clocks_ok = False
+        try:
+            return self.expr(e, expect)
+        finally:
+            self.clocks_ok = saved
+
     def expr(self, e: ast.Expr, expect: Ty | None) -> tuple[ir.Expr, Ty]:
         if isinstance(e, ast.Num):
             if e.value.denominator != 1:
-                self.error("KVR201", f"{e.value} is not an integer; only clock bounds may use"
-                           " fractions", e.span)
+                self.error("KVR201", f"{_num(e.value)} is not an integer; only clock bounds may"
+                           " use fractions", e.span)
                 return ir.Const(0), ERR_T
             return ir.Const(int(e.value)), INT_T
         if isinstance(e, ast.BoolLit):
@@ -692,7 +880,7 @@ class Elaborator:
                 code, ty = self.expr(e.operand, BOOL_T)
                 self.expect_bool(ty, e.operand.span, "the operand of `not`")
                 return ir.Unary("not", code), BOOL_T
-            code, ty = self.expr(e.operand, INT_T)
+            code, ty = self.sub(e.operand, INT_T)
             self.expect_int(ty, e.operand.span)
             if isinstance(code, ir.Const):
                 return ir.Const(-code.value), INT_T
@@ -728,16 +916,27 @@ class Elaborator:
                 "KVR206",
                 f"parameter `{name}` can only appear in a clock bound or a `within` bound",
                 e.name_span,
+                "help: parameters are timing constants, as in `when since_abort[r] >= T_hold`",
             )
             return ir.Const(0), ERR_T
         if name in self.clocks:
-            self.error(
-                "KVR206",
-                f"clock `{name}` can only be compared with a bound in a guard or deadline",
-                e.name_span,
-                "help: clock constraints have the form `clock op bound`, with a bound"
-                " linear in parameters",
-            )
+            if self.clock_zone:
+                self.error(
+                    "KVR206",
+                    f"clock `{name}` can only be compared with a bound, as in `{name} <= T`",
+                    e.name_span,
+                    "help: a clock constraint is `clock op bound`, with `op` one of"
+                    " `<`, `<=`, `>`, `>=`, `==` and the bound linear in parameters",
+                )
+            else:
+                self.error(
+                    "KVR206",
+                    f"clock `{name}` cannot be used in {self.place}",
+                    e.name_span,
+                    _CLOCK_HELP.get(
+                        self.place, "help: clocks may only be compared with a bound in a"
+                        " `when` guard or a deadline"),
+                )
             return ir.Const(0), ERR_T
         if name in self.labels:
             if e.index is not None:
@@ -749,6 +948,8 @@ class Elaborator:
             return ir.Const(0), ERR_T
         if name in self.actors:
             self.error("KVR201", f"`{name}` is an actor, not a value", e.name_span)
+            return ir.Const(0), ERR_T
+        if name in self.poisoned:
             return ir.Const(0), ERR_T
         candidates = [*self.scope.names, *self.vars, *self.labels, *self.params, *self.clocks]
         self.error("KVR101", f"unknown name `{name}`", e.name_span,
@@ -783,11 +984,11 @@ class Elaborator:
     def pair(self, a: ast.Expr, b: ast.Expr) -> tuple[ir.Expr, Ty, ir.Expr, Ty]:
         """Elaborate two operands, letting each give a bare value name its type."""
         if self.is_label(a) and not self.is_label(b):
-            bc, bt = self.expr(b, None)
-            ac, at = self.expr(a, bt)
+            bc, bt = self.sub(b, None)
+            ac, at = self.sub(a, bt)
         else:
-            ac, at = self.expr(a, None)
-            bc, bt = self.expr(b, at)
+            ac, at = self.sub(a, None)
+            bc, bt = self.sub(b, at)
         return ac, at, bc, bt
 
     def comparable(self, at: Ty, bt: Ty, span: Span) -> bool:
@@ -797,10 +998,15 @@ class Elaborator:
             other = bt if at.kind == "none" else at
             if other.kind == "none" or other.optional:
                 return True
-            self.error("KVR204", f"a {other.show()} is never `none`", span)
+            self.error(
+                "KVR204", f"a value of type {other.show()} is never `none`", span,
+                "help: only a value of an option type, declared as `T?`, can be `none`",
+            )
             return False
         if at.kind != bt.kind or (at.kind == "enum" and at.ft != bt.ft):
-            self.error("KVR201", f"cannot compare {at.show()} with {bt.show()}", span)
+            self.error(
+                "KVR201", f"cannot compare {at.show()} with {bt.show()}: the types differ", span
+            )
             return False
         return True
 
@@ -813,8 +1019,33 @@ class Elaborator:
             self.expect_bool(rt, e.right.span, f"the right side of `{op}`")
             return ir.Binary(op, lc, rc), BOOL_T
         if op in ("==", "!=", "<", "<=", ">", ">="):
-            if self.clocks_ok and (self._is_clock(e.left) or self._is_clock(e.right)):
-                return self.clock_test(e)
+            direct = self._is_clock(e.left) or self._is_clock(e.right)
+            if self.clock_zone and not direct and (
+                self._mentions_clock(e.left) or self._mentions_clock(e.right)
+            ):
+                self.error(
+                    "KVR207", "a clock must stand alone on one side of a clock constraint",
+                    e.span,
+                    "help: write `clock op bound`, moving numbers and parameters into the bound,"
+                    " as in `c <= T - 1`",
+                )
+                return ir.Const(0), ERR_T
+            if self._is_clock(e.left) or self._is_clock(e.right):
+                if self.clocks_ok:
+                    return self.clock_test(e)
+                if self.clock_zone:
+                    self.error(
+                        "KVR207",
+                        "a clock constraint cannot be used as a value here",
+                        e.span,
+                        "help: combine clock constraints only with `and`, `or`, `not` and `=>`",
+                    )
+                    return ir.Const(0), ERR_T
+                # A clock outside guards and deadlines: one error, about the clock.
+                cref = e.left if self._is_clock(e.left) else e.right
+                assert isinstance(cref, ast.Ref)
+                self.ref(cref, None)
+                return ir.Const(0), ERR_T
             ac, at, bc, bt = self.pair(e.left, e.right)
             if not self.comparable(at, bt, e.span):
                 return ir.Const(0), ERR_T
@@ -823,8 +1054,8 @@ class Elaborator:
                 return ir.Const(0), ERR_T
             return ir.Binary(op, ac, bc), BOOL_T
         if op in ("+", "-", "*"):
-            lc, lt = self.expr(e.left, INT_T)
-            rc, rt = self.expr(e.right, INT_T)
+            lc, lt = self.sub(e.left, INT_T)
+            rc, rt = self.sub(e.right, INT_T)
             self.expect_int(lt, e.left.span)
             self.expect_int(rt, e.right.span)
             if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
@@ -834,6 +1065,16 @@ class Elaborator:
             return ir.Binary(op, lc, rc), INT_T
         self.error("KVR201", f"`{op}` is only allowed in clock bounds", e.op_span)
         return ir.Const(0), ERR_T
+
+    def _mentions_clock(self, e: ast.Expr) -> bool:
+        """Whether a clock name occurs in arithmetic ``e`` (``c + 1``, ``-c``)."""
+        if isinstance(e, ast.Ref):
+            return self._is_clock(e)
+        if isinstance(e, ast.Unary) and e.op == "-":
+            return self._mentions_clock(e.operand)
+        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
+            return self._mentions_clock(e.left) or self._mentions_clock(e.right)
+        return False
 
     def _is_clock(self, e: ast.Expr) -> bool:
         return isinstance(e, ast.Ref) and e.name in self.clocks and e.name not in self.scope.names
@@ -852,9 +1093,11 @@ class Elaborator:
             cref, other, op = e.right, e.left, _FLIP[op]
         assert isinstance(cref, ast.Ref)
         if op == "!=":
+            c = self.text(cref.span) or cref.name
+            b = self.text(other.span) or "bound"
             self.error(
-                "KVR207", "`!=` on a clock is not convex; write `c < b or c > b` explicitly",
-                e.op_span,
+                "KVR207", "`!=` on a clock is not convex", e.op_span,
+                f"help: write `{c} < {b} or {c} > {b}`",
             )
             return ir.Const(0), ERR_T
         got = self.clock_ref(cref)
@@ -868,8 +1111,9 @@ class Elaborator:
             ), BOOL_T
         return ir.ClockTest(clk, index, op, bound), BOOL_T
 
-    def linear(self, e: ast.Expr) -> LinExpr | None:
+    def linear(self, e: ast.Expr, what: str = "a clock bound") -> LinExpr | None:
         """A bound linear in parameters, or a reported error."""
+        self.bound_what = what
         got = self._linear(e)
         if got is None:
             return None
@@ -900,13 +1144,13 @@ class Elaborator:
                 return left[0] + sign * right[0], terms
             if e.op == "*":
                 if left[1] and right[1]:
-                    self.error("KVR303", "a clock bound must be linear: cannot multiply two"
-                               " parameters", e.span)
+                    self.error("KVR303", f"{self.bound_what} must be linear: cannot multiply"
+                               " two parameters", e.span)
                     return None
                 k, (c0, ts) = (left[0], right) if not left[1] else (right[0], left)
                 return k * c0, {p: k * c for p, c in ts.items()}
             if right[1]:
-                self.error("KVR303", "a clock bound must be linear: cannot divide by a"
+                self.error("KVR303", f"{self.bound_what} must be linear: cannot divide by a"
                            " parameter", e.span)
                 return None
             if right[0] == 0:
@@ -914,12 +1158,21 @@ class Elaborator:
                 return None
             d = right[0]
             return left[0] / d, {p: c / d for p, c in left[1].items()}
+        if isinstance(e, ast.Ref) and e.name in self.poisoned:
+            return None
         if isinstance(e, ast.Ref) and e.name in self.clocks:
-            self.error("KVR207", "comparisons between two clocks are not supported", e.span)
+            if self.bound_what == "a clock bound":
+                self.error("KVR207", "comparisons between two clocks are not supported", e.span,
+                           "help: compare each clock with a bound instead")
+            else:
+                self.error("KVR303", f"a clock cannot be used in {self.bound_what}", e.span,
+                           "help: the bound is a number or linear in parameters, as in"
+                           " `within 2 * T`")
             return None
         self.error(
             "KVR303",
-            "a clock bound may use only numbers, parameters, `+`, `-`, and `*`/`/` by a number",
+            f"{self.bound_what} may use only numbers, parameters, `+`, `-`, and `*`/`/` by"
+            " a number",
             e.span,
         )
         return None
@@ -927,14 +1180,16 @@ class Elaborator:
     def member(self, e: ast.Member) -> tuple[ir.Expr, Ty]:
         if self.is_label(e.value) and e.options and not all(self.is_label(o) for o in e.options):
             probe = next(o for o in e.options if not self.is_label(o))
-            _, pt = self.expr(probe, None)
-            vc, vt = self.expr(e.value, pt)
+            n_before = len(self.diags)
+            _, pt = self.sub(probe, None)
+            del self.diags[n_before:]  # reported again below, in order
+            vc, vt = self.sub(e.value, pt)
         else:
-            vc, vt = self.expr(e.value, None)
+            vc, vt = self.sub(e.value, None)
         opts: list[ir.Expr] = []
         ok = vt.kind != "error"
         for o in e.options:
-            oc, ot = self.expr(o, vt)
+            oc, ot = self.sub(o, vt)
             if ok and not self.comparable(vt, ot, o.span):
                 ok = False
             opts.append(oc)
@@ -956,6 +1211,8 @@ class Elaborator:
                 ok = False
                 continue
             bound.append((self.bind(b.name, b.span, ft), ft))
+        if ok and not self.few_instances(tuple(ft for _, ft in bound), e.binders):
+            ok = False
         body, bty = self.expr(e.body, BOOL_T)
         self.expect_bool(bty, e.body.span, f"the body of `{e.kind}`")
         self.scope.names = saved_names
@@ -976,12 +1233,9 @@ class Elaborator:
             return (ir.Branch(g, ()),)
         try:
             dnf = _dnf(g, False)
-        except _TooManyBranches:
-            self.error(
-                "KVR208",
-                f"this guard splits into more than {MAX_BRANCHES} convex parts over clocks",
-                span,
-            )
+        except _TooManyBranches as exc:
+            self.error("KVR208", str(exc), span,
+                       "help: simplify the guard, or split the event into several events")
             return None
         out: list[ir.Branch] = []
         for data, clocks in dnf:
@@ -1059,14 +1313,18 @@ def _dnf(e: ir.Expr, neg: bool) -> _Dnf:
             return _dnf(ir.Binary("or", ir.Unary("not", e.left), e.right), neg)
         conj = (e.op == "and") != neg
         left, right = _dnf(e.left, neg), _dnf(e.right, neg)
-        if conj:
-            out = [(ld + rd, lc + rc) for ld, lc in left for rd, rc in right]
-        else:
-            out = left + right
+        out = [(ld + rd, lc + rc) for ld, lc in left for rd, rc in right] if conj else left + right
         if len(out) > MAX_BRANCHES:
-            raise _TooManyBranches
+            raise _TooManyBranches(
+                f"this guard splits into more than {MAX_BRANCHES} convex parts over clocks"
+            )
         return out
     if isinstance(e, ir.Quant):
+        if e.type.size > MAX_BRANCHES:
+            raise _TooManyBranches(
+                f"a quantifier over clocks in a guard may range over at most {MAX_BRANCHES}"
+                f" values; {e.type} has {e.type.size}"
+            )
         parts = [substitute(e.body, e.slot, v) for v in e.type.values()]
         op = "and" if e.kind == "forall" else "or"
         acc = parts[0]

@@ -5,11 +5,19 @@ line whose first word is a declaration keyword).  Each piece is parsed on its
 own, so one syntax error does not hide the next: every declaration's first
 syntax error is reported in one run.  Positions are shifted back to the
 coordinates of the whole file.
+
+Keywords are reserved: a keyword where a name is expected is a syntax error
+that says so.  Pathological input (very long or very deeply nested
+declarations) is rejected with a positioned diagnostic before it can make the
+parser slow or a later phase recurse too deeply.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
@@ -21,14 +29,31 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from checker.diagnostics import Diagnostic, Span, SpecError
 from checker.language import ast
 
-MAX_NESTING = 200
+MAX_NESTING = 100
+"""Deepest nesting of brackets, expressions and statements in one declaration."""
 MAX_ERRORS = 50
+"""Syntax errors reported before giving up."""
+MAX_DECL_TOKENS = 2000
+"""Tokens in one declaration (a real one has well under a hundred)."""
+MAX_TOKENS = 50_000
+"""Tokens in one file (keeps the worst-case parse time to a few seconds)."""
+MAX_HOLE_CHARS = 200
+"""Length of one ``{expr}`` hole in an assert message."""
+MAX_MESSAGE_CHARS = 1000
+"""Length of an assert message."""
 
 _DECL_START = re.compile(
     r"^[ \t]*(?:symmetric[ \t]+type|type|param|actor|var|clock|event|deadline|invariant"
     r"|property|model)\b",
     re.MULTILINE,
 )
+
+# A cheap scanner, independent of the grammar: strings (possibly unterminated),
+# comments, words and numbers, and single punctuation characters.
+_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[A-Za-z0-9_]+|[^\sA-Za-z0-9_"#]')
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+_CLOSER_TERMINAL = {")": "RPAR", "]": "RSQB", "}": "RBRACE"}
 
 _TOKEN_WORDS = {
     "NAME": "a name",
@@ -46,24 +71,90 @@ _TOKEN_WORDS = {
     "SYMMETRIC": "`symmetric`",
     "$END": "end of input",
 }
+_EXPR_START = frozenset(
+    {"NAME", "UNUMBER", "TRUE", "FALSE", "NONE", "LPAR", "FORALL", "EXISTS", "NOT", "MINUS"}
+)
+_OPERATORS = frozenset({"CMP_OP", "ADD_OP", "MUL_OP", "AND", "OR", "IN", "NOT"})
+
+_KEYWORDS: dict[str, str] = {}
+"""Keyword text to its terminal name (filled when the parser is built)."""
+_PUNCT: dict[str, str] = {}
+"""Anonymous punctuation terminal name (``__ANON_n``) to its text, e.g. ``:=``."""
+
+
+def _reserve_keywords(tok: Token) -> Token:
+    # The contextual lexer would read `do` as a NAME where no `do` can follow;
+    # retyping it makes keywords reserved everywhere (and errors say "keyword").
+    kind = _KEYWORDS.get(str(tok))
+    if kind is not None:
+        tok.type = kind
+    return tok
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files("checker.language").joinpath("kvrace.lark").read_text("utf-8")
-    return Lark(
+    parser = Lark(
         grammar,
         parser="lalr",
         start=["header", "decl", "expr"],
         propagate_positions=True,
         maybe_placeholders=True,
+        lexer_callbacks={"NAME": _reserve_keywords},
     )
+    for term in parser.terminals:
+        if term.pattern.type != "str":
+            continue
+        text = str(term.pattern.value)
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+            _KEYWORDS[text] = term.name
+        elif term.name.startswith("__"):
+            _PUNCT[term.name] = text
+    return parser
+
+
+def _terminal(text: str) -> str:
+    """The terminal name lark gave to the punctuation ``text``."""
+    _parser()
+    for name, value in _PUNCT.items():
+        if value == text:
+            return name
+    return text
+
+
+@lru_cache(maxsize=1024)
+def _parse_small(text: str, start: str) -> Tree[Any]:
+    return _parser().parse(text, start=start)
+
+
+def _parse(text: str, start: str) -> Tree[Any]:
+    """Parse one chunk; identical small chunks (the usual case when a file is
+    re-checked after an edit) are parsed once."""
+    if len(text) <= 4096:
+        return _parse_small(text, start)
+    return _parser().parse(text, start=start)
+
+
+def _join(words: list[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def _describe_expected(expected: set[str]) -> str:
+    """The expected tokens in words, with expression starts and operators grouped."""
     parser = _parser()
+    rest = set(expected)
     words: set[str] = set()
-    for name in expected:
+    if rest >= _EXPR_START:
+        words.add("an expression")
+        rest -= _EXPR_START
+    operators = {*_OPERATORS, _terminal("=>")}
+    if len(rest & operators) >= 3:
+        words.add("an operator")
+        rest -= operators
+        rest.discard("LSQB")  # indexing, after a name
+    for name in rest:
         if name in _TOKEN_WORDS:
             words.add(_TOKEN_WORDS[name])
             continue
@@ -76,23 +167,15 @@ def _describe_expected(expected: set[str]) -> str:
             words.add(f"`{pattern.value}`")
         else:
             words.add(name.lower())
-    ordered = sorted(words)
+    # Descriptions ("an expression") first, then tokens, each alphabetically.
+    ordered = sorted(words, key=lambda w: (w.startswith("`"), w))
     if len(ordered) > 8:
-        ordered = [*ordered[:8], "..."]
-    return ", ".join(ordered)
+        return ", ".join([*ordered[:8], "..."])
+    return _join(ordered)
 
 
-_COMMENT_ONLY = re.compile(r"(?:\s|#[^\n]*)*")
-
-
-def _first_token_span(chunk: _Chunk) -> Span:
-    m = re.compile(r"(?:\s|#[^\n]*)*").match(chunk.text)
-    skipped = m.end() if m else 0
-    line = chunk.line + chunk.text.count("\n", 0, skipped)
-    col = skipped - (chunk.text.rfind("\n", 0, skipped) + 1) + 1
-    word = re.match(r"\S*", chunk.text[skipped:])
-    width = min(40, len(word.group(0))) if word else 1
-    return Span(line, col, line, col + max(1, width))
+# A line holds more than blanks and a comment iff its first non-blank is not `#`.
+_NOT_BLANK = re.compile(r"^[ \t\r\f\v]*[^\s#]", re.MULTILINE)
 
 
 class _Chunk:
@@ -103,20 +186,99 @@ class _Chunk:
         self.line = line  # 1-based line of the chunk's first character
         self.offset = offset
 
+    def position(self, offset: int) -> tuple[int, int]:
+        """File line and column of ``offset`` into the chunk (chunks start a line)."""
+        line = self.line + self.text.count("\n", 0, offset)
+        col = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        return line, col
 
-def _split(source: str) -> list[_Chunk]:
-    starts = [m.start() for m in _DECL_START.finditer(source)]
-    if not starts or starts[0] != 0:
-        starts = [0, *starts]
-    chunks = []
+    def span(self, start: int, end: int) -> Span:
+        """The file span of ``text[start:end]``, cut at the end of its first line."""
+        line, col = self.position(start)
+        nl = self.text.find("\n", start, end)
+        width = (nl if nl != -1 else end) - start
+        return Span(line, col, line, col + max(1, width))
+
+
+def _split(source: str) -> Iterator[_Chunk]:
+    """The declarations of ``source``, lazily (a huge file may be given up on early)."""
+    starts = (m.start() for m in _DECL_START.finditer(source))
+    start = 0
     line = 1
-    prev = 0
-    for i, start in enumerate(starts):
-        line += source.count("\n", prev, start)
-        prev = start
-        end = starts[i + 1] if i + 1 < len(starts) else len(source)
-        chunks.append(_Chunk(source[start:end], line, start))
-    return chunks
+    for nxt in itertools.chain(starts, [len(source)]):
+        if nxt == 0:
+            continue
+        yield _Chunk(source[start:nxt], line, start)
+        line += source.count("\n", start, nxt)
+        start = nxt
+
+
+def _tokens(text: str) -> list[re.Match[str]]:
+    """The scanner's tokens of ``text``, comments left out."""
+    return [m for m in _SCAN.finditer(text) if not m.group().startswith("#")]
+
+
+def _first_token_span(chunk: _Chunk) -> Span:
+    for m in _SCAN.finditer(chunk.text):
+        if not m.group().startswith("#"):
+            word = re.match(r"\S{1,40}", chunk.text[m.start():])
+            return chunk.span(m.start(), m.start() + (len(word.group()) if word else 1))
+    return Span(chunk.line, 1, chunk.line, 2)
+
+
+def _last_token_span(chunk: _Chunk) -> Span:
+    last: re.Match[str] | None = None
+    for m in _SCAN.finditer(chunk.text):
+        if not m.group().startswith("#"):
+            last = m
+    if last is None:
+        return Span(chunk.line, 1, chunk.line, 2)
+    return chunk.span(last.start(), last.end())
+
+
+def _open_brackets(text: str, end: int | None = None) -> list[tuple[str, int]]:
+    """The brackets still open at offset ``end`` of ``text`` (innermost last)."""
+    stack: list[tuple[str, int]] = []
+    for m in _SCAN.finditer(text, 0, len(text) if end is None else end):
+        ch = m.group()
+        if ch in _OPENERS:
+            stack.append((ch, m.start()))
+        elif ch in _CLOSERS:
+            opener = _CLOSERS[ch]
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i][0] == opener:
+                    del stack[i:]
+                    break
+    return stack
+
+
+@dataclass
+class _Limits:
+    """Where a chunk first passes the size limits, if it does."""
+
+    tokens: int
+    too_long: int | None = None
+    too_deep: int | None = None
+
+
+def _check_limits(text: str, budget: int) -> _Limits:
+    """Count tokens and bracket depth; stop at the first limit passed."""
+    count = 0
+    depth = 0
+    for m in _SCAN.finditer(text):
+        tok = m.group()
+        if tok.startswith("#"):
+            continue
+        count += 1
+        if count > MAX_DECL_TOKENS or count > budget:
+            return _Limits(count, too_long=m.start())
+        if tok in _OPENERS:
+            depth += 1
+            if depth > MAX_NESTING:
+                return _Limits(count, too_deep=m.start())
+        elif tok in _CLOSERS:
+            depth = max(0, depth - 1)
+    return _Limits(count)
 
 
 class _Converter:
@@ -179,8 +341,10 @@ class _Converter:
             op_span = Span(lsp.end_line, lsp.end_column, rsp.line, rsp.column)
             return ast.Binary(sp, op, self.expr(left), self.expr(right), op_span)
         if d in ("compare", "binop"):
-            left, op, right = t.children
-            return ast.Binary(sp, str(op), self.expr(left), self.expr(right), self.span(op))
+            left, op_tok, right = t.children
+            return ast.Binary(
+                sp, str(op_tok), self.expr(left), self.expr(right), self.span(op_tok)
+            )
         if d in ("member", "not_member"):
             value, args = t.children
             return ast.Member(sp, self.expr(value), self.args(args), d == "not_member")
@@ -260,20 +424,31 @@ class _Converter:
         if msg is None:
             return ast.Assert(self.span(t), self.expr(cond), None, None, (), ())
         raw = str(msg)[1:-1]
-        text = re.sub(r"\\(.)", r"\1", raw)
         msg_span = self.span(msg)
+        if len(raw) > MAX_MESSAGE_CHARS:
+            raise _HoleError(Diagnostic(
+                "KVR010", f"assert message is too long (more than {MAX_MESSAGE_CHARS}"
+                " characters)", self.path,
+                Span(msg_span.line, msg_span.column, msg_span.line, msg_span.column + 1),
+            ))
         pieces: list[str] = []
         holes: list[ast.Expr] = []
-        pos = 0
-        for m in re.finditer(r"\{([^{}]*)\}", text):
-            pieces.append(text[pos : m.start()])
-            pos = m.end()
-            hole_src = m.group(1)
+        sources: list[str] = []
+        piece: list[str] = []
+        # `\x` is the character x (so `\{` is a literal brace); `{expr}` is a hole.
+        for m in re.finditer(r"\\(.)|\{([^{}]*)\}|.", raw):
+            if m.group(2) is None:
+                piece.append(m.group(1) if m.group(1) is not None else m.group())
+                continue
+            pieces.append("".join(piece))
+            piece = []
             # Holes are parsed as expressions; their spans point into the string literal.
-            col = msg_span.column + 1 + m.start(1)
-            hole_span = Span(msg_span.line, col, msg_span.line, col + len(hole_src))
-            holes.append(_parse_hole(self.path, hole_src, hole_span))
-        pieces.append(text[pos:])
+            col = msg_span.column + 1 + m.start(2)
+            hole_span = Span(msg_span.line, col, msg_span.line, col + max(1, len(m.group(2))))
+            holes.append(_parse_hole(self.path, m.group(2), hole_span))
+            sources.append("{" + m.group(2) + "}")
+        pieces.append("".join(piece))
+        text = "".join(p + (sources[i] if i < len(sources) else "") for i, p in enumerate(pieces))
         return ast.Assert(
             self.span(t), self.expr(cond), text, msg_span, tuple(holes), tuple(pieces)
         )
@@ -299,7 +474,9 @@ class _Converter:
             dflt = Fraction(str(default.children[0])) if default is not None else None
             dspan = self.span(default) if default is not None else None
             return ast.ParamDecl(
-                sp, str(name), self.span(name), lo, lo_open, hi, hi_open, dflt, dspan
+                sp, str(name), self.span(name), lo, lo_open, hi, hi_open, dflt, dspan,
+                self.span(rng.children[0]).merge(self.span(rng.children[3]))
+                if rng is not None else None,
             )
         if d == "actor_decl":
             return ast.ActorDecl(sp, tuple((str(n), self.span(n)) for n in c))
@@ -318,7 +495,10 @@ class _Converter:
             receives = None
             if recv is not None:
                 ra, rn, rargs = recv.children
-                receives = ast.EventRef(str(ra), str(rn), self.span(recv), self.args(rargs))
+                receives = ast.EventRef(
+                    str(ra), str(rn), self.span(recv), self.args(rargs),
+                    self.span(ra).merge(self.span(rn)),
+                )
             g = self.expr(guard.children[0]) if guard is not None else None
             return ast.EventDecl(
                 sp, str(actor), self.span(actor), str(name), self.span(name), params,
@@ -354,15 +534,23 @@ class _Converter:
         return self.expr(t.children[0]) if t is not None else None
 
 
-def _tree_depth_ok(tree: Tree[Any]) -> bool:
+def _too_deep(tree: Tree[Any]) -> Tree[Any] | Token | None:
+    """The first node nested more than :data:`MAX_NESTING` levels deep, if any."""
     stack: list[tuple[Tree[Any] | Token, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_NESTING:
-            return False
+            return node
         if isinstance(node, Tree):
-            stack.extend((c, depth + 1) for c in node.children if c is not None)
-    return True
+            stack.extend((c, depth + 1) for c in reversed(node.children) if c is not None)
+    return None
+
+
+def _nesting_diagnostic(path: str, span: Span) -> Diagnostic:
+    return Diagnostic(
+        "KVR006", f"nested too deeply (more than {MAX_NESTING} levels)", path, span,
+        ("help: split the expression, or name parts of it with a quantifier or a variable",),
+    )
 
 
 class _HoleError(Exception):
@@ -371,89 +559,158 @@ class _HoleError(Exception):
 
 
 def _parse_hole(path: str, text: str, span: Span) -> ast.Expr:
+    if len(text) > MAX_HOLE_CHARS:
+        raise _HoleError(
+            Diagnostic("KVR010", f"this `{{...}}` hole of the assert message is too long"
+                       f" (more than {MAX_HOLE_CHARS} characters)", path, span)
+        )
     try:
-        tree = _parser().parse(text, start="expr")
+        tree = _parse(text, "expr")
     except UnexpectedInput as exc:
         raise _HoleError(
             Diagnostic(
                 "KVR010", f"cannot parse `{{{text}}}` in the assert message as an expression",
                 path, span,
+                ("help: a `{...}` hole holds an expression whose value is shown, such as `{r}`",),
             )
         ) from exc
-    return _Converter(path, _Chunk(text, span.line, 0), span.column - 1).expr(tree)
+    conv = _Converter(path, _Chunk(text, span.line, 0), span.column - 1)
+    deep = _too_deep(tree)
+    if deep is not None:
+        raise _HoleError(_nesting_diagnostic(path, span))
+    return conv.expr(tree)
+
+
+_CHAR_HINTS = {
+    "&&": "help: write `and`",
+    "||": "help: write `or`",
+    "&": "help: write `and`",
+    "|": "help: write `or`",
+    "!": "help: write `not e` to negate, `a != b` to compare",
+    "'": 'help: strings are written in double quotes: "..."',
+    '"': 'help: a string ends with `"` on the same line',
+    "%": "help: there is no `%` operator; bounds use `+`, `-`, `*` and `/` by a number",
+}
+
+
+def _show_char(ch: str) -> str:
+    if ch.isprintable() and not ch.isspace():
+        return f"`{ch}`"
+    return f"character U+{ord(ch):04X}"
 
 
 def _syntax_diagnostic(path: str, chunk: _Chunk, exc: UnexpectedInput) -> Diagnostic:
-    line = (getattr(exc, "line", 1) or 1) + chunk.line - 1
-    col = getattr(exc, "column", 1) or 1
     if isinstance(exc, UnexpectedCharacters):
-        ch = chunk.text[exc.pos_in_stream] if exc.pos_in_stream < len(chunk.text) else "?"
-        notes: tuple[str, ...] = ()
-        if ch == "=":
-            notes = ("help: compare with `==`; assign with `:=`",)
-        elif ch == "&" or ch == "|":
-            notes = ("help: write `and` / `or`",)
-        elif ch == "!":
-            notes = ("help: write `not e` or `a != b`",)
+        pos = exc.pos_in_stream or 0
+        line, col = chunk.position(pos)
+        ch = chunk.text[pos] if pos < len(chunk.text) else "?"
+        if chunk.text.startswith(("&&", "||"), pos):
+            ch = chunk.text[pos : pos + 2]
+        hint = _CHAR_HINTS.get(ch)
+        what = "unexpected " + (_show_char(ch) if len(ch) == 1 else f"`{ch}`")
+        if ch == '"':
+            what = "unterminated string"
         return Diagnostic(
-            "KVR004", f"unexpected character {ch!r}", path, Span(line, col, line, col + 1), notes
+            "KVR004", what, path, Span(line, col, line, col + len(ch)),
+            (hint,) if hint else (),
         )
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
         expected = set(exc.accepts or exc.expected)
         if tok.type == "$END":
             return _eof_diagnostic(path, chunk, expected)
+        pos = tok.start_pos or 0
         text = str(tok)
-        end_col = col + max(1, len(text))
-        notes = _hints(tok, expected)
-        what = f"`{text}`" if text else tok.type
+        line, col = chunk.position(pos)
+        span = Span(line, col, line, col + max(1, len(text.split("\n", 1)[0])))
+        if text in _CLOSERS and not any(
+            op == _CLOSERS[text] for op, _ in _open_brackets(chunk.text, pos)
+        ):
+            return Diagnostic(
+                "KVR003", f"unmatched `{text}`: there is no `{_CLOSERS[text]}` before it",
+                path, span,
+            )
+        notes = _hints(chunk, tok, expected)
+        kind = "keyword " if tok.type in _KEYWORDS.values() else ""
         return Diagnostic(
             "KVR003",
-            f"unexpected {what}; expected {_describe_expected(expected)}",
+            f"unexpected {kind}`{text}`; expected {_describe_expected(expected)}",
             path,
-            Span(line, col, line, end_col),
+            span,
             notes,
         )
     if isinstance(exc, UnexpectedEOF):
         return _eof_diagnostic(path, chunk, set(exc.expected))
-    return Diagnostic("KVR003", "syntax error", path, Span(line, col, line, col + 1))
+    return Diagnostic("KVR003", "syntax error", path, _first_token_span(chunk))
+
+
+def _unclosed_note(chunk: _Chunk, opener: tuple[str, int]) -> str:
+    line, col = chunk.position(opener[1])
+    return f"help: the `{opener[0]}` at line {line}, column {col} is not closed"
 
 
 def _eof_diagnostic(path: str, chunk: _Chunk, expected: set[str]) -> Diagnostic:
-    stripped = chunk.text.rstrip()
-    last_line = chunk.line + stripped.count("\n")
-    last_col = len(stripped) - (stripped.rfind("\n") + 1) + 1
+    last = _last_token_span(chunk)
+    stack = _open_brackets(chunk.text)
+    if stack:
+        opener = stack[-1]
+        closer = _OPENERS[opener[0]]
+        if _CLOSER_TERMINAL[closer] in expected:
+            return Diagnostic(
+                "KVR005",
+                f"this `{opener[0]}` is never closed",
+                path,
+                chunk.span(opener[1], opener[1] + 1),
+                (f"help: add `{closer}` before the declaration ends (line {last.line})",),
+            )
     notes: tuple[str, ...] = ()
-    if "RBRACE" in expected or any(e == "RBRACE" for e in expected):
-        notes = ("help: a `{` is not closed",)
-    elif "RSQB" in expected:
-        notes = ("help: a `[` is not closed",)
-    elif "RPAR" in expected:
-        notes = ("help: a `(` is not closed",)
+    if stack:
+        notes = (_unclosed_note(chunk, stack[-1]),)
     elif "DO" in expected:
         notes = ("help: an event needs `do` followed by its statements (use `do skip` for none)",)
     return Diagnostic(
         "KVR005",
         f"declaration ends too early; expected {_describe_expected(expected)}",
         path,
-        Span(last_line, max(1, last_col - 1), last_line, max(2, last_col)),
+        last,
         notes,
     )
 
 
-def _hints(tok: Token, expected: set[str]) -> tuple[str, ...]:
+def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
     text = str(tok)
+    assign = _terminal(":=")
+    if text in ("=", "==") and assign in expected:
+        return ("help: assign with `:=`",)
     if text == "=" and "CMP_OP" in expected:
         return ("help: compare with `==`; assign with `:=`",)
-    if text == "=" and "__ANON_0" not in expected and any("ASSIGN" in e for e in expected):
-        return ("help: assign with `:=`",)
+    if text.startswith("-") and "UNUMBER" in expected:
+        return ("help: parameter bounds and values cannot be negative",)
+    if tok.type in _KEYWORDS.values() and "NAME" in expected:
+        # Only when the keyword is followed by what follows a declared name.
+        after = chunk.text[tok.end_pos or 0 :].lstrip(" \t")
+        if after[:1] in (":", ",", "=", "(", ")", "}", ".", "["):
+            return (f"help: `{text}` is a keyword and cannot be used as a name",)
+    stack = _open_brackets(chunk.text, tok.start_pos or 0)
+    if stack and _CLOSER_TERMINAL[_OPENERS[stack[-1][0]]] in expected:
+        return (_unclosed_note(chunk, stack[-1]),)
     if "DO" in expected and tok.type != "DO":
         return ("help: an event's statements follow `do` (use `do skip` for none)",)
-    if tok.type in ("RBRACE", "RPAR", "RSQB"):
-        return (f"help: this `{text}` has no matching opening bracket",)
     if text in ("&&", "||"):
         return ("help: write `and` / `or`",)
     return ()
+
+
+def _header(path: str, chunk: _Chunk) -> tuple[str, Span, Diagnostic | None]:
+    try:
+        tree = _parse(chunk.text, "header")
+    except UnexpectedInput as exc:
+        return "", Span(1, 1, 1, 2), _syntax_diagnostic(path, chunk, exc)
+    return str(tree.children[0]), _Converter(path, chunk).span(tree), None
+
+
+def _is_header(chunk: _Chunk) -> bool:
+    return re.match(r"[ \t]*model\b", chunk.text) is not None
 
 
 def parse(source: str, path: str = "<input>") -> ast.SpecFile:
@@ -461,63 +718,97 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
 
     Raises :class:`~checker.diagnostics.SpecError` with every syntax error found.
     """
-    diags: list[Diagnostic] = []
+    source = source.removeprefix("\ufeff")
     if "\x00" in source:
-        line = source.count("\n", 0, source.index("\x00")) + 1
+        at = source.index("\x00")
+        line = source.count("\n", 0, at) + 1
+        col = at - (source.rfind("\n", 0, at) + 1) + 1
         raise SpecError(
             [Diagnostic("KVR001", "file contains NUL bytes; is it a binary file?", path,
-                        Span(line, 1, line, 2))],
+                        Span(line, col, line, col + 1))],
             source,
         )
-    if not source.strip():
+    chunks = (c for c in _split(source) if _NOT_BLANK.search(c.text) is not None)
+    first = next(chunks, None)
+    if first is None:
+        what = "empty specification" if not source.strip() else "the file holds only comments"
         raise SpecError(
-            [Diagnostic("KVR002", "empty specification: expected `model NAME`", path,
-                        Span(1, 1, 1, 2))],
+            [Diagnostic("KVR002", f"{what}: expected `model NAME`", path, Span(1, 1, 1, 2),
+                        ("help: a specification starts with `model NAME`, then declares"
+                         " types, actors, variables and events",))],
             source,
         )
-    chunks = [c for c in _split(source) if _COMMENT_ONLY.fullmatch(c.text) is None]
+    diags: list[Diagnostic] = []
     model_name = ""
     model_span = Span(1, 1, 1, 2)
-    rest = chunks
-    first = chunks[0] if chunks else None
-    if first is not None and first.text.lstrip().startswith("model"):
-        rest = chunks[1:]
-        try:
-            tree = _parser().parse(first.text, start="header")
-            model_name = str(tree.children[0])
-            model_span = _Converter(path, first).span(tree)
-        except UnexpectedInput as exc:
-            diags.append(_syntax_diagnostic(path, first, exc))
+    rest: Iterable[_Chunk] = chunks
+    if _is_header(first):
+        model_name, model_span, err = _header(path, first)
+        if err is not None:
+            diags.append(err)
     else:
-        sp = _first_token_span(chunks[0]) if chunks else Span(1, 1, 1, 2)
-        diags.append(
-            Diagnostic("KVR002", "a specification starts with `model NAME`", path, sp)
-        )
-        if chunks and _DECL_START.match(chunks[0].text) is None:
-            rest = chunks[1:]  # not a declaration either: reported once, above
+        listed = [first, *chunks]
+        later = next((c for c in listed if _is_header(c)), None)
+        if later is not None:
+            diags.append(Diagnostic(
+                "KVR002", "`model NAME` must come before every other declaration", path,
+                _first_token_span(later), ("help: move this line to the top of the file",),
+            ))
+            model_name, model_span, err = _header(path, later)
+            if err is not None:
+                diags.append(err)
+            listed = [c for c in listed if c is not later]
+        else:
+            diags.append(Diagnostic(
+                "KVR002", "a specification starts with `model NAME`", path,
+                _first_token_span(first),
+                ("help: add a first line such as `model my_protocol`",),
+            ))
+        if listed and _DECL_START.match(listed[0].text) is None:
+            listed = listed[1:]  # not a declaration either: reported once, above
+        rest = listed
 
     decls: list[ast.Decl] = []
+    budget = MAX_TOKENS
     for chunk in rest:
         if len(diags) >= MAX_ERRORS:
-            diags.append(
-                Diagnostic("KVR007", f"too many errors; stopped after {MAX_ERRORS}", path, None)
-            )
+            diags.append(Diagnostic(
+                "KVR007", f"too many errors; stopped after {MAX_ERRORS}", path,
+                _first_token_span(chunk),
+            ))
             break
+        if _is_header(chunk):
+            diags.append(Diagnostic(
+                "KVR002", "a file holds one model; this is a second `model` header", path,
+                _first_token_span(chunk),
+            ))
+            continue
+        limits = _check_limits(chunk.text, budget)
+        budget -= limits.tokens
+        if limits.too_long is not None:
+            if limits.tokens > MAX_DECL_TOKENS:
+                msg = f"declaration is too long (more than {MAX_DECL_TOKENS} tokens)"
+            else:
+                msg = f"specification is too long (more than {MAX_TOKENS} tokens)"
+            diags.append(Diagnostic("KVR006", msg, path, _first_token_span(chunk)))
+            if budget <= 0:
+                break
+            continue
+        if limits.too_deep is not None:
+            diags.append(_nesting_diagnostic(
+                path, chunk.span(limits.too_deep, limits.too_deep + 1)))
+            continue
         try:
-            tree = _parser().parse(chunk.text, start="decl")
+            tree = _parse(chunk.text, "decl")
         except UnexpectedInput as exc:
             diags.append(_syntax_diagnostic(path, chunk, exc))
             continue
         conv = _Converter(path, chunk)
-        if not _tree_depth_ok(tree):
-            diags.append(
-                Diagnostic(
-                    "KVR006",
-                    f"declaration nested too deeply (more than {MAX_NESTING} levels)",
-                    path,
-                    conv.span(tree),
-                )
-            )
+        deep = _too_deep(tree)
+        if deep is not None:
+            sp = conv.span(deep)
+            diags.append(_nesting_diagnostic(path, Span(sp.line, sp.column, sp.line,
+                                                        sp.column + 1)))
             continue
         try:
             decls.append(conv.decl(tree))
@@ -531,12 +822,18 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
 def decode_source(data: bytes, path: str) -> str:
     """Decode a spec file's bytes as UTF-8, or raise a positioned :class:`SpecError`."""
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
         line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        # Columns count characters, like the parser's; the bytes before the
+        # first bad one decode fine.
+        col = len(data[line_start : exc.start].decode("utf-8")) + 1
+        if line == 1 and data.startswith(b"\xef\xbb\xbf"):
+            col -= 1  # the byte-order mark is not shown
         raise SpecError(
             [Diagnostic("KVR001", f"file is not UTF-8 text (byte 0x{data[exc.start]:02x})",
-                        path, Span(line, col, line, col + 1))],
-            None,
+                        path, Span(line, col, line, col + 1),
+                        ("help: save the file as UTF-8",))],
+            data.decode("utf-8", "replace").removeprefix("\ufeff"),
         ) from None

@@ -157,14 +157,21 @@ def build(
 
 
 def fmt_time(t: Fraction | None) -> str:
-    """A timestamp as a short decimal (exact when it has a short expansion)."""
+    """A rational as exact short text: ``3``, ``7.5``, or ``1/3`` (never rounded)."""
     if t is None:
         return "?"
     if t.denominator == 1:
         return str(t.numerator)
-    f = float(t)
-    text = f"{f:.6g}"
-    return text if Fraction(text) == t else f"{t.numerator}/{t.denominator}"
+    d = t.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    if d == 1 and t.denominator <= 10**6:
+        text = f"{float(t):.6f}".rstrip("0")
+        if Fraction(text) == t:
+            return text
+    return f"{t.numerator}/{t.denominator}"
 
 
 def to_text(trace: Trace) -> str:

@@ -374,8 +374,7 @@ __all__ = [
 def _term(a: Fraction, name: str) -> str:
     if a == 1:
         return name
-    num = str(a.numerator) if a.denominator == 1 else f"{a.numerator}/{a.denominator}"
-    return f"{num}*{name}"
+    return f"{_num(a)}*{name}"
 
 
 def _ordered(terms: list[tuple[str, Fraction]], order: Sequence[str]
@@ -384,14 +383,22 @@ def _ordered(terms: list[tuple[str, Fraction]], order: Sequence[str]
     return sorted(terms, key=lambda t: (rank.get(t[0], len(rank)), t[0]))
 
 
-def _side(terms: list[tuple[str, Fraction]], const: Fraction) -> str:
+def _num(x: Fraction) -> str:
+    from checker.model.trace import fmt_time
+
+    return fmt_time(x)
+
+
+def _side(terms: list[tuple[str, Fraction]], const: Fraction = Fraction(0)) -> str:
     parts = [_term(a, v.removeprefix("p:")) for v, a in terms]
-    if const != 0 or not parts:
-        num = str(const.numerator) if const.denominator == 1 else str(float(const))
-        if parts and const < 0:
-            return " + ".join(parts) + f" - {num.lstrip('-')}"
-        parts.append(num)
-    return " + ".join(parts)
+    if not parts:
+        return _num(const)
+    text = " + ".join(parts)
+    if const > 0:
+        text += f" + {_num(const)}"
+    elif const < 0:
+        text += f" - {_num(-const)}"
+    return text
 
 
 _FLIP_OP = {"<": ">", "<=": ">="}
@@ -399,16 +406,18 @@ _FLIP_OP = {"<": ">", "<=": ">="}
 
 def lin_text(c: Lin, order: Sequence[str] = ()) -> str:
     """A parameter constraint as a person writes it, e.g. ``T_hold > T_prop + T_flight``
-    (terms in the parameters' declaration ``order``)."""
+    or ``T_a < 1/3`` (terms in the parameters' declaration ``order``; exact numbers)."""
     pos = _ordered([(v, a) for v, a in c.coefs if a > 0], order)
     neg = _ordered([(v, -a) for v, a in c.coefs if a < 0], order)
     op = "<" if c.strict else "<="
-    # pos + const op neg  ==>  write the side with fewer terms first.
-    if len(neg) < len(pos) or (len(neg) == len(pos) and neg and neg[0][0] < pos[0][0]):
-        return f"{_side(neg, Fraction(0))} {_FLIP_OP[op]} {_side(pos, c.const)}"
+    # The constraint reads: pos + const  op  neg.
+    if not neg:
+        return f"{_side(pos)} {op} {_side([], -c.const)}"
     if not pos:
-        return f"{_side(neg, Fraction(0))} {_FLIP_OP[op]} {_side([], c.const)}"
-    return f"{_side(pos, c.const)} {op} {_side(neg, Fraction(0))}"
+        return f"{_side(neg)} {_FLIP_OP[op]} {_side([], c.const)}"
+    if len(neg) < len(pos) or (len(neg) == len(pos) and neg[0][0] < pos[0][0]):
+        return f"{_side(neg)} {_FLIP_OP[op]} {_side(pos, c.const)}"
+    return f"{_side(pos)} {op} {_side(neg, -c.const)}"
 
 
 def essential(ctx: Z3Context, piece: Sequence[Lin], ranges: Sequence[Lin]) -> list[Lin]:
@@ -516,8 +525,13 @@ class ProveResult:
     counterexample: dict[str, Fraction] | None = None
     """Parameter values inside the assumption where a property breaks."""
     boundary: dict[str, Fraction] | None = None
-    """When proved: values just outside the assumption (on its boundary) where a
-    property breaks — the bound is tight; None if no such point exists."""
+    """When proved: values on the assumption's boundary (just outside it) where a
+    property breaks — the bound is tight."""
+    outside: dict[str, Fraction] | None = None
+    """When proved but not tight: the violation outside the assumption closest to
+    the defaults, if there is one at all."""
+    vacuous: bool = False
+    """The assumption admits no parameter value inside the ranges."""
 
 
 def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
@@ -534,6 +548,7 @@ def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
             return ProveResult("refuted", result, counterexample=point)
     if not result.complete:
         return ProveResult("inconclusive", result)
+    vacuous = not ctx.sat(inside)
     closure = [Lin(c.coefs, c.const, False) for c in assumption]
     outside = z3.Or(*[ctx.expr(c.negate()) for c in assumption]) if assumption else \
         z3.BoolVal(False)
@@ -541,8 +556,12 @@ def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
         point = nearest_point(ctx, [*result.ranges, *closure, *piece], [outside], free,
                               defaults)
         if point is not None:
-            return ProveResult("proved", result, boundary=point)
-    return ProveResult("proved", result)
+            return ProveResult("proved", result, boundary=point, vacuous=vacuous)
+    for piece in result.bad.pieces:
+        point = nearest_point(ctx, [*result.ranges, *piece], [outside], free, defaults)
+        if point is not None:
+            return ProveResult("proved", result, outside=point, vacuous=vacuous)
+    return ProveResult("proved", result, vacuous=vacuous)
 
 
 def trace_region(model: TimedModel, shape: TraceShape, free: Sequence[str]) -> list[Lin]:
