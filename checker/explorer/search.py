@@ -161,17 +161,67 @@ def _scaled_bounds(model: TimedModel) -> tuple[list[int], int]:
 
 
 class _Liveness:
-    """Per discrete state: the bitmask of live clocks; per clock: LU constants."""
+    """Per discrete state: the bitmask of live clocks; per clock: LU constants.
 
-    def __init__(self, n_clocks: int) -> None:
+    With symmetries, masks are stored for the representative of each orbit
+    (the least image of a state) and mapped back to other members on demand.
+    """
+
+    def __init__(self, n_clocks: int, syms: Sequence[Symmetry] = ()) -> None:
         self.live: dict[State, int] = {}
         self.all_mask = (1 << n_clocks) - 1
         self.lower = [-1] * n_clocks
         self.upper = [-1] * n_clocks
         self.complete = True
+        self.syms = list(syms)
+        # inverse[k][c]: the clock that symmetry k maps onto c.
+        self.inverse: list[list[int]] = []
+        for sym in self.syms:
+            inv = [0] * n_clocks
+            for c, img in enumerate(sym.clocks):
+                inv[img] = c
+            self.inverse.append(inv)
+        self._cache: dict[State, int] = {}
+
+    def canon(self, s: State) -> tuple[State, int]:
+        """The representative of ``s`` and the symmetry giving it (-1: ``s`` itself)."""
+        best, k = s, -1
+        for i, sym in enumerate(self.syms):
+            t = sym.state(s)
+            if t < best:
+                best, k = t, i
+        return best, k
+
+    def unmap(self, mask: int, k: int) -> int:
+        """The mask of ``s`` from the mask of its representative ``syms[k](s)``."""
+        if k < 0:
+            return mask
+        inv = self.inverse[k]
+        out = 0
+        c = 0
+        while mask:
+            if mask & 1:
+                out |= 1 << inv[c]
+            mask >>= 1
+            c += 1
+        return out
 
     def mask(self, s: State) -> int:
-        return self.live.get(s, self.all_mask)
+        """The clocks ``s`` may still read before resetting them (all, if unknown)."""
+        got = self.live.get(s)
+        if got is not None:
+            return got
+        if not self.syms or not self.complete:
+            return self.all_mask
+        got = self._cache.get(s)
+        if got is None:
+            rep, k = self.canon(s)
+            base = self.live.get(rep)
+            got = self.all_mask if base is None else self.unmap(base, k)
+            if len(self._cache) > 1 << 18:
+                self._cache.clear()
+            self._cache[s] = got
+        return got
 
 
 def _atoms_mask(atoms: Sequence[ClockAtom]) -> int:
@@ -192,23 +242,42 @@ def _note_constants(atoms: Sequence[ClockAtom], bounds: Sequence[int], live: _Li
 
 
 def _liveness(
-    model: TimedModel, bounds: Sequence[int], cap: int | None, deadline: float | None
+    model: TimedModel,
+    bounds: Sequence[int],
+    cap: int | None,
+    deadline: float | None,
+    syms: Sequence[Symmetry] = (),
 ) -> _Liveness:
-    """Untimed pre-pass: live clocks per discrete state, LU bounds per clock."""
+    """Untimed pre-pass: live clocks per discrete state, LU bounds per clock.
+
+    Explores the discrete states ignoring clock constraints (an over-approximation
+    of what is reachable), one representative per symmetry orbit, then solves
+    live(s) = reads(s) | OR over edges s -> t of (live(t) minus the edge's resets)
+    backwards to a fixpoint.
+    """
     n_clocks = len(model.clock_names)
-    live = _Liveness(n_clocks)
+    live = _Liveness(n_clocks, syms)
     index: dict[State, int] = {}
     states: list[State] = []
     reads: list[int] = []
-    preds: list[list[tuple[int, int]]] = []
+    # preds[j]: (i, resets, k): an edge from states[i] to syms[k]^-1(states[j]).
+    preds: list[list[tuple[int, int, int]]] = []
     queue: deque[int] = deque()
-    for s in model.initial_states():
-        if s not in index:
-            index[s] = len(states)
-            states.append(s)
+
+    def intern(s: State) -> tuple[int, int]:
+        rep, k = live.canon(s)
+        j = index.get(rep)
+        if j is None:
+            j = len(states)
+            index[rep] = j
+            states.append(rep)
             preds.append([])
-            queue.append(index[s])
-    reads.extend([0] * len(states))
+            reads.append(0)
+            queue.append(j)
+        return j, k
+
+    for s in model.initial_states():
+        intern(s)
     while queue:
         i = queue.popleft()
         s = states[i]
@@ -234,19 +303,11 @@ def _liveness(
             _note_constants(e.guard, bounds, live)
             if e.failure is not None:
                 continue
-            t = e.target
-            j = index.get(t)
-            if j is None:
-                j = len(states)
-                index[t] = j
-                states.append(t)
-                preds.append([])
-                reads.append(0)
-                queue.append(j)
+            j, k = intern(e.target)
             rmask = 0
             for c in e.resets:
                 rmask |= 1 << c
-            preds[j].append((i, rmask))
+            preds[j].append((i, rmask, k))
         reads[i] = r
     if not live.complete:
         # Unknown constants: use every bound of the model, for every clock.
@@ -254,7 +315,12 @@ def _liveness(
         live.lower = [top] * n_clocks
         live.upper = [top] * n_clocks
         return live
-    # Backward fixpoint: live(s) = reads(s) | OR over edges s->t of live(t) & ~resets.
+    # Constants were seen on representatives only: make them the same across orbits.
+    for _ in range(2):
+        for sym in syms:
+            for c, img in enumerate(sym.clocks):
+                live.lower[img] = live.lower[c] = max(live.lower[img], live.lower[c])
+                live.upper[img] = live.upper[c] = max(live.upper[img], live.upper[c])
     mask = list(reads)
     work = deque(range(len(states)))
     queued = [True] * len(states)
@@ -262,8 +328,8 @@ def _liveness(
         j = work.popleft()
         queued[j] = False
         mj = mask[j]
-        for i, rmask in preds[j]:
-            new = mask[i] | (mj & ~rmask)
+        for i, rmask, k in preds[j]:
+            new = mask[i] | (live.unmap(mj, k) & ~rmask)
             if new != mask[i]:
                 mask[i] = new
                 if not queued[i]:
@@ -271,6 +337,13 @@ def _liveness(
                     work.append(i)
     live.live = {s: mask[k] for k, s in enumerate(states)}
     return live
+
+
+def live_clocks(model: TimedModel, max_states: int | None = None) -> dict[State, int] | None:
+    """Per reachable (untimed) discrete state, the bitmask of clocks it may still
+    read before resetting them; None if the untimed pass hit ``max_states``."""
+    live = _liveness(model, [0] * len(model.bounds), max_states, None)
+    return live.live if live.complete else None
 
 
 def _down(d: dbm.Dbm, n: int) -> None:
@@ -309,13 +382,6 @@ def _extrapolate_m(d: dbm.Dbm, n: int, m: Sequence[int]) -> None:
         dbm.canonicalize(d, n)
 
 
-def live_clocks(model: TimedModel, max_states: int | None = None) -> dict[State, int] | None:
-    """Per reachable (untimed) discrete state, the bitmask of clocks it may still
-    read before resetting them; None if the untimed pass hit ``max_states``."""
-    live = _liveness(model, [0] * len(model.bounds), max_states, None)
-    return live.live if live.complete else None
-
-
 def _bits(mask: int) -> tuple[int, ...]:
     out = []
     c = 0
@@ -337,16 +403,16 @@ class _Explorer:
         self.start = time.monotonic()
         self.deadline_t = (self.start + limits.timeout) if limits.timeout is not None else None
         n_clocks = len(model.clock_names)
+        self.syms: list[Symmetry] = list(model.symmetries()) if options.symmetry else []
         if options.clock_reduction:
             # The untimed pass over-approximates the discrete states; give it room.
             cap = None if limits.max_states is None else max(10_000, 50 * limits.max_states)
-            self.live = _liveness(model, self.bounds, cap, self.deadline_t)
+            self.live = _liveness(model, self.bounds, cap, self.deadline_t, self.syms)
         else:
             self.live = _Liveness(n_clocks)
             top = max(self.bounds, default=0)
             self.live.lower = [top] * n_clocks
             self.live.upper = [top] * n_clocks
-        self.syms: list[Symmetry] = list(model.symmetries()) if options.symmetry else []
         self._clockset_cache: dict[int, tuple[tuple[int, ...], dict[int, int], list[int],
                                                list[int]]] = {}
         # Node store (parallel lists).
@@ -463,12 +529,12 @@ class _Explorer:
         st = self.stats
         if self.limits.max_states is not None and st.zones >= self.limits.max_states:
             raise _Limit(f"state limit ({self.limits.max_states}) reached")
-        if st.zones % 256 == 0:
+        if st.zones % 64 == 1:
             now = time.monotonic()
             if self.deadline_t is not None and now > self.deadline_t:
                 raise _Limit(f"time limit ({self.limits.timeout:g} s) reached")
             mem = self.limits.max_memory_mb
-            if mem is not None and st.zones % 4096 == 0 and _peak_rss_mb() > mem:
+            if mem is not None and st.zones % 4096 == 1 and _peak_rss_mb() > mem:
                 raise _Limit(f"memory limit ({mem} MiB) reached")
             progress_due = now - self.last_progress >= self.options.progress_interval
             if self.options.progress is not None and progress_due:
