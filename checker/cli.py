@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -674,4 +675,15 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
 
 def entry_point() -> None:
     """Console-script entry: ``kvrace``."""
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = EXIT_OK
+    except KeyboardInterrupt:
+        sys.stderr.write("kvrace: interrupted\n")
+        code = 130
+    sys.exit(code)
