@@ -675,14 +675,14 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
 
 def entry_point() -> None:
     """Console-script entry: ``kvrace``."""
+    code = EXIT_OK
     try:
         code = main()
         sys.stdout.flush()
     except BrokenPipeError:
-        # The reader (e.g. `| head`) went away: not an error of ours.
+        # The reader (e.g. `| head`) went away: not an error of ours; keep the verdict.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        code = EXIT_OK
     except KeyboardInterrupt:
         sys.stderr.write("kvrace: interrupted\n")
         code = 130

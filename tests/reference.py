@@ -67,7 +67,10 @@ Node = tuple[State, Clocks]
 class ValuedModel(TimedModel, Protocol):
     """A timed model with concrete parameter values."""
 
-    values: Mapping[str, Fraction]
+    @property
+    def values(self) -> Mapping[str, Fraction]:
+        """The value of every timing parameter."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,8 @@ class RefResult:
     """Whether a strict (``<``, ``>``) guard or deadline atom was evaluated: then
     integer time may disagree with dense time."""
     exhaustive: bool = False
+    every: list[Finding] = field(default_factory=list)
+    """With ``record_all``: every (property, state, clock values) found, in search order."""
 
 
 def integer_bounds(model: ValuedModel, grid: int = 1) -> list[int]:
@@ -118,6 +123,29 @@ def integer_bounds(model: ValuedModel, grid: int = 1) -> list[int]:
     return out
 
 
+def untimed_states(model: TimedModel) -> tuple[set[State], set[State]]:
+    """The discrete states reachable when clock constraints are ignored, and those
+    of them whose edges raise :class:`ModelRuntimeError`."""
+    try:
+        seen: set[State] = set(model.initial_states())
+    except ModelRuntimeError:
+        return set(), set()
+    todo = list(seen)
+    errors: set[State] = set()
+    while todo:
+        s = todo.pop()
+        try:
+            edges = model.edges(s)
+        except ModelRuntimeError:
+            errors.add(s)
+            continue
+        for e in edges:
+            if e.failure is None and e.target not in seen:
+                seen.add(e.target)
+                todo.append(e.target)
+    return seen, errors
+
+
 def clock_caps(model: TimedModel, bounds: Sequence[int]) -> list[int]:
     """Per clock: 1 + the largest constant it is compared with in any discrete state
     reachable when clock constraints are ignored (0 if it is never compared)."""
@@ -127,22 +155,18 @@ def clock_caps(model: TimedModel, bounds: Sequence[int]) -> list[int]:
         for a in atoms:
             top[a.clock] = max(top[a.clock], bounds[a.bound], 0)
 
-    seen: set[State] = set(model.initial_states())
-    todo = list(seen)
-    while todo:
-        s = todo.pop()
-        try:
-            edges = model.edges(s)
+    for s in untimed_states(model)[0]:
+        try:  # a state whose edges raise still has deadlines and hazards
             note(model.deadlines(s))
             for h in model.hazards(s):
                 note(h.atoms)
         except ModelRuntimeError:
-            continue
-        for e in edges:
-            note(e.guard)
-            if e.failure is None and e.target not in seen:
-                seen.add(e.target)
-                todo.append(e.target)
+            pass
+        try:
+            for e in model.edges(s):
+                note(e.guard)
+        except ModelRuntimeError:
+            pass
     return [t + 1 for t in top]
 
 
@@ -229,6 +253,7 @@ def reference_explore(
     grid: int = 1,
     per_clock: bool = False,
     max_states: int | None = None,
+    record_all: bool = False,
 ) -> RefResult:
     """Explore ``model`` in integer time (steps of ``1/grid``) and check its properties.
 
@@ -238,14 +263,25 @@ def reference_explore(
     first layer with a finding and reports the finding with the fewest events
     (ties: the first found); with it, every reachable state is explored and
     :attr:`RefResult.findings` lists every property broken.  Past
-    ``max_states`` the verdict is ``inconclusive``.
+    ``max_states`` the verdict is ``inconclusive``.  With ``record_all``,
+    :attr:`RefResult.every` lists every state breaking a property, not only the
+    first one per property.
     """
     sem = Semantics(model, grid, per_clock)
+    try:
+        initial = model.initial_states()
+    except ModelRuntimeError as err:
+        f = Finding(MODEL_ERROR, err.message, 0, (), sem.zero)
+        return RefResult(ERROR, MODEL_ERROR, err.message, 0, 0, {MODEL_ERROR: f},
+                         exhaustive=exhaustive, every=[f] if record_all else [])
     seen: set[Node] = set()
     findings: dict[str, Finding] = {}
     order: list[str] = []
+    every: list[Finding] = []
 
     def found(prop: str, message: str, events: int, node: Node) -> None:
+        if record_all:
+            every.append(Finding(prop, message, events, node[0], node[1]))
         old = findings.get(prop)
         if old is None or events < old.events:
             findings[prop] = Finding(prop, message, events, node[0], node[1])
@@ -254,7 +290,7 @@ def reference_explore(
 
     def result(verdict: str | None = None) -> RefResult:
         res = RefResult(HOLDS, states=len(seen), findings=dict(findings), strict=sem.strict,
-                        exhaustive=exhaustive)
+                        exhaustive=exhaustive, every=every)
         if findings:
             best = min((findings[p] for p in order), key=lambda f: f.events)
             res.verdict = ERROR if best.prop == MODEL_ERROR else VIOLATED
@@ -264,7 +300,7 @@ def reference_explore(
         return res
 
     layer: list[Node] = []
-    for s in model.initial_states():
+    for s in initial:
         try:
             c0 = sem.start(s)
         except ModelRuntimeError as err:
@@ -284,15 +320,22 @@ def reference_explore(
             node = queue[i]
             i += 1
             s, clocks = node
+            # A state whose edges raise is an error, but time may still pass in it
+            # (its deadlines permitting) and break an invariant or a response.
+            stuck = False
             try:
                 for v in model.violations(s):
                     found(v.property, v.message, depth, node)
                 for h in model.hazards(s):
                     if sem.all_hold(h.atoms, clocks, hazard=True):
                         found(h.property, h.message, depth, node)
-                edges = model.edges(s)
+                later = sem.delay(s, clocks)
+            except ModelRuntimeError as err:
+                found(MODEL_ERROR, err.message, depth, node)
+                continue
+            try:
                 fires = False
-                for e in edges:
+                for e in model.edges(s):
                     after = sem.fire(e, clocks)
                     if after is None:
                         continue
@@ -301,11 +344,9 @@ def reference_explore(
                         found(ASSERT, e.failure, depth + 1, node)
                     else:
                         successors.append((e.target, after))
-                later = sem.delay(s, clocks)
                 stuck = bool(model.deadlines(s)) and later is None and not fires
             except ModelRuntimeError as err:
                 found(MODEL_ERROR, err.message, depth, node)
-                continue
             if later is not None and (s, later) not in seen:
                 seen.add((s, later))
                 queue.append((s, later))
@@ -322,8 +363,8 @@ def reference_explore(
     return result()
 
 
-def replay(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 1
-           ) -> list[set[Clocks]]:
+def replay(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 1,
+           any_branch: bool = False) -> list[set[Clocks]]:
     """The clock values (in units of ``1/grid``) reachable along a discrete path.
 
     ``edges`` must be edges of the model, taken in order from ``start``; entry
@@ -331,6 +372,8 @@ def replay(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 
     edges and any waiting (for a last edge that fails an ``assert``: the
     valuations at which it fires).  A set becomes empty when the path cannot
     be followed in integer time.  ValueError if an edge is not the model's.
+    With ``any_branch``, a step may take any edge of the same event instance
+    to the same target (another convex branch of its guard).
     """
     sem = Semantics(model, grid)
     c0 = sem.start(start)
@@ -338,13 +381,19 @@ def replay(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 
     out = [vals]
     s = start
     for k, e in enumerate(edges):
-        if e not in model.edges(s):
+        here = model.edges(s)
+        if e not in here:
             raise ValueError(f"step {k + 1}: {e} is not an edge of the model in state {s}")
+        options = [e]
+        if any_branch:
+            options = [x for x in here if (x.event, x.target, x.failure, x.resets)
+                       == (e.event, e.target, e.failure, e.resets)]
         nxt: set[Clocks] = set()
         for v in vals:
-            after = sem.fire(e, v)
-            if after is not None:
-                nxt.add(after)
+            for x in options:
+                after = sem.fire(x, v)
+                if after is not None:
+                    nxt.add(after)
         if e.failure is not None:
             out.append(nxt)
             break
@@ -354,10 +403,10 @@ def replay(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 
     return out
 
 
-def deadlocks_along(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 1
-                    ) -> list[Clocks]:
+def deadlocks_along(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 1,
+                    any_branch: bool = False) -> list[Clocks]:
     """The valuations (units of ``1/grid``) at the end of the path that are deadlocked."""
-    vals = replay(model, start, edges, grid)[-1]
+    vals = replay(model, start, edges, grid, any_branch)[-1]
     s = edges[-1].target if edges else start
     sem = Semantics(model, grid)
     out_edges = model.edges(s)

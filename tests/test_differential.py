@@ -23,8 +23,9 @@ points; (b) a few hundred small random models generated as ``.kvr`` text.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from reference import (
     deadlocks_along,
     reference_explore,
     replay,
+    untimed_states,
 )
 
 from checker.explorer import CheckResult, Options, explore
@@ -80,18 +82,19 @@ def show_zone(model: SpecModel, res: CheckResult) -> str:
     return f"{res.verdict} {res.prop or ''} {res.message or ''} [{steps}] limit={res.limit}"
 
 
-def deadlock_grid(model: SpecModel, res: CheckResult) -> int | None:
+def deadlock_grid(model: SpecModel, res: CheckResult, any_branch: bool = False) -> int | None:
     """The coarsest grid (1/g, g up to clocks + 1) with a deadlocked valuation at the end
     of the zone explorer's deadlock trace, or None."""
     start = res.trace[0].state
     edges = [s.edge for s in res.trace[1:] if s.edge is not None]
     for g in range(1, len(model.clock_names) + 2):
-        if deadlocks_along(model, start, edges, g):
+        if deadlocks_along(model, start, edges, g, any_branch):
             return g
     return None
 
 
-def trace_problem(model: SpecModel, res: CheckResult, prop: str) -> str | None:
+def trace_problem(model: SpecModel, res: CheckResult, prop: str, any_branch: bool = False
+                  ) -> str | None:
     """Why the zone explorer's trace is not an integer-time run breaking ``prop``, if it
     is not one (deadlocks are checked by :func:`deadlock_grid`)."""
     start = res.trace[0].state
@@ -99,7 +102,7 @@ def trace_problem(model: SpecModel, res: CheckResult, prop: str) -> str | None:
     if len(edges) != len(res.trace) - 1:
         return "the trace has a step without an edge"
     try:
-        vals = replay(model, start, edges)
+        vals = replay(model, start, edges, any_branch=any_branch)
     except ValueError as err:
         return f"the trace is not a path of the model: {err}"
     if not vals[-1]:
@@ -133,11 +136,14 @@ def disagreement(
     deadlock: bool,
     bfs: bool,
     exhaustive: Callable[[], RefResult] | None = None,
+    any_branch: bool = False,
 ) -> str | None:
     """Why zone result ``res`` and reference result ``ref`` disagree, or None.
 
     ``exhaustive`` gives an exhaustive reference run when ``ref`` stopped early
-    and a finding of the zone explorer is missing from it.
+    and a finding of the zone explorer is missing from it.  With ``any_branch``
+    each step of the zone explorer's trace may use another convex branch of the
+    same event's guard.
     """
     if ref.verdict == INCONCLUSIVE:
         return None
@@ -154,14 +160,14 @@ def disagreement(
     events = len(res.trace) - 1
     dense_only = False
     if prop == DEADLOCK:
-        grid = deadlock_grid(model, res)
+        grid = deadlock_grid(model, res, any_branch)
         if grid is None:
             return "the zone explorer's deadlock trace ends in no deadlocked valuation (grids " \
                 f"1..{len(model.clock_names) + 1}); reference: {show_findings(findings)}"
         f = findings.get(DEADLOCK)
         dense_only = grid > 1 and (f is None or f.events > events)
     else:
-        problem = trace_problem(model, res, prop)
+        problem = trace_problem(model, res, prop, any_branch)
         if problem is not None:
             return f"zone trace: {problem}; reference: {show_findings(findings)}"
     if not bfs and not ref.exhaustive:
@@ -463,8 +469,7 @@ def timed_models(draw: st.DrawFn) -> str:
 
 
 GENERATED: list[str] = []
-STATS = {"ref_states": 0, "skipped": 0, "dense_only_deadlocks": 0, "violated": 0, "error": 0,
-         "holds": 0}
+STATS: Counter[str] = Counter()
 
 RANDOM_SETTINGS = settings(
     max_examples=250,
@@ -476,16 +481,84 @@ RANDOM_SETTINGS = settings(
 )
 
 
+# ---- known bugs of the zone explorer (pinned by the xfail tests at the end) ---------------------
+#
+# A disagreement explained by one of these is counted in STATS, not failed, so the random
+# test keeps checking everything else; the xfail(strict=True) tests below fail as soon as a
+# bug is fixed, and then its tolerance here should go.
+#
+# KB1: deadlocked() returns False as soon as the state has an edge that fails an assert,
+#      even when that edge can never be enabled in the zone: the deadlock is missed.
+# KB2: the clock-liveness pre-pass skips every state whose edges raise ModelRuntimeError
+#      (reads = all clocks, but their deadlines and hazards are not noted), so a clock
+#      compared only there keeps the maximal constant -1; Extra_M then relaxes its lower
+#      bound `x >= 0` to `x > -1`, and deadlocked() (whose time-predecessor operation
+#      restores `x >= 0`) reports the negative slice as a deadlock.
+# KB4: with symmetry, trace() maps each event of a representative back through the
+#      permutation but keeps its branch index, although the permutation also permutes
+#      the convex branches of a guard that quantifies (or disjoins) over a symmetric
+#      index: a trace step may carry the wrong branch, making the trace infeasible
+#      (the verdict and the discrete path are right).
+
+TOLERATE_KNOWN_BUGS = True
+
+
+def _without_hidden_deadlocks(model: SpecModel, ref: RefResult) -> RefResult | None:
+    """``ref`` as the zone explorer with KB1 sees it (no deadlock in a state that has
+    an assert-failing edge), or None if KB1 changes nothing."""
+    def has_failing_edge(f: Finding) -> bool:
+        try:
+            return any(e.failure is not None for e in model.edges(f.state))
+        except ModelRuntimeError:
+            return False
+
+    dls = [f for f in ref.every if f.prop == DEADLOCK]
+    kept = [f for f in dls if not has_failing_edge(f)]
+    if len(kept) == len(dls):
+        return None
+    findings = {p: f for p, f in ref.findings.items() if p != DEADLOCK}
+    if kept:
+        findings[DEADLOCK] = min(kept, key=lambda f: f.events)
+    return replace(ref, findings=findings)
+
+
+def known_bug(model: SpecModel, res: CheckResult, ref: RefResult, *, deadlock: bool,
+              opts: dict[str, object]) -> str | None:
+    """The known bug that explains a disagreement of ``res`` with ``ref``, if any."""
+    if not TOLERATE_KNOWN_BUGS:
+        return None
+    bfs = opts.get("search", "bfs") == "bfs"
+    if opts.get("symmetry", True) and model.symmetries() and disagreement(
+            model, res, ref, deadlock=deadlock, bfs=bfs, any_branch=True) is None:
+        return "KB4"
+    if not deadlock:
+        return None
+    alt = _without_hidden_deadlocks(model, ref)
+    if alt is not None and disagreement(model, res, alt, deadlock=True, bfs=bfs) is None:
+        return "KB1"
+    if (res.prop == DEADLOCK and opts.get("clock_reduction", True)
+            and untimed_states(model)[1]):
+        res2 = zone_run(model, deadlock=True, **{**opts, "clock_reduction": False})
+        if isinstance(res2, CheckResult) and (
+            disagreement(model, res2, ref, deadlock=True, bfs=bfs) is None
+            or known_bug(model, res2, ref, deadlock=True, opts=opts) == "KB1"
+        ):
+            return "KB2"
+    return None
+
+
 def check_model(text: str) -> None:
     """Run both engines on one model text; fail with an actionable message on disagreement."""
     model = SpecModel(load_text(text, "<generated>"))
-    ref = reference_explore(model, exhaustive=True, per_clock=True, max_states=40_000)
+    ref = reference_explore(model, exhaustive=True, per_clock=True, max_states=40_000,
+                            record_all=True)
     if ref.verdict == INCONCLUSIVE:
         STATS["skipped"] += 1
         return
     assert not ref.strict, f"the generator produced a strict clock constraint:\n{text}"
     STATS["ref_states"] += ref.states
     problems: list[str] = []
+    bugs: set[str] = set()
     for deadlock in (True, False):
         by_config: dict[str, CheckResult] = {}
         for name, opts in ZONE_CONFIGS:
@@ -493,15 +566,19 @@ def check_model(text: str) -> None:
             if isinstance(res, str):
                 problems.append(f"{name} deadlock={deadlock}: {res}")
                 continue
-            by_config[name] = res
             why = disagreement(model, res, ref, deadlock=deadlock, bfs=name.startswith("bfs"))
             if why is not None:
+                bug = known_bug(model, res, ref, deadlock=deadlock, opts=opts)
+                if bug is not None:
+                    bugs.add(bug)
+                    continue
                 problems.append(f"{name} deadlock={deadlock}: {why}\n"
                                 f"    zone: {show_zone(model, res)}")
-            elif name == "bfs" and res.prop == DEADLOCK and DEADLOCK not in ref.findings:
+            by_config[name] = res
+            if name == "bfs" and res.prop == DEADLOCK and DEADLOCK not in ref.findings:
                 STATS["dense_only_deadlocks"] += 1
         # Symmetry reduction (and clock reduction) never change a breadth-first verdict
-        # nor the length of its trace.
+        # nor the round that reports it.
         keys = {}
         for name, res in by_config.items():
             if name.startswith("bfs"):
@@ -511,7 +588,9 @@ def check_model(text: str) -> None:
         if len(set(keys.values())) > 1:
             problems.append(f"deadlock={deadlock}: the reductions change the verdict: {keys}")
         if deadlock and "bfs" in by_config:
-            STATS[by_config["bfs"].verdict] = STATS.get(by_config["bfs"].verdict, 0) + 1
+            STATS[by_config["bfs"].verdict] += 1
+    for bug in bugs:
+        STATS[bug] += 1
     ref_text = (f"reference: {ref.verdict} {ref.prop} after {ref.events} events, "
                 f"{ref.states} states; findings: {show_findings(ref.findings)}")
     assert not problems, f"engines disagree on\n{text}\n{ref_text}\n" + "\n".join(problems)
@@ -558,3 +637,134 @@ def test_dense_only_deadlock_is_confirmed_on_a_grid() -> None:
         assert deadlock_grid(model, res) == 2
         assert disagreement(model, res, ref, deadlock=True, bfs=True) is None
 
+
+
+# ---- disagreements found: known bugs of the zone explorer --------------------------------------
+#
+# Each test states the right answer (the reference's, checked by hand in the comments) and
+# fails today; xfail(strict=True) turns a fix into a failure, so the mark (and the tolerance
+# in known_bug()) is removed with the fix.
+
+def _both(text: str) -> tuple[SpecModel, RefResult]:
+    model = SpecModel(load_text(text, "<known-bug>"))
+    return model, reference_explore(model, exhaustive=True)
+
+
+KB1_TEXT = """model kb1
+actor a
+var b : bool = false
+clock x
+event a.go() when x >= 3 do assert b
+deadline x <= 2
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="KB1: an assert-failing edge that can never be enabled "
+                   "makes deadlocked() return False, hiding a deadlock")
+@pytest.mark.parametrize("name", [n for n, _ in ZONE_CONFIGS])
+def test_kb1_never_enabled_failing_edge_hides_a_deadlock(name: str) -> None:
+    # Time stops at x = 2 (deadline); `go` needs x >= 3, so it never fires (and its assert
+    # never fails): at x = 2 nothing can happen — a deadlock, after 0 events.
+    model, ref = _both(KB1_TEXT)
+    assert (ref.verdict, ref.prop, ref.events) == ("violated", DEADLOCK, 0)
+    res = explore(model, options=Options(**dict(ZONE_CONFIGS)[name]))  # type: ignore[arg-type]
+    assert (res.verdict, res.prop, len(res.trace) - 1) == ("violated", DEADLOCK, 0)
+
+
+KB2_REACHABLE = """model kb2
+actor a
+var n : 0..1 = 0
+clock x, y
+event a.go() when n == 0 do n := 1
+event a.boom() when n == 1 and y >= 1 do n := n + 1
+deadline x <= 0 while n == 0
+"""
+
+KB2_UNREACHABLE = """model kb2u
+actor a
+var n : 0..1 = 0
+clock x, y
+event a.spin() when n == 0 do skip
+event a.go() when x >= 1 do n := 1
+event a.boom() when n == 1 and y >= 1 do n := n + 1
+deadline x <= 0
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="KB2: the clock-liveness pass notes no constants in "
+                   "states whose edges raise; a live clock keeps constant -1, Extra_M lets it "
+                   "go negative, and deadlocked() reports the negative slice as a deadlock")
+@pytest.mark.parametrize(("text", "expected"), [
+    # `go` fires at once (n = 1, where `boom`'s body overflows n): a model error after 1
+    # event.  y is compared only in `boom`, in the state the liveness pass skips.
+    pytest.param(KB2_REACHABLE, ("error", MODEL_ERROR, 1), id="error-reachable"),
+    # x is frozen at 0, so `go` never fires and n = 1 is unreachable; `spin` can always
+    # fire: no deadlock, nothing broken.  The skipped state is reachable only untimed.
+    pytest.param(KB2_UNREACHABLE, ("holds", None, -1), id="error-unreachable"),
+])
+def test_kb2_false_deadlock_from_a_clock_without_constants(
+    text: str, expected: tuple[str, str | None, int]
+) -> None:
+    model, ref = _both(text)
+    assert (ref.verdict, ref.prop, ref.events if ref.events is not None else -1) == expected
+    for cr in (False, True):  # right without clock reduction, wrong with it
+        res = explore(model, options=Options(clock_reduction=cr))
+        prop = MODEL_ERROR if res.verdict == "error" else res.prop
+        assert (res.verdict, prop, len(res.trace) - 1) == expected, f"clock_reduction={cr}"
+
+
+KB3_TEXTS = {
+    "deadline": "deadline x <= 2 while f[o]",
+    "invariant": "invariant i: f[o]",
+    "response": "property p: f[o] leadsto true within 1",
+}
+
+
+@pytest.mark.xfail(strict=True, reason="KB3: a ModelRuntimeError raised by deadlines(), "
+                   "violations() or initial_states() (observers) escapes explore() instead of "
+                   "giving the verdict `error`")
+@pytest.mark.parametrize("where", list(KB3_TEXTS))
+def test_kb3_runtime_error_outside_edges_crashes(where: str) -> None:
+    # `o` is none in the initial state, so `f[o]` dereferences none at once.
+    text = f"""model kb3
+actor a
+var o : 0..1? = none
+var f : 0..1 -> bool = false
+clock x
+event a.go() when x >= 1 do f[0] := true
+{KB3_TEXTS[where]}
+"""
+    model, ref = _both(text)
+    assert (ref.verdict, ref.prop, ref.events) == ("error", MODEL_ERROR, 0)
+    res = explore(model)
+    assert res.verdict == "error"
+
+
+KB4_TEXT = """model kb4
+symmetric type P = {p, q}
+actor a
+var done : bool = false
+var ticked : bool = false
+clock c : P
+event a.tick(i: P) when not ticked and c[i] >= 1 do ticked := true; reset c[i]
+event a.fin() when ticked and not done and (exists k: P . c[k] >= 2) do done := true
+deadline d(j: P): c[j] <= 2
+invariant never: not done
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="KB4: with symmetry, trace() keeps the representative's "
+                   "guard-branch index, but the permutation also permutes the branches of "
+                   "`exists k: P . c[k] >= 2`: the trace takes the wrong branch and is infeasible")
+@pytest.mark.parametrize("name", [n for n, o in ZONE_CONFIGS if o.get("symmetry", True)])
+def test_kb4_symmetric_trace_takes_the_wrong_guard_branch(name: str) -> None:
+    # tick(p) at t in [1, 2] resets c[p]; the deadlines stop time when c[q] = 2, and then
+    # c[p] = 2 - t <= 1, so `fin` can only take its branch c[q] >= 2.  The explorer's
+    # trace is tick(p), fin with the branch c[p] >= 2: no run does that.
+    model, ref = _both(KB4_TEXT)
+    assert (ref.verdict, ref.prop, ref.events) == ("violated", "never", 2)
+    res = explore(model, options=Options(**dict(ZONE_CONFIGS)[name]))  # type: ignore[arg-type]
+    assert (res.verdict, res.prop, len(res.trace) - 1) == ("violated", "never", 2)
+    edges = [s.edge for s in res.trace[1:] if s.edge is not None]
+    assert replay(model, res.trace[0].state, edges, any_branch=True)[-1]  # right path
+    assert replay(model, res.trace[0].state, edges)[-1], "the trace is infeasible"

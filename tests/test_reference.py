@@ -361,8 +361,9 @@ clock x
 event a.inc() when x >= 1 do n := n + 1; reset x
 """
     r = reference_explore(kvr(text))
-    # n = 0 with x = 0..2; inc at x = 1 or 2 reaches n = 1, x = 0, where inc overflows.
-    assert (r.verdict, r.prop, r.events, r.states) == (ERROR, MODEL_ERROR, 1, 4)
+    # n = 0 with x = 0..2; inc at x = 1 or 2 reaches n = 1, x = 0, where inc overflows
+    # (time still passes there: x = 0..2 again).
+    assert (r.verdict, r.prop, r.events, r.states) == (ERROR, MODEL_ERROR, 1, 6)
     assert r.message is not None and "outside 0..1" in r.message
 
 
@@ -462,3 +463,38 @@ def test_clock_caps() -> None:
     sem = Semantics(m)
     assert sem.caps == [4, 4]
     assert clock_caps(m, sem.bounds) == [4, 3]  # x vs 3, <resp> vs 2
+
+
+@pytest.mark.parametrize("decl", [
+    "deadline x <= 2 while f[o]",
+    "invariant i: f[o]",
+    "property p: f[o] leadsto true within 1",  # raises in initial_states() (the observer)
+])
+def test_model_errors_outside_edges(decl: str) -> None:
+    text = f"""model oops
+actor a
+var o : 0..1? = none
+var f : 0..1 -> bool = false
+clock x
+event a.go() when x >= 1 do f[0] := true
+{decl}
+"""
+    r = reference_explore(kvr(text))
+    assert (r.verdict, r.prop, r.events) == (ERROR, MODEL_ERROR, 0)
+    assert r.message is not None and "`none` dereferenced" in r.message
+
+
+def test_time_passes_in_an_error_state() -> None:
+    # After `go`, every edge raises; time still passes there, so the response is late.
+    text = """model late
+actor a
+var n : 0..1 = 0
+clock x
+event a.go() when n == 0 do n := 1
+event a.boom() when n == 1 do n := n + 1
+property p: n == 1 leadsto n == 0 within 1
+"""
+    r = reference_explore(kvr(text), exhaustive=True)
+    assert set(r.findings) == {MODEL_ERROR, "p"}
+    assert (r.findings["p"].events, r.findings["p"].clocks) == (1, (2, 2))
+    assert r.findings[MODEL_ERROR].events == 1
