@@ -673,17 +673,43 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         return EXIT_BAD_INPUT
 
 
+class _PipeSafe:
+    """stdout that stops writing, silently, once the reader has gone (``| head``)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                self.stream.write(text)
+            except BrokenPipeError:
+                self.broken = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self.broken = True
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
 def entry_point() -> None:
     """Console-script entry: ``kvrace``."""
-    code = EXIT_OK
+    out = _PipeSafe(sys.stdout)
     try:
-        code = main()
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader (e.g. `| head`) went away: not an error of ours; keep the verdict.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        code = main(None, out, sys.stderr)  # type: ignore[arg-type]
+        out.flush()
     except KeyboardInterrupt:
         sys.stderr.write("kvrace: interrupted\n")
         code = 130
+    if out.broken:
+        # Keep Python from complaining about the closed pipe at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
