@@ -36,7 +36,7 @@ def test_bounded_response_boundary(w: float, verdict: str) -> None:
     assert o.verdict == verdict
     if verdict == "violated":
         assert o.prop == "prompt"
-        assert o.message == "prompt: no response within W"
+        assert o.message == "no response within W"
 
 
 def test_response_violation_trace_ends_before_the_response() -> None:

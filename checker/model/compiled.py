@@ -398,7 +398,7 @@ class SpecModel:
             except _Fault as f:
                 raise ModelRuntimeError(f"invariant {label}: {f.message}", None, s) from None
             if not ok:
-                out.append(Violation(label, f"invariant {label} is violated"))
+                out.append(Violation(label, "the invariant does not hold"))
         return out
 
     def hazards(self, s: State) -> list[Hazard]:
@@ -408,7 +408,7 @@ class SpecModel:
             if s[cell]:
                 bound = self.bounds[within]
                 out.append(
-                    Hazard(label, f"{label}: no response within {bound}",
+                    Hazard(label, f"no response within {bound}",
                            (ClockAtom(clock, GT, within),))
                 )
         return out

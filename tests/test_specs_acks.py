@@ -1,0 +1,350 @@
+"""Verdicts of the ABORT/ABORT_ACK specs (spec/sglang/*ack*.kvr and their kin).
+
+Each spec models one way SGLang's PD KV transfer released (or could release)
+an aborted or failed request's KV slot on an acknowledgement; these tests pin
+the verdict at the defaults, the last event of the counterexample, verdicts on
+both sides of every bound, and, for ``drained_ack_or_timeout``, that the
+synthesized safe region is exactly the derived bound.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import z3
+
+from checker.api import Outcome, check, load_spec
+from checker.cli import main
+from checker.language import load_text
+from checker.model.compiled import SpecModel
+from checker.smt import synth as sy
+
+SPECS = Path(__file__).resolve().parent.parent / "spec" / "sglang"
+
+
+def spec(name: str) -> Path:
+    return SPECS / f"{name}.kvr"
+
+
+@functools.cache
+def run(name: str, **params: int | str) -> Outcome:
+    """Check ``name`` at ``params`` (cached: several tests read the same outcome)."""
+    return check(spec(name), params)
+
+
+def labels(o: Outcome) -> list[str]:
+    assert o.trace is not None
+    return [s.label for s in o.trace.steps]
+
+
+def mutated(name: str, *edits: tuple[str, str]) -> Outcome:
+    """Check ``name`` with textual edits applied (each must match exactly once)."""
+    text = spec(name).read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return check(load_text(text, str(spec(name))))
+
+
+# ---- verdicts at the defaults ---------------------------------------------------------------
+
+VIOLATED_AT_DEFAULTS = [
+    # spec, message, last event
+    ("abort_ack_before_drain", "write of A lands in slot s0 owned by B", "decode.land(A)"),
+    ("drained_ack_or_timeout", "write of A lands in slot s0 owned by B", "decode.land(A)"),
+    ("single_ack_fanout", "write of A from rank p0 lands in slot s0 owned by B",
+     "decode.land(A, p0)"),
+    ("premature_ack", "write of A chunk 0 lands in slot s0 owned by B", "decode.land(A, 0)"),
+    ("prefill_failure_release", "write of A from rank p0 lands in slot s0 owned by B",
+     "decode.land(A, p0)"),
+    ("ack_without_generation", "write of B lands in slot s0 owned by C", "decode.land(B)"),
+]
+
+
+@pytest.mark.parametrize(("name", "message", "last"), VIOLATED_AT_DEFAULTS,
+                         ids=[v[0] for v in VIOLATED_AT_DEFAULTS])
+def test_violated_at_defaults(name: str, message: str, last: str) -> None:
+    o = run(name)
+    assert o.verdict == "violated"
+    assert o.prop == "assert"
+    assert o.message == message
+    assert o.trace is not None
+    end = o.trace.steps[-1]
+    assert end.label == last
+    assert end.failure == message
+    # The leaking write is one posted earlier in the same trace.
+    assert end.receives is not None
+    assert o.trace.steps[end.receives].event == "prefill.post"
+
+
+@pytest.mark.parametrize("name", ["all_ranks_ack", "generation_tagged_ack"])
+def test_holds_at_defaults(name: str) -> None:
+    o = run(name)
+    assert o.verdict == "holds", o.summary()
+    assert o.trace is None
+
+
+# ---- the counterexamples tell each mechanism's own story ---------------------------------------
+
+
+def test_abort_ack_before_drain_acks_while_the_write_flies() -> None:
+    o = run("abort_ack_before_drain")
+    assert labels(o) == [
+        "initial", "decode.allocate(A, s0)", "prefill.post(A)", "decode.abort(A)",
+        "prefill.ack(A)", "decode.release(A)", "decode.allocate(B, s0)", "decode.land(A)",
+    ]
+    assert o.trace is not None
+    # the ack answers the ABORT, the release consumes the ack
+    assert o.trace.steps[4].receives == 3 and o.trace.steps[5].receives == 4
+
+
+def test_drained_ack_or_timeout_leaks_through_the_timeout_exit() -> None:
+    o = run("drained_ack_or_timeout")
+    names = labels(o)
+    assert "decode.timeout(A)" in names
+    assert "prefill.ack(A)" not in names and "decode.release(A)" not in names
+    assert o.trace is not None
+    steps = {s.label: s for s in o.trace.steps}
+    # the slot is released 30 s (T_timeout) after decode armed the room, with the
+    # ABORT received and the ack still owed (A's write is outstanding)
+    arm, timeout = steps["decode.abort(A)"], steps["decode.timeout(A)"]
+    assert arm.time is not None and timeout.time is not None
+    assert timeout.time - arm.time == 30
+    assert timeout.state["owed[A]"] is True and timeout.state["outstanding[A]"] == 1
+    assert timeout.changes["owner[s0]"] == ("A", None)
+
+
+def test_single_ack_fanout_frees_on_the_idle_ranks_ack() -> None:
+    o = run("single_ack_fanout")
+    names = labels(o)
+    assert names.index("prefill.post(A, p0)") < names.index("prefill.ack(A, p1)")
+    assert names.index("decode.release(A, p1)") < names.index("decode.allocate(B, s0)")
+    assert "prefill.ack(A, p0)" not in names
+
+
+def test_premature_ack_pops_the_running_chunk() -> None:
+    o = run("premature_ack")
+    assert o.trace is not None
+    step = next(s for s in o.trace.steps if s.label == "prefill.mark_failed(A)")
+    assert step.changes["outstanding[A]"] == (2, 0)
+    assert step.changes["write[A, 1]"] == ("queued", "skipped")
+    assert step.state["write[A, 0]"] == "flying"
+    assert labels(o)[step.index + 1] == "prefill.ack(A)"
+
+
+def test_prefill_failure_release_is_immediate() -> None:
+    o = run("prefill_failure_release")
+    assert labels(o) == [
+        "initial", "decode.allocate(A, s0)", "prefill.post(A, p0)", "prefill.fail(A, p1)",
+        "decode.release(A, p1)", "decode.allocate(B, s0)", "decode.land(A, p0)",
+    ]
+
+
+def test_ack_without_generation_reaches_the_third_request() -> None:
+    o = run("ack_without_generation")
+    names = labels(o)
+    assert o.trace is not None
+    assert "decode.allocate(C, s0)" in names
+    # A's ABORT is retried after the timeout; both of A's acks reach decode
+    assert "decode.abort(A, 1)" in names
+    first = o.trace.steps[names.index("decode.release(A, 0)")]
+    stale = o.trace.steps[names.index("decode.release(A, 1)")]
+    assert first.changes["owner[s0]"] == ("A", None)
+    # A's second ack frees B's slot while B's write is on the wire...
+    assert stale.changes["owner[s0]"] == ("B", None)
+    assert stale.changes["phase[B]"] == ("armed", "freed")
+    assert stale.state["write[B]"] == "flying"
+    # ...C is given the pages, and B's write lands in C's cache
+    assert names.index("decode.release(A, 1)") < names.index("decode.allocate(C, s0)")
+    assert names[-1] == "decode.land(B)"
+    assert o.trace.steps[-1].state["owner[s0]"] == "C"
+
+
+# ---- verdicts on both sides of the bounds -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "verdict"),
+    [
+        ({"T_timeout": 35}, "violated"),          # T_timeout == T_prop + T_flight: simultaneous
+        ({"T_timeout": "35.01"}, "holds"),
+        ({"T_flight": 28}, "violated"),
+        ({"T_flight": "27.99"}, "holds"),
+        ({"T_prop": 0, "T_flight": 30}, "violated"),
+        ({"T_prop": 0, "T_flight": "29.5"}, "holds"),
+        ({"T_ack": 10, "T_timeout": 36}, "holds"),   # the ack's delay is not in the bound
+        ({"T_ack": 0, "T_timeout": 34}, "violated"),
+    ],
+)
+def test_drained_ack_or_timeout_bound(params: dict[str, int | str], verdict: str) -> None:
+    o = run("drained_ack_or_timeout", **params)
+    assert o.verdict == verdict, o.summary()
+    if verdict == "violated":
+        assert "decode.timeout(A)" in labels(o)
+
+
+@pytest.mark.parametrize(
+    ("params", "verdict"),
+    [
+        # A's ABORT is retried before its drained ack arrives iff
+        # T_timeout <= T_prop + T_flight + T_ack; only then is there a second ack.
+        ({"T_timeout": 36}, "violated"),
+        ({"T_timeout": "36.01"}, "holds"),
+        ({"T_ack": 3, "T_timeout": "37.5"}, "violated"),
+        ({"T_ack": 2, "T_timeout": "37.5"}, "holds"),
+        ({"T_timeout": 0}, "violated"),
+    ],
+)
+def test_ack_without_generation_needs_a_retry(params: dict[str, int | str], verdict: str
+                                              ) -> None:
+    o = run("ack_without_generation", **params)
+    assert o.verdict == verdict, o.summary()
+    if verdict == "violated":
+        assert labels(o)[-1] == "decode.land(B)"
+        assert "decode.allocate(C, s0)" in labels(o)
+
+
+POINTS = [
+    {"T_prop": 0, "T_ack": 0, "T_flight": "0.5"},
+    {"T_prop": 10, "T_ack": 10, "T_flight": "0.001"},
+    {"T_prop": 10, "T_ack": 0, "T_flight": 60},
+]
+
+
+@pytest.mark.parametrize("params", POINTS)
+@pytest.mark.parametrize("name", ["abort_ack_before_drain", "single_ack_fanout", "premature_ack"])
+def test_unsafe_for_every_timing(name: str, params: dict[str, int | str]) -> None:
+    assert run(name, **params).verdict == "violated"
+
+
+@pytest.mark.parametrize("params", POINTS)
+def test_all_ranks_ack_safe_for_every_timing(params: dict[str, int | str]) -> None:
+    run("all_ranks_ack", **params).assert_holds()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"T_status": 0, "T_flight": "0.5"}, {"T_status": 10, "T_flight": "0.001"},
+     {"T_status": 10, "T_flight": 60}],
+)
+def test_prefill_failure_release_unsafe_for_every_timing(params: dict[str, int | str]) -> None:
+    assert run("prefill_failure_release", **params).verdict == "violated"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"T_timeout": 0},                                   # retries as early as possible
+        {"T_timeout": 36},                                  # where the untagged spec leaks
+        {"T_prop": 10, "T_ack": 10, "T_flight": 60, "T_timeout": 5},
+        {"T_prop": 0, "T_ack": 0, "T_flight": "0.1", "T_timeout": 0},
+    ],
+)
+def test_generation_tagged_ack_safe_for_every_timing(params: dict[str, int | str]) -> None:
+    run("generation_tagged_ack", **params).assert_holds()
+
+
+# ---- the fixes, applied to the broken specs, close each hole -----------------------------------
+
+
+def test_all_ranks_ack_with_a_single_ack_target_leaks() -> None:
+    o = mutated("all_ranks_ack", ("if forall q: Rank . acked[r, q] {", "if true {"))
+    assert o.verdict == "violated" and o.message is not None
+    assert "from rank" in o.message
+
+
+def test_premature_ack_with_an_exact_skip_count_holds() -> None:
+    o = mutated(
+        "premature_ack",
+        ("{ write[r, 0] := skipped }",
+         "{ write[r, 0] := skipped; outstanding[r] := outstanding[r] - 1 }"),
+        ("{ write[r, 1] := skipped }",
+         "{ write[r, 1] := skipped; outstanding[r] := outstanding[r] - 1 }"),
+        ("       outstanding[r] := 0\n", ""),
+    )
+    o.assert_holds()
+
+
+def test_generation_tagged_ack_without_the_generation_check_leaks() -> None:
+    o = mutated("generation_tagged_ack", ("if gen[armed_for] == ack_gen[u, m] {", "if true {"))
+    assert o.verdict == "violated"
+    assert o.message == "write of B lands in slot s0 owned by C"
+
+
+# ---- synthesis: no safe timing for the broken specs; exactly the derived bound for the timeout --
+
+
+@pytest.mark.parametrize("name", ["abort_ack_before_drain", "premature_ack",
+                                  "prefill_failure_release"])
+def test_no_timing_is_safe(name: str) -> None:
+    sp = load_spec(spec(name))
+    result = sy.explore_parametric(SpecModel(sp, {}), [p.name for p in sp.params], timeout=120)
+    assert result.complete, result.limit
+    region = sy.region_z3(sy.safe_region(result), result.ranges)
+    s = z3.Solver()
+    s.add(region)
+    assert s.check() == z3.unsat
+    s = z3.Solver()
+    s.add(sy.region_z3([], result.ranges))
+    assert s.check() == z3.sat  # the ranges themselves are not empty
+
+
+
+@pytest.fixture(scope="module")
+def drained_synth() -> sy.SynthResult:
+    sp = load_spec(spec("drained_ack_or_timeout"))
+    model = SpecModel(sp, {})
+    return sy.explore_parametric(model, [p.name for p in sp.params], timeout=600)
+
+
+def _equivalent(a: z3.BoolRef, b: z3.BoolRef) -> bool:
+    s = z3.Solver()
+    s.add(z3.Not(a == b))
+    return s.check() == z3.unsat
+
+
+def test_synthesized_region_is_the_derived_bound(drained_synth: sy.SynthResult) -> None:
+    result = drained_synth
+    assert result.complete, result.limit
+    assert result.free == ["T_prop", "T_ack", "T_flight", "T_timeout"]
+    cnf = sy.safe_region(result)
+    region = sy.region_z3(cnf, result.ranges)
+    ranges = sy.region_z3([], result.ranges)
+    t_prop, t_ack, t_flight, t_timeout = z3.Reals("T_prop T_ack T_flight T_timeout")
+    derived = z3.And(ranges, t_timeout > t_prop + t_flight)
+    assert _equivalent(region, derived)
+    # the check discriminates: neighbouring bounds are not equivalent
+    assert not _equivalent(region, z3.And(ranges, t_timeout >= t_prop + t_flight))
+    assert not _equivalent(region, z3.And(ranges, t_timeout > t_prop + t_flight + t_ack))
+    assert not _equivalent(region, ranges)
+    assert sy.region_text(cnf, result.free) == "T_timeout > T_prop + T_flight"
+
+
+def test_defaults_lie_outside_the_synthesized_region(drained_synth: sy.SynthResult) -> None:
+    region = sy.region_z3(sy.safe_region(drained_synth), drained_synth.ranges)
+    defaults = {"T_prop": 2, "T_ack": 1, "T_flight": 33, "T_timeout": 30}
+    s = z3.Solver()
+    s.add(region)
+    s.add(*[z3.Real(k) == v for k, v in defaults.items()])
+    assert s.check() == z3.unsat
+
+
+def test_prove_the_bound_and_its_tightness() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["prove", str(spec("drained_ack_or_timeout")),
+                 "--assume", "T_timeout > T_prop + T_flight"], out, err)
+    text = out.getvalue()
+    assert code == 0, text + err.getvalue()
+    assert "PROVED" in text and "tight" in text
+    # the tightness witness printed is on the boundary and violated there
+    tight = re.search(r"^  tight: .* at (.*)$", text, re.MULTILINE)
+    assert tight is not None, text
+    witness = tight.group(1)
+    point = {k: Fraction(v) for k, v in (kv.split("=") for kv in witness.split(", "))}
+    assert point["T_timeout"] == point["T_prop"] + point["T_flight"]
+    assert check(spec("drained_ack_or_timeout"), point).verdict == "violated"
