@@ -426,6 +426,8 @@ class _Explorer:
         self.passed: dict[State, list[int]] = {}
         self.last_progress = self.start
         self._dl_cache: dict[State, Sequence[ClockAtom]] = {}
+        self._canon_cache: dict[State, tuple[State, list[int]]] = {}
+        self._edge_cache: dict[State, Sequence[Edge]] = {}
         self.subsumer = -1
         self.graph_edges: list[tuple[int, int, str]] = []
 
@@ -493,34 +495,51 @@ class _Explorer:
 
     # ---- symmetry ----------------------------------------------------------------------
     def canonical(self, s: State, z: dbm.Dbm, mask: int) -> tuple[State, dbm.Dbm, int]:
-        """The representative of (s, z): the least image under the symmetries."""
-        best_s, best_z, best_mask, best_k = s, z, mask, -1
+        """The representative of (s, z): the least image under the symmetries.
+
+        The least discrete image and the permutations reaching it are memoised per
+        discrete state; among those, the least permuted zone wins.
+        """
         if not self.syms:
-            return best_s, best_z, best_k
+            return s, z, -1
+        got = self._canon_cache.get(s)
+        if got is None:
+            best_s, ks = s, [-1]
+            for k, sym in enumerate(self.syms):
+                t = sym.state(s)
+                if t < best_s:
+                    best_s, ks = t, [k]
+                elif t == best_s:
+                    ks.append(k)
+            got = (best_s, ks)
+            if len(self._canon_cache) > 1 << 17:
+                self._canon_cache.clear()
+            self._canon_cache[s] = got
+        best_s, ks = got
+        if ks == [-1]:
+            return s, z, -1
         clocks = self.clockset(mask)[0]
         n = len(clocks) + 1
+        best_z: dbm.Dbm | None = None
         best_key: tuple[int, ...] | None = None
-        for k, sym in enumerate(self.syms):
-            t = sym.state(s)
-            if t > best_s:
-                continue
-            new_clocks = sorted(sym.clocks[c] for c in clocks)
-            where = {c: i + 1 for i, c in enumerate(new_clocks)}
-            perm = [0] + [where[sym.clocks[c]] for c in clocks]
-            tz = dbm.permute(z, n, perm)
-            if t < best_s:
-                best_s, best_z, best_k = t, tz, k
-                best_key = None
-                best_mask = 0
+        best_k = -1
+        new_mask = 0
+        for k in ks:
+            if k < 0:
+                tz, tmask = z, mask
+            else:
+                sym = self.syms[k]
+                new_clocks = sorted(sym.clocks[c] for c in clocks)
+                where = {c: i + 1 for i, c in enumerate(new_clocks)}
+                tz = dbm.permute(z, n, [0] + [where[sym.clocks[c]] for c in clocks])
+                tmask = 0
                 for c in new_clocks:
-                    best_mask |= 1 << c
-                continue
-            if best_key is None:
-                best_key = dbm.key(best_z)
+                    tmask |= 1 << c
             tkey = dbm.key(tz)
-            if tkey < best_key:
-                best_z, best_k, best_key = tz, k, tkey
-        if best_k >= 0 and best_mask != self.live.mask(best_s) and self.live.complete:
+            if best_key is None or tkey < best_key:
+                best_z, best_key, best_k, new_mask = tz, tkey, k, tmask
+        assert best_z is not None
+        if best_k >= 0 and new_mask != self.live.mask(best_s) and self.live.complete:
             raise AssertionError("the model's symmetries do not preserve clock liveness")
         return best_s, best_z, best_k
 
@@ -714,7 +733,12 @@ class _Explorer:
             clocks, pos, lower, upper = self.clockset(mask)
             n = len(clocks) + 1
             try:
-                edges = model.edges(s)
+                edges = self._edge_cache.get(s)
+                if edges is None:
+                    edges = model.edges(s)
+                    if len(self._edge_cache) > 1 << 15:
+                        self._edge_cache.clear()
+                    self._edge_cache[s] = edges
             except ModelRuntimeError as err:
                 return self.finish(
                     CheckResult(ERROR, "model error", err.message, self.trace(node))

@@ -15,6 +15,7 @@ broken by every valuation with ``pending`` and observer clock ``> T``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -158,7 +159,9 @@ class _Gen:
 
 
 def _args_sig(nslots: int) -> str:
-    return ", ".join(["s", *(f"a{i}" for i in range(nslots))])
+    # The state comes last so that instances bind their arguments with a C-level
+    # functools.partial (the hot path calls these functions once per state).
+    return ", ".join([*(f"a{i}" for i in range(nslots)), "s"])
 
 
 def _static(e: ir.Expr) -> bool:
@@ -328,7 +331,7 @@ class SpecModel:
         full = (*idx, *pad)
         if not full:
             return fn
-        return lambda s: fn(s, *full)
+        return functools.partial(fn, *full)
 
     # ---- TimedModel ----------------------------------------------------------------
     def initial_states(self) -> list[State]:
