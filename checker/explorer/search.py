@@ -50,6 +50,8 @@ from checker.model.interface import (
 )
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
+EDGE_CACHE = 1 << 16
+"""How many discrete states' edges are memoised (the search expands a state once per zone)."""
 
 
 @dataclass(frozen=True)
@@ -247,6 +249,7 @@ def _liveness(
     cap: int | None,
     deadline: float | None,
     syms: Sequence[Symmetry] = (),
+    edge_cache: dict[State, Sequence[Edge]] | None = None,
 ) -> _Liveness:
     """Untimed pre-pass: live clocks per discrete state, LU bounds per clock.
 
@@ -293,6 +296,8 @@ def _liveness(
         except ModelRuntimeError:
             reads[i] = live.all_mask
             continue
+        if edge_cache is not None and len(edge_cache) < EDGE_CACHE:
+            edge_cache[s] = edges  # the search expands these representatives again
         r = _atoms_mask(dls)
         _note_constants(dls, bounds, live)
         for h in hz:
@@ -403,11 +408,13 @@ class _Explorer:
         self.start = time.monotonic()
         self.deadline_t = (self.start + limits.timeout) if limits.timeout is not None else None
         n_clocks = len(model.clock_names)
+        self._edge_cache: dict[State, Sequence[Edge]] = {}
         self.syms: list[Symmetry] = list(model.symmetries()) if options.symmetry else []
         if options.clock_reduction:
             # The untimed pass over-approximates the discrete states; give it room.
             cap = None if limits.max_states is None else max(10_000, 50 * limits.max_states)
-            self.live = _liveness(model, self.bounds, cap, self.deadline_t, self.syms)
+            self.live = _liveness(model, self.bounds, cap, self.deadline_t, self.syms,
+                                  self._edge_cache)
         else:
             self.live = _Liveness(n_clocks)
             top = max(self.bounds, default=0)
@@ -427,7 +434,6 @@ class _Explorer:
         self.last_progress = self.start
         self._dl_cache: dict[State, Sequence[ClockAtom]] = {}
         self._canon_cache: dict[State, tuple[State, list[int]]] = {}
-        self._edge_cache: dict[State, Sequence[Edge]] = {}
         self.subsumer = -1
         self.graph_edges: list[tuple[int, int, str]] = []
 
@@ -736,7 +742,7 @@ class _Explorer:
                 edges = self._edge_cache.get(s)
                 if edges is None:
                     edges = model.edges(s)
-                    if len(self._edge_cache) > 1 << 15:
+                    if len(self._edge_cache) > EDGE_CACHE:
                         self._edge_cache.clear()
                     self._edge_cache[s] = edges
             except ModelRuntimeError as err:
