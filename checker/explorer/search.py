@@ -27,6 +27,7 @@ Limits (states, seconds, memory) end a run as *inconclusive*, never *holds*.
 
 from __future__ import annotations
 
+import itertools
 import math
 import resource
 import time
@@ -352,10 +353,18 @@ def live_clocks(model: TimedModel, max_states: int | None = None) -> dict[State,
 
 
 def _down(d: dbm.Dbm, n: int) -> None:
-    """Time predecessors of a canonical zone (drop every lower bound), in place."""
+    """Time predecessors of a canonical zone, in place; stays canonical.
+
+    Each lower bound becomes the tightest one the differences still imply:
+    ``0 - x_j <= min(0, min_i (x_i - x_j))``.
+    """
     for j in range(1, n):
-        d[j] = dbm.LE_ZERO
-    dbm.canonicalize(d, n)
+        b = dbm.LE_ZERO
+        for i in range(1, n):
+            c = d[i * n + j]
+            if c < b:
+                b = c
+        d[j] = b
 
 
 def _extrapolate_m(d: dbm.Dbm, n: int, m: Sequence[int]) -> None:
@@ -367,6 +376,7 @@ def _extrapolate_m(d: dbm.Dbm, n: int, m: Sequence[int]) -> None:
     """
     changed = False
     inf = dbm.INF
+    m = [max(c, 0) for c in m]  # -1 ("no constant seen") must not relax x >= 0
     for i in range(n):
         ri = i * n
         mi = m[i]
@@ -648,6 +658,8 @@ class _Explorer:
                 # A target deadline on a clock dead here is reset before it is read.
             if not ok:
                 continue
+            if enabled == z:
+                return False  # this edge can fire from every valuation of the zone
             _down(enabled, n)
             nxt: list[dbm.Dbm] = []
             for piece in rest:
@@ -797,7 +809,12 @@ class _Explorer:
     # ---- traces -------------------------------------------------------------------------------
     def trace(self, node: int, extra: tuple[int, int] | None = None) -> list[TraceStep]:
         """The concrete trace to ``node`` (undoing symmetry), then the edge ``extra``
-        (event and branch of the representative) if given."""
+        (event and branch of the representative) if given.
+
+        Each step of the path was taken from a representative; the concrete run takes
+        the image of that edge: the image event, with the image of its clock guard
+        (a permutation may also permute the convex branches of a guard).
+        """
         path: list[int] = []
         k = node
         while k != -1:
@@ -805,7 +822,7 @@ class _Explorer:
             k = self.node_parent[k]
         path.reverse()
         n_events = len(self.model.event_names)
-        ident = list(range(n_events))
+        n_clocks = len(self.model.clock_names)
 
         def inverse(m: Sequence[int]) -> list[int]:
             inv = [0] * len(m)
@@ -813,26 +830,40 @@ class _Explorer:
                 inv[b] = a
             return inv
 
-        def sym_events(k: int) -> list[int]:
-            return list(self.syms[k].events) if k >= 0 else ident
+        def sym_maps(k: int) -> tuple[list[int], list[int]]:
+            if k < 0:
+                return list(range(n_events)), list(range(n_clocks))
+            return list(self.syms[k].events), list(self.syms[k].clocks)
 
-        # tau maps events of representatives to events of the concrete run.
-        tau = inverse(sym_events(self.node_sym[path[0]]))
+        def concrete(rep_state: State, event: int, branch: int, s: State,
+                     tau: list[int], tau_c: list[int]) -> Edge:
+            rep_edge = [e for e in self.model.edges(rep_state) if e.event == event][branch]
+            want = sorted((tau_c[a.clock], a.op, a.bound) for a in rep_edge.guard)
+            ev = tau[event]
+            candidates = [e for e in self.model.edges(s) if e.event == ev]
+            for e in candidates:
+                if sorted((a.clock, a.op, a.bound) for a in e.guard) == want:
+                    return e
+            return candidates[branch]  # pragma: no cover - images always exist
+
+        # tau / tau_c map events / clocks of representatives to the concrete run's.
+        ev_map, ck_map = sym_maps(self.node_sym[path[0]])
+        tau, tau_c = inverse(ev_map), inverse(ck_map)
         s = self.model.initial_states()[0]
         steps = [TraceStep(None, "initial", None, s)]
-        for node_id in path[1:]:
-            ev = tau[self.node_event[node_id]]
-            branch = self.node_branch[node_id]
-            matching = [e for e in self.model.edges(s) if e.event == ev]
-            edge = matching[branch]
+        for prev_id, node_id in itertools.pairwise(path):
+            edge = concrete(self.node_state[prev_id], self.node_event[node_id],
+                            self.node_branch[node_id], s, tau, tau_c)
             s = edge.target
-            steps.append(TraceStep(ev, self.model.event_names[ev], edge, s))
-            sinv = inverse(sym_events(self.node_sym[node_id]))
+            steps.append(TraceStep(edge.event, self.model.event_names[edge.event], edge, s))
+            ev_map, ck_map = sym_maps(self.node_sym[node_id])
+            sinv, cinv = inverse(ev_map), inverse(ck_map)
             tau = [tau[sinv[e]] for e in range(n_events)]
+            tau_c = [tau_c[cinv[c]] for c in range(n_clocks)]
         if extra is not None:
-            ev = tau[extra[0]]
-            edge = [e for e in self.model.edges(s) if e.event == ev][extra[1]]
-            steps.append(TraceStep(ev, self.model.event_names[ev], edge, edge.target))
+            edge = concrete(self.node_state[path[-1]], extra[0], extra[1], s, tau, tau_c)
+            steps.append(TraceStep(edge.event, self.model.event_names[edge.event], edge,
+                                   edge.target))
         return steps
 
 
