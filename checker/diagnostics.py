@@ -11,6 +11,26 @@ line and a caret under the span::
 
 Phases collect every diagnostic they find and raise :class:`SpecError` once,
 so a user sees all the problems of a phase in one run.
+
+Codes of the spec front end (``tests/diagnostics/`` holds an example of each):
+
+* KVR000 the file cannot be read (missing, a directory, too large);
+* KVR001 not text (NUL bytes, not UTF-8); KVR002 no or misplaced ``model NAME``;
+  KVR003 unexpected token; KVR004 unexpected character; KVR005 a declaration
+  ends too early (or leaves a bracket open); KVR006 too deeply nested or too
+  long; KVR007 too many errors; KVR010 a bad ``{expr}`` hole in an assert message;
+* KVR101 unknown name, variable or clock; KVR102 declared twice or shadowing;
+  KVR103 unknown actor; KVR104 unknown event; KVR105 unknown type;
+  KVR108 no actor; KVR109 no event;
+* KVR201 type mismatch; KVR202 wrong number of indexes or arguments; KVR203
+  index on a scalar; KVR204 ``none`` where no option is; KVR205 assignment to a
+  non-variable; KVR206 a clock or parameter outside a clock bound; KVR207 a
+  clock constraint that is not ``clock op bound`` (``!=``, two clocks, nested in
+  data); KVR208 a guard that splits into too many convex parts;
+* KVR301 empty, infinite or too large domain; KVR302 parameter default missing
+  or outside its range; KVR303 a bound that is not linear in parameters;
+  KVR304 a deadline that is not a conjunction of upper bounds; KVR305 initial
+  value outside its type; KVR306 misuse of ``symmetric``.
 """
 
 from __future__ import annotations
@@ -68,7 +88,7 @@ class Diagnostic:
         head = f"{self.file}:{sp.line}:{sp.column}: error[{self.code}]: {self.message}"
         lines = [head]
         if src_lines is not None and 1 <= sp.line <= len(src_lines):
-            text = src_lines[sp.line - 1]
+            text = src_lines[sp.line - 1].removesuffix("\r")  # CRLF line ends
             col = sp.column
             if len(text) > 200:
                 # Very long lines (minified or garbage input) are cut around the caret.

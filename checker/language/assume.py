@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from fractions import Fraction
 
-from lark.exceptions import UnexpectedInput
-
 from checker.diagnostics import Diagnostic, Span, SpecError, did_you_mean
 from checker.language import ast
-from checker.language.syntax import _Chunk, _Converter, _parser, _syntax_diagnostic
+from checker.language.syntax import parse_expression
 
 SOURCE = "<--assume>"
 
@@ -63,11 +61,7 @@ def parse_assumption(text: str, params: Collection[str]) -> list[tuple[Linear, s
 
     ``op`` is one of ``< <= > >= ==``.  Raises SpecError with positions in ``text``.
     """
-    try:
-        tree = _parser().parse(text, start="expr")
-    except UnexpectedInput as exc:
-        raise SpecError([_syntax_diagnostic(SOURCE, _Chunk(text, 1, 0), exc)], text) from None
-    expr = _Converter(SOURCE, _Chunk(text, 1, 0)).expr(tree)
+    expr = parse_expression(text, SOURCE)
     diags: list[Diagnostic] = []
     out: list[tuple[Linear, str]] = []
     stack = [expr]

@@ -96,6 +96,8 @@ class _Scope:
     names: dict[str, tuple[int, ir.FiniteType]] = field(default_factory=dict)
     next_slot: int = 0
     max_slot: int = 0
+    poisoned: set[str] = field(default_factory=set)
+    """Bound names whose type was wrong: their uses are not reported again."""
 
 
 class Elaborator:
@@ -152,6 +154,7 @@ class Elaborator:
             prev = self.global_spans.get(name)
             where = f" (first declared at line {prev.line})" if prev else ""
             self.error("KVR102", f"`{name}` is already declared{where}", span)
+            self.poisoned.add(name)  # which one a use means is unclear: uses are not checked
             return False
         self.global_spans[name] = span
         return True
@@ -372,17 +375,16 @@ class Elaborator:
 
     def var_decl_checked(self, d: ast.VarDecl) -> bool:
         t = d.type
-        dom: tuple[ir.FiniteType, ...] = ()
+        dom: tuple[ir.FiniteType, ...] | None = ()
         if isinstance(t, ast.MapType):
-            got = self.domain(t.domain)
-            if got is None:
-                return False
-            dom = got
+            dom = self.domain(t.domain)
             t = t.value
         optional = isinstance(t, ast.OptionType)
         base_ast = t.inner if isinstance(t, ast.OptionType) else t
+        # The value type is checked even when the domain is wrong, so that the
+        # values of an inline enumeration are known to the rest of the file.
         base = self.finite_type(base_ast)
-        if base is None:
+        if base is None or dom is None:
             return False
         vt = ir.ValueType(base, optional)
         size = ir.domain_size(dom)
@@ -400,7 +402,7 @@ class Elaborator:
             return False
         init = ir.NONE if optional else base.lo
         if d.init is not None:
-            got_init = self.constant(d.init, vt)
+            got_init = self.constant(d.init, vt, d.name)
             if got_init is not None:
                 init = got_init
         # Declared even with a bad initial value, so its uses are still checked.
@@ -408,7 +410,7 @@ class Elaborator:
         self.state_size += size
         return True
 
-    def constant(self, e: ast.Expr, vt: ir.ValueType) -> int | None:
+    def constant(self, e: ast.Expr, vt: ir.ValueType, name: str) -> int | None:
         """The encoded value of a constant initialiser of type ``vt``."""
         saved = self.scope
         self.scope = _Scope()
@@ -417,17 +419,19 @@ class Elaborator:
         self.scope = saved
         if ty.kind == "error":
             return None
-        if not self.assignable(ty, vt, e.span, "initial value"):
+        if not self.assignable(ty, vt, e.span, f"`{name}`"):
             return None
         if isinstance(code, ir.Const):
             if not vt.contains(code.value):
-                self.error("KVR305", f"initial value {code.value} is outside {vt}", e.span)
+                self.error("KVR305", f"initial value {code.value} of `{name}` is outside its type"
+                           f" {vt}", e.span)
                 return None
             return code.value
         if isinstance(code, ir.Unary) and code.op == "-" and isinstance(code.operand, ir.Const):
             v = -code.operand.value
             if not vt.contains(v):
-                self.error("KVR305", f"initial value {v} is outside {vt}", e.span)
+                self.error("KVR305", f"initial value {v} of `{name}` is outside its type {vt}",
+                           e.span)
                 return None
             return v
         self.error("KVR201", "an initial value must be a constant", e.span)
@@ -457,14 +461,15 @@ class Elaborator:
 
     # ---- scopes ----------------------------------------------------------------------
     def bind(self, name: str, span: Span, ft: ir.FiniteType) -> int:
+        slot = self.scope.next_slot
         if name in self.scope.names:
             self.error("KVR102", f"`{name}` is already bound here", span)
-        elif name in self.vars or name in self.clocks or name in self.params:
-            self.error(
-                "KVR102", f"`{name}` shadows a global declaration; choose another name", span
-            )
-        slot = self.scope.next_slot
-        self.scope.names[name] = (slot, ft)
+        else:
+            if name in self.vars or name in self.clocks or name in self.params:
+                self.error(
+                    "KVR102", f"`{name}` shadows a global declaration; choose another name", span
+                )
+            self.scope.names[name] = (slot, ft)
         self.scope.next_slot += 1
         self.scope.max_slot = max(self.scope.max_slot, self.scope.next_slot)
         return slot
@@ -476,6 +481,7 @@ class Elaborator:
             ft = self.finite_type(b.type)
             if ft is None:
                 ok = False
+                self.scope.poisoned.add(b.name)
                 continue
             self.bind(b.name, b.span, ft)
             out.append((b.name, ft))
@@ -623,6 +629,9 @@ class Elaborator:
     def assign(self, s: ast.Assign) -> ir.Stmt | None:
         t = s.target
         var = self.vars.get(t.name)
+        if t.name in self.poisoned:
+            self.sub(s.value, None)
+            return None
         if var is None:
             if t.name in self.clocks:
                 self.error("KVR205", f"`{t.name}` is a clock: use `reset {t.name}`", t.name_span)
@@ -686,8 +695,10 @@ class Elaborator:
         self, r: ast.Ref, report: bool = True
     ) -> tuple[ir.Clock, tuple[ir.Expr, ...]] | None:
         clk = self.clocks.get(r.name)
+        if r.name in self.poisoned:
+            return None
         if clk is None:
-            if report and r.name not in self.poisoned:
+            if report:
                 self.error("KVR101", f"unknown clock `{r.name}`", r.name_span,
                            *did_you_mean(r.name, self.clocks))
             return None
@@ -882,6 +893,8 @@ class Elaborator:
                 return ir.Unary("not", code), BOOL_T
             code, ty = self.sub(e.operand, INT_T)
             self.expect_int(ty, e.operand.span)
+            if ty.kind != "int":
+                return ir.Const(0), ERR_T
             if isinstance(code, ir.Const):
                 return ir.Const(-code.value), INT_T
             return ir.Unary("-", code), INT_T
@@ -899,6 +912,8 @@ class Elaborator:
 
     def ref(self, e: ast.Ref, expect: Ty | None) -> tuple[ir.Expr, Ty]:
         name = e.name
+        if name in self.poisoned and name not in self.scope.names:
+            return ir.Const(0), ERR_T
         if name in self.scope.names:
             slot, ft = self.scope.names[name]
             if e.index is not None:
@@ -949,7 +964,7 @@ class Elaborator:
         if name in self.actors:
             self.error("KVR201", f"`{name}` is an actor, not a value", e.name_span)
             return ir.Const(0), ERR_T
-        if name in self.poisoned:
+        if name in self.poisoned or name in self.scope.poisoned:
             return ir.Const(0), ERR_T
         candidates = [*self.scope.names, *self.vars, *self.labels, *self.params, *self.clocks]
         self.error("KVR101", f"unknown name `{name}`", e.name_span,
@@ -1019,6 +1034,17 @@ class Elaborator:
             self.expect_bool(rt, e.right.span, f"the right side of `{op}`")
             return ir.Binary(op, lc, rc), BOOL_T
         if op in ("==", "!=", "<", "<=", ">", ">="):
+            for a, b in ((e.left, e.right), (e.right, e.left)):
+                if isinstance(a, ast.Ref) and (
+                    a.name in self.poisoned or a.name in self.scope.poisoned
+                ) and a.name not in self.scope.names:
+                    return ir.Const(0), ERR_T  # its declaration was reported
+                if self._unknown(a) and self._mentions_param(b):
+                    # Compared with a parameter: presumably a clock (one error, not two).
+                    assert isinstance(a, ast.Ref)
+                    self.error("KVR101", f"unknown clock `{a.name}`", a.name_span,
+                               *did_you_mean(a.name, [*self.clocks, *self.vars]))
+                    return ir.Const(0), ERR_T
             direct = self._is_clock(e.left) or self._is_clock(e.right)
             if self.clock_zone and not direct and (
                 self._mentions_clock(e.left) or self._mentions_clock(e.right)
@@ -1058,6 +1084,8 @@ class Elaborator:
             rc, rt = self.sub(e.right, INT_T)
             self.expect_int(lt, e.left.span)
             self.expect_int(rt, e.right.span)
+            if lt.kind != "int" or rt.kind != "int":
+                return ir.Const(0), ERR_T
             if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
                 v = {"+": lc.value + rc.value, "-": lc.value - rc.value,
                      "*": lc.value * rc.value}[op]
@@ -1065,6 +1093,26 @@ class Elaborator:
             return ir.Binary(op, lc, rc), INT_T
         self.error("KVR201", f"`{op}` is only allowed in clock bounds", e.op_span)
         return ir.Const(0), ERR_T
+
+    def _unknown(self, e: ast.Expr) -> bool:
+        """Whether ``e`` is a name declared nowhere (and not already reported)."""
+        if not isinstance(e, ast.Ref):
+            return False
+        n = e.name
+        return not (
+            n in self.scope.names or n in self.vars or n in self.params or n in self.clocks
+            or n in self.labels or n in self.types or n in self.actors or n in self.poisoned
+            or n in self.scope.poisoned
+        )
+
+    def _mentions_param(self, e: ast.Expr) -> bool:
+        if isinstance(e, ast.Ref):
+            return e.name in self.params and e.name not in self.scope.names
+        if isinstance(e, ast.Unary):
+            return self._mentions_param(e.operand)
+        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
+            return self._mentions_param(e.left) or self._mentions_param(e.right)
+        return False
 
     def _mentions_clock(self, e: ast.Expr) -> bool:
         """Whether a clock name occurs in arithmetic ``e`` (``c + 1``, ``-c``)."""
@@ -1077,7 +1125,10 @@ class Elaborator:
         return False
 
     def _is_clock(self, e: ast.Expr) -> bool:
-        return isinstance(e, ast.Ref) and e.name in self.clocks and e.name not in self.scope.names
+        return (
+            isinstance(e, ast.Ref) and e.name in self.clocks and e.name not in self.scope.names
+            and e.name not in self.poisoned
+        )
 
     def clock_test(self, e: ast.Binary) -> tuple[ir.Expr, Ty]:
         if self._is_clock(e.left) and self._is_clock(e.right):
@@ -1160,6 +1211,10 @@ class Elaborator:
             return left[0] / d, {p: c / d for p, c in left[1].items()}
         if isinstance(e, ast.Ref) and e.name in self.poisoned:
             return None
+        if isinstance(e, ast.Ref) and self._unknown(e):
+            self.error("KVR101", f"unknown parameter `{e.name}`", e.name_span,
+                       *did_you_mean(e.name, self.params))
+            return None
         if isinstance(e, ast.Ref) and e.name in self.clocks:
             if self.bound_what == "a clock bound":
                 self.error("KVR207", "comparisons between two clocks are not supported", e.span,
@@ -1203,12 +1258,14 @@ class Elaborator:
     def quant(self, e: ast.Quant) -> tuple[ir.Expr, Ty]:
         saved_names = dict(self.scope.names)
         saved_next = self.scope.next_slot
+        saved_poisoned = set(self.scope.poisoned)
         bound: list[tuple[int, ir.FiniteType]] = []
         ok = True
         for b in e.binders:
             ft = self.finite_type(b.type)
             if ft is None:
                 ok = False
+                self.scope.poisoned.add(b.name)
                 continue
             bound.append((self.bind(b.name, b.span, ft), ft))
         if ok and not self.few_instances(tuple(ft for _, ft in bound), e.binders):
@@ -1217,6 +1274,7 @@ class Elaborator:
         self.expect_bool(bty, e.body.span, f"the body of `{e.kind}`")
         self.scope.names = saved_names
         self.scope.next_slot = saved_next
+        self.scope.poisoned = saved_poisoned
         if not ok:
             return ir.Const(0), ERR_T
         for slot, ft in reversed(bound):

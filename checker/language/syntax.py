@@ -50,7 +50,7 @@ _DECL_START = re.compile(
 
 # A cheap scanner, independent of the grammar: strings (possibly unterminated),
 # comments, words and numbers, and single punctuation characters.
-_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[A-Za-z0-9_]+|[^\sA-Za-z0-9_"#]')
+_SCAN = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|#[^\n]*|[A-Za-z0-9_]+|[^\sA-Za-z0-9_"#]')
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _CLOSER_TERMINAL = {")": "RPAR", "]": "RSQB", "}": "RBRACE"}
@@ -72,8 +72,9 @@ _TOKEN_WORDS = {
     "$END": "end of input",
 }
 _EXPR_START = frozenset(
-    {"NAME", "UNUMBER", "TRUE", "FALSE", "NONE", "LPAR", "FORALL", "EXISTS", "NOT", "MINUS"}
+    {"NAME", "UNUMBER", "TRUE", "FALSE", "NONE", "LPAR", "FORALL", "EXISTS", "MINUS"}
 )
+"""The tokens an operand can start with (after `not`, also `not` itself)."""
 _OPERATORS = frozenset({"CMP_OP", "ADD_OP", "MUL_OP", "AND", "OR", "IN", "NOT"})
 
 _KEYWORDS: dict[str, str] = {}
@@ -148,7 +149,7 @@ def _describe_expected(expected: set[str]) -> str:
     words: set[str] = set()
     if rest >= _EXPR_START:
         words.add("an expression")
-        rest -= _EXPR_START
+        rest -= {*_EXPR_START, "NOT"}
     operators = {*_OPERATORS, _terminal("=>")}
     if len(rest & operators) >= 3:
         words.add("an operator")
@@ -211,11 +212,6 @@ def _split(source: str) -> Iterator[_Chunk]:
         yield _Chunk(source[start:nxt], line, start)
         line += source.count("\n", start, nxt)
         start = nxt
-
-
-def _tokens(text: str) -> list[re.Match[str]]:
-    """The scanner's tokens of ``text``, comments left out."""
-    return [m for m in _SCAN.finditer(text) if not m.group().startswith("#")]
 
 
 def _first_token_span(chunk: _Chunk) -> Span:
@@ -692,12 +688,19 @@ def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
         if after[:1] in (":", ",", "=", "(", ")", "}", ".", "["):
             return (f"help: `{text}` is a keyword and cannot be used as a name",)
     stack = _open_brackets(chunk.text, tok.start_pos or 0)
-    if stack and _CLOSER_TERMINAL[_OPENERS[stack[-1][0]]] in expected:
+    # A bracket open here and never closed in the declaration is the likely culprit.
+    if stack and _CLOSER_TERMINAL[_OPENERS[stack[-1][0]]] in expected and (
+        stack[-1] in _open_brackets(chunk.text)
+    ):
         return (_unclosed_note(chunk, stack[-1]),)
-    if "DO" in expected and tok.type != "DO":
+    if "DO" in expected and not expected & {*_OPERATORS, "NAME", "LPAR"}:
         return ("help: an event's statements follow `do` (use `do skip` for none)",)
-    if text in ("&&", "||"):
-        return ("help: write `and` / `or`",)
+    line_start = chunk.text.rfind("\n", 0, tok.start_pos or 0) + 1
+    if expected <= {"$END", "SEMICOLON", "COMMA"} and not chunk.text[
+        line_start : tok.start_pos
+    ].strip():
+        return ("help: a declaration starts on a new line with its keyword: `type`, `param`,"
+                " `actor`, `var`, `clock`, `event`, `deadline`, `invariant` or `property`",)
     return ()
 
 
@@ -728,10 +731,11 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
                         Span(line, col, line, col + 1))],
             source,
         )
-    chunks = (c for c in _split(source) if _NOT_BLANK.search(c.text) is not None)
+    blank = not source.strip()
+    chunks = (c for c in _split("" if blank else source) if _NOT_BLANK.search(c.text))
     first = next(chunks, None)
     if first is None:
-        what = "empty specification" if not source.strip() else "the file holds only comments"
+        what = "empty specification" if blank else "the file holds only comments"
         raise SpecError(
             [Diagnostic("KVR002", f"{what}: expected `model NAME`", path, Span(1, 1, 1, 2),
                         ("help: a specification starts with `model NAME`, then declares"
@@ -817,6 +821,37 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
     if diags:
         raise SpecError(diags, source)
     return ast.SpecFile(path, model_name, model_span, tuple(decls))
+
+
+def parse_expression(text: str, path: str = "<input>") -> ast.Expr:
+    """Parse a stand-alone expression, such as a command-line assumption.
+
+    The same limits and friendly diagnostics as for declarations apply; spans
+    are positions in ``text``.  Raises :class:`~checker.diagnostics.SpecError`.
+    """
+    chunk = _Chunk(text, 1, 0)
+    limits = _check_limits(text, MAX_TOKENS)
+    if limits.too_long is not None:
+        raise SpecError([Diagnostic(
+            "KVR006", f"expression is too long (more than {MAX_DECL_TOKENS} tokens)", path,
+            _first_token_span(chunk),
+        )], text)
+    if limits.too_deep is not None:
+        raise SpecError(
+            [_nesting_diagnostic(path, chunk.span(limits.too_deep, limits.too_deep + 1))], text
+        )
+    try:
+        tree = _parse(text, "expr")
+    except UnexpectedInput as exc:
+        raise SpecError([_syntax_diagnostic(path, chunk, exc)], text) from None
+    conv = _Converter(path, chunk)
+    deep = _too_deep(tree)
+    if deep is not None:
+        sp = conv.span(deep)
+        raise SpecError(
+            [_nesting_diagnostic(path, Span(sp.line, sp.column, sp.line, sp.column + 1))], text
+        )
+    return conv.expr(tree)
 
 
 def decode_source(data: bytes, path: str) -> str:
