@@ -159,10 +159,21 @@ def parse_param(text: str) -> tuple[str, Fraction]:
         raise UsageError(f"--param {name}: {value!r} is not a number") from None
 
 
+class _BadSpec(Exception):
+    """A spec that failed to load: its diagnostics are printed, exit code 2."""
+
+    def __init__(self, error: SpecError) -> None:
+        super().__init__(error.render())
+        self.error = error
+
+
 def _load(path: str) -> ir.Spec:
     from checker.language import load
 
-    return load(path)
+    try:
+        return load(path)
+    except SpecError as e:
+        raise _BadSpec(e) from None
 
 
 def cmd_lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -170,8 +181,8 @@ def cmd_lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for path in args.specs:
         try:
             _load(path)
-        except SpecError as e:
-            err.write(e.render() + "\n")
+        except _BadSpec as e:
+            err.write(e.error.render() + "\n")
             status = EXIT_BAD_INPUT
             continue
         out.write(f"{path}: ok\n")
@@ -235,11 +246,7 @@ def describe_spec(spec: ir.Spec) -> str:
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    try:
-        spec = _load(args.spec)
-    except SpecError as e:
-        err.write(e.render() + "\n")
-        return EXIT_BAD_INPUT
+    spec = _load(args.spec)
     out.write(describe_spec(spec) + "\n")
     return EXIT_OK
 
@@ -310,11 +317,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.model import trace as tr
     from checker.model.compiled import ParamError
 
-    try:
-        spec = _load(args.spec)
-    except SpecError as e:
-        err.write(e.render() + "\n")
-        return EXIT_BAD_INPUT
+    spec = _load(args.spec)
     params = _params(args)
     limits = _limits(args)
     options = _options(args, err)
@@ -428,11 +431,7 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.smt import SolverUnknown
     from checker.smt import synth as sy
 
-    try:
-        spec = _load(args.spec)
-    except SpecError as e:
-        err.write(e.render() + "\n")
-        return EXIT_BAD_INPUT
+    spec = _load(args.spec)
     free = _free(args, spec)
     model = _model(spec, _params(args))
     try:
@@ -503,11 +502,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.smt import synth as sy
     from checker.smt.poly import Lin, param_var
 
-    try:
-        spec = _load(args.spec)
-    except SpecError as e:
-        err.write(e.render() + "\n")
-        return EXIT_BAD_INPUT
+    spec = _load(args.spec)
     free = _free(args, spec)
     params = _params(args)
     model = _model(spec, params)
@@ -621,11 +616,7 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker import render
     from checker.api import state_graph
 
-    try:
-        spec = _load(args.spec)
-    except SpecError as e:
-        err.write(e.render() + "\n")
-        return EXIT_BAD_INPUT
+    spec = _load(args.spec)
     model = _model(spec, _params(args))
     g = state_graph(model, args.max_nodes, zones=args.zones, symmetry=not args.no_symmetry)
     if g is None:
@@ -667,6 +658,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         return handler(args, out, err)
     except UsageError as e:
         err.write(f"{e}\n")
+        return EXIT_BAD_INPUT
+    except _BadSpec as e:
+        err.write(e.error.render() + "\n")
         return EXIT_BAD_INPUT
     except RecursionError:
         err.write("kvrace: the spec is nested too deeply to process\n")

@@ -592,6 +592,17 @@ class _Explorer:
                     return None
             # Drop stored zones the new one includes (they stay explored).
             zones[:] = [k for k in zones if not dbm.includes(z, self.node_zone[k], n)]
+        node = self.new_node(s, z, parent, event, branch, sym, depth)
+        zones.append(node)
+        self.stats.zones += 1
+        if depth > self.stats.depth:
+            self.stats.depth = depth
+        self.check_limits()
+        return node
+
+    def new_node(self, s: State, z: dbm.Dbm, parent: int, event: int, branch: int, sym: int,
+                 depth: int) -> int:
+        """Record a node (for the search and for traces); returns its id."""
         node = len(self.node_state)
         self.node_state.append(s)
         self.node_zone.append(z)
@@ -600,24 +611,6 @@ class _Explorer:
         self.node_branch.append(branch)
         self.node_sym.append(sym)
         self.node_depth.append(depth)
-        zones.append(node)
-        self.stats.zones += 1
-        if depth > self.stats.depth:
-            self.stats.depth = depth
-        self.check_limits()
-        return node
-
-    def force_store(self, s: State, z: dbm.Dbm, parent: int, event: int, branch: int,
-                    sym: int) -> int:
-        """Record a node for a trace even though subsumption would drop it."""
-        node = len(self.node_state)
-        self.node_state.append(s)
-        self.node_zone.append(z)
-        self.node_parent.append(parent)
-        self.node_event.append(event)
-        self.node_branch.append(branch)
-        self.node_sym.append(sym)
-        self.node_depth.append(self.node_depth[parent] + 1)
         return node
 
     # ---- properties ---------------------------------------------------------------------
@@ -798,7 +791,8 @@ class _Explorer:
                 if bad is not None:
                     if child is None:
                         # Subsumed, but still the first state found breaking the property.
-                        child = self.force_store(cs, cz, node, e.event, branch, k)
+                        child = self.new_node(cs, cz, node, e.event, branch, k,
+                                              self.node_depth[node] + 1)
                     return self.violation(child, *bad)
                 if child is None:
                     continue

@@ -249,15 +249,7 @@ class SpecModel:
             compiled_branches = []
             for br in ev.branches:
                 guard = self._compile(f"def f({sig}): return {gen.expr(br.data, 's')}")
-                atoms_src = ", ".join(
-                    f"_CA({gen.cell(ct.clock.offset, ct.clock.domain, ct.index, 's')}, "
-                    f"{ct.op!r}, {self.bound_id(ct.bound)})"
-                    for ct in br.clocks
-                )
-                gen.consts["_CA"] = ClockAtom
-                atoms = self._compile(f"def f({sig}): return ({atoms_src},)" if br.clocks
-                                      else f"def f({sig}): return ()")
-                static = all(_static(i) for ct in br.clocks for i in ct.index)
+                atoms, static = self._atoms(br.clocks, sig)
                 compiled_branches.append((guard, atoms, static))
             recv = None
             if ev.receives is not None:
@@ -284,14 +276,7 @@ class SpecModel:
         for dl in spec.deadlines:
             sig = _args_sig(dl.nslots)
             cond = self._compile(f"def f({sig}): return {gen.expr(dl.cond, 's')}")
-            atoms_src = ", ".join(
-                f"_CA({gen.cell(ct.clock.offset, ct.clock.domain, ct.index, 's')}, "
-                f"{ct.op!r}, {self.bound_id(ct.bound)})"
-                for ct in dl.atoms
-            )
-            gen.consts["_CA"] = ClockAtom
-            atoms = self._compile(f"def f({sig}): return ({atoms_src},)")
-            static = all(_static(i) for ct in dl.atoms for i in ct.index)
+            atoms, static = self._atoms(dl.atoms, sig)
             dom = tuple(ft for _, ft in dl.params)
             for idx in ir.domain_points(dom):
                 a = self._bind(atoms, idx, dl.nslots)
@@ -318,6 +303,20 @@ class SpecModel:
         if b not in self._bounds:
             self._bounds[b] = len(self._bounds)
         return self._bounds[b]
+
+    def _atoms(self, tests: Sequence[ir.ClockTest], sig: str
+               ) -> tuple[Callable[..., Any], bool]:
+        """A function giving the clock atoms of ``tests`` in a state, and whether
+        they are the same in every state (no clock index reads the state)."""
+        gen = self._gen
+        gen.consts["_CA"] = ClockAtom
+        items = "".join(
+            f"_CA({gen.cell(ct.clock.offset, ct.clock.domain, ct.index, 's')}, "
+            f"{ct.op!r}, {self.bound_id(ct.bound)}), "
+            for ct in tests
+        )
+        fn = self._compile(f"def f({sig}): return ({items})")
+        return fn, all(_static(i) for ct in tests for i in ct.index)
 
     def _compile(self, src: str) -> Callable[..., Any]:
         ns: dict[str, Any] = dict(self._gen.consts)
