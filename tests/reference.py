@@ -11,9 +11,10 @@ of *integer* clock values, explored breadth-first.  From a state one may
 Clock values are capped at (largest constant + 1): above every constant a
 clock satisfies the same atoms whatever its value, so exploration terminates.
 With ``per_clock=True`` each clock is capped at (largest constant *it* is
-compared with + 1) instead, the constants being collected by an untimed pass
-over the discrete states (ignoring guards, so it sees a superset of the
-reachable ones); the states are then fewer, the verdicts the same.
+compared with + 1) instead: caps start at 1, every atom evaluated on a clock at
+or above its cap raises the cap it needs, and the search restarts until no
+atom did (a capped value then behaves as the true one in every atom the search
+evaluated, so the result is exact); the states are fewer, the verdicts the same.
 
 The properties are those of the zone explorer, with the same meaning:
 
@@ -43,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Protocol
+from typing import Any, Protocol
 
 from checker.model.interface import (
     GE,
@@ -52,9 +53,11 @@ from checker.model.interface import (
     LT,
     ClockAtom,
     Edge,
+    Hazard,
     ModelRuntimeError,
     State,
     TimedModel,
+    Violation,
 )
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
@@ -105,8 +108,10 @@ class RefResult:
     """Whether a strict (``<``, ``>``) guard or deadline atom was evaluated: then
     integer time may disagree with dense time."""
     exhaustive: bool = False
-    every: list[Finding] = field(default_factory=list)
-    """With ``record_all``: every (property, state, clock values) found, in search order."""
+    """Whether every reachable state was explored (else the search stopped after the
+    first layer with a finding)."""
+    caps: list[int] = field(default_factory=list)
+    """The cap of each clock's value in the final search."""
 
 
 def integer_bounds(model: ValuedModel, grid: int = 1) -> list[int]:
@@ -146,48 +151,64 @@ def untimed_states(model: TimedModel) -> tuple[set[State], set[State]]:
     return seen, errors
 
 
-def clock_caps(model: TimedModel, bounds: Sequence[int]) -> list[int]:
-    """Per clock: 1 + the largest constant it is compared with in any discrete state
-    reachable when clock constraints are ignored (0 if it is never compared)."""
-    top = [-1] * len(model.clock_names)
-
-    def note(atoms: Sequence[ClockAtom]) -> None:
-        for a in atoms:
-            top[a.clock] = max(top[a.clock], bounds[a.bound], 0)
-
-    for s in untimed_states(model)[0]:
-        try:  # a state whose edges raise still has deadlines and hazards
-            note(model.deadlines(s))
-            for h in model.hazards(s):
-                note(h.atoms)
-        except ModelRuntimeError:
-            pass
-        try:
-            for e in model.edges(s):
-                note(e.guard)
-        except ModelRuntimeError:
-            pass
-    return [t + 1 for t in top]
-
-
 class Semantics:
-    """The integer-time transition relation of a model (steps of ``1/grid``)."""
+    """The integer-time transition relation of a model (steps of ``1/grid``).
 
-    def __init__(self, model: ValuedModel, grid: int = 1, per_clock: bool = False) -> None:
+    Clocks are capped at ``caps`` (default: the largest constant + 1, for every
+    clock); :attr:`need` records the caps the atoms evaluated so far require.
+    The model's answers for a discrete state are memoised."""
+
+    def __init__(self, model: ValuedModel, grid: int = 1, caps: Sequence[int] | None = None
+                 ) -> None:
         self.model = model
         self.grid = grid
         self.bounds = integer_bounds(model, grid)
-        if per_clock:
-            self.caps = clock_caps(model, self.bounds)
-        else:
-            self.caps = [max([0, *self.bounds]) + 1] * len(model.clock_names)
-        self.zero: Clocks = (0,) * len(model.clock_names)
+        n = len(model.clock_names)
+        self.caps = list(caps) if caps is not None else [max([0, *self.bounds]) + 1] * n
+        self.need = list(self.caps)
+        self.zero: Clocks = (0,) * n
         self.strict = False
+        self._memo: dict[tuple[str, State], object] = {}
+
+    def _ask(self, what: str, s: State) -> Any:
+        key = (what, s)
+        got = self._memo.get(key)
+        if got is None:
+            try:
+                got = getattr(self.model, what)(s)
+            except ModelRuntimeError as err:
+                got = err
+            self._memo[key] = got
+        if isinstance(got, ModelRuntimeError):
+            raise got
+        return got
+
+    def edges(self, s: State) -> Sequence[Edge]:
+        """``model.edges(s)`` (memoised)."""
+        edges: Sequence[Edge] = self._ask("edges", s)
+        return edges
+
+    def deadlines(self, s: State) -> Sequence[ClockAtom]:
+        """``model.deadlines(s)`` (memoised)."""
+        dls: Sequence[ClockAtom] = self._ask("deadlines", s)
+        return dls
+
+    def violations(self, s: State) -> Sequence[Violation]:
+        """``model.violations(s)`` (memoised)."""
+        vs: Sequence[Violation] = self._ask("violations", s)
+        return vs
+
+    def hazards(self, s: State) -> Sequence[Hazard]:
+        """``model.hazards(s)`` (memoised)."""
+        hs: Sequence[Hazard] = self._ask("hazards", s)
+        return hs
 
     def atom(self, a: ClockAtom, clocks: Clocks, hazard: bool = False) -> bool:
         """Whether ``clocks`` satisfy ``a`` (strict atoms are noted, except in hazards)."""
         c = clocks[a.clock]
         k = self.bounds[a.bound]
+        if k >= self.need[a.clock]:
+            self.need[a.clock] = k + 1
         if a.op == LE:
             return c <= k
         if a.op == GE:
@@ -207,7 +228,7 @@ class Semantics:
     def delay(self, s: State, clocks: Clocks) -> Clocks | None:
         """The clocks one step later, or None if a deadline of ``s`` forbids it."""
         later = tuple(c + 1 if c < cap else cap for c, cap in zip(clocks, self.caps, strict=True))
-        return later if self.all_hold(self.model.deadlines(s), later) else None
+        return later if self.all_hold(self.deadlines(s), later) else None
 
     def fire(self, e: Edge, clocks: Clocks) -> Clocks | None:
         """The clocks after taking ``e`` now, or None if it cannot fire (its guard is
@@ -221,15 +242,15 @@ class Semantics:
         for c in e.resets:
             after[c] = 0
         t = tuple(after)
-        return t if self.all_hold(self.model.deadlines(e.target), t) else None
+        return t if self.all_hold(self.deadlines(e.target), t) else None
 
     def start(self, s: State) -> Clocks | None:
         """The clocks in initial state ``s``, or None if its deadlines exclude 0."""
-        return self.zero if self.all_hold(self.model.deadlines(s), self.zero) else None
+        return self.zero if self.all_hold(self.deadlines(s), self.zero) else None
 
     def deadlocked(self, s: State, clocks: Clocks, edges: Sequence[Edge]) -> bool:
         """Active deadlines, no step of time, no edge that can fire."""
-        if not self.model.deadlines(s) or self.delay(s, clocks) is not None:
+        if not self.deadlines(s) or self.delay(s, clocks) is not None:
             return False
         return all(self.fire(e, clocks) is None for e in edges)
 
@@ -253,7 +274,6 @@ def reference_explore(
     grid: int = 1,
     per_clock: bool = False,
     max_states: int | None = None,
-    record_all: bool = False,
 ) -> RefResult:
     """Explore ``model`` in integer time (steps of ``1/grid``) and check its properties.
 
@@ -263,25 +283,31 @@ def reference_explore(
     first layer with a finding and reports the finding with the fewest events
     (ties: the first found); with it, every reachable state is explored and
     :attr:`RefResult.findings` lists every property broken.  Past
-    ``max_states`` the verdict is ``inconclusive``.  With ``record_all``,
-    :attr:`RefResult.every` lists every state breaking a property, not only the
-    first one per property.
+    ``max_states`` the verdict is ``inconclusive``.
     """
-    sem = Semantics(model, grid, per_clock)
+    caps = [1] * len(model.clock_names) if per_clock else None
+    while True:
+        sem = Semantics(model, grid, caps)
+        res = _search(model, sem, deadlock, exhaustive, max_states)
+        if caps is None or sem.need == caps or res.verdict == INCONCLUSIVE:
+            res.caps = sem.caps
+            return res
+        caps = sem.need  # some atom compared a clock with a constant at or above its cap
+
+
+def _search(model: ValuedModel, sem: Semantics, deadlock: bool, exhaustive: bool,
+            max_states: int | None) -> RefResult:
     try:
         initial = model.initial_states()
     except ModelRuntimeError as err:
         f = Finding(MODEL_ERROR, err.message, 0, (), sem.zero)
         return RefResult(ERROR, MODEL_ERROR, err.message, 0, 0, {MODEL_ERROR: f},
-                         exhaustive=exhaustive, every=[f] if record_all else [])
+                         exhaustive=exhaustive)
     seen: set[Node] = set()
     findings: dict[str, Finding] = {}
     order: list[str] = []
-    every: list[Finding] = []
 
     def found(prop: str, message: str, events: int, node: Node) -> None:
-        if record_all:
-            every.append(Finding(prop, message, events, node[0], node[1]))
         old = findings.get(prop)
         if old is None or events < old.events:
             findings[prop] = Finding(prop, message, events, node[0], node[1])
@@ -290,7 +316,7 @@ def reference_explore(
 
     def result(verdict: str | None = None) -> RefResult:
         res = RefResult(HOLDS, states=len(seen), findings=dict(findings), strict=sem.strict,
-                        exhaustive=exhaustive, every=every)
+                        exhaustive=exhaustive)
         if findings:
             best = min((findings[p] for p in order), key=lambda f: f.events)
             res.verdict = ERROR if best.prop == MODEL_ERROR else VIOLATED
@@ -324,9 +350,9 @@ def reference_explore(
             # (its deadlines permitting) and break an invariant or a response.
             stuck = False
             try:
-                for v in model.violations(s):
+                for v in sem.violations(s):
                     found(v.property, v.message, depth, node)
-                for h in model.hazards(s):
+                for h in sem.hazards(s):
                     if sem.all_hold(h.atoms, clocks, hazard=True):
                         found(h.property, h.message, depth, node)
                 later = sem.delay(s, clocks)
@@ -335,7 +361,7 @@ def reference_explore(
                 continue
             try:
                 fires = False
-                for e in model.edges(s):
+                for e in sem.edges(s):
                     after = sem.fire(e, clocks)
                     if after is None:
                         continue
@@ -344,7 +370,7 @@ def reference_explore(
                         found(ASSERT, e.failure, depth + 1, node)
                     else:
                         successors.append((e.target, after))
-                stuck = bool(model.deadlines(s)) and later is None and not fires
+                stuck = bool(sem.deadlines(s)) and later is None and not fires
             except ModelRuntimeError as err:
                 found(MODEL_ERROR, err.message, depth, node)
             if later is not None and (s, later) not in seen:
@@ -381,7 +407,7 @@ def replay(model: ValuedModel, start: State, edges: Sequence[Edge], grid: int = 
     out = [vals]
     s = start
     for k, e in enumerate(edges):
-        here = model.edges(s)
+        here = sem.edges(s)
         if e not in here:
             raise ValueError(f"step {k + 1}: {e} is not an edge of the model in state {s}")
         options = [e]
@@ -409,5 +435,4 @@ def deadlocks_along(model: ValuedModel, start: State, edges: Sequence[Edge], gri
     vals = replay(model, start, edges, grid, any_branch)[-1]
     s = edges[-1].target if edges else start
     sem = Semantics(model, grid)
-    out_edges = model.edges(s)
-    return sorted(v for v in vals if sem.deadlocked(s, v, out_edges))
+    return sorted(v for v in vals if sem.deadlocked(s, v, sem.edges(s)))

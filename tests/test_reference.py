@@ -22,7 +22,6 @@ from reference import (
     MODEL_ERROR,
     VIOLATED,
     Semantics,
-    clock_caps,
     deadlocks_along,
     reference_explore,
     replay,
@@ -460,9 +459,13 @@ def test_per_clock_caps_change_counts_not_verdicts(text: str) -> None:
 
 def test_clock_caps() -> None:
     m = kvr(HAZARD_KVR)
-    sem = Semantics(m)
-    assert sem.caps == [4, 4]
-    assert clock_caps(m, sem.bounds) == [4, 3]  # x vs 3, <resp> vs 2
+    assert Semantics(m).caps == [4, 4]
+    assert reference_explore(m, exhaustive=True).caps == [4, 4]
+    # Learned: x is compared with 3, <resp> with 2.
+    assert reference_explore(m, exhaustive=True, per_clock=True).caps == [4, 3]
+    # A clock never compared keeps the initial cap, 1.
+    m = kvr(HALF_KVR.replace("and y <= 1", "").replace("and y >= 2", ""))
+    assert reference_explore(m, exhaustive=True, per_clock=True).caps == [3, 1]
 
 
 @pytest.mark.parametrize("decl", [

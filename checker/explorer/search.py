@@ -291,14 +291,26 @@ def _liveness(
             live.complete = False
             break
         try:
-            edges = model.edges(s)
             dls = model.deadlines(s)
             hz = model.hazards(s)
         except ModelRuntimeError:
+            dls, hz = [], []
             reads[i] = live.all_mask
-            continue
-        if edge_cache is not None and len(edge_cache) < EDGE_CACHE:
-            edge_cache[s] = edges  # the search expands these representatives again
+            # No constants known here: every bound of the model may matter.
+            top = max(bounds, default=0)
+            live.lower = [max(x, top) for x in live.lower]
+            live.upper = [max(x, top) for x in live.upper]
+        try:
+            edges = model.edges(s)
+        except ModelRuntimeError:
+            edges = []
+            reads[i] = live.all_mask
+            top = max(bounds, default=0)
+            live.lower = [max(x, top) for x in live.lower]
+            live.upper = [max(x, top) for x in live.upper]
+        else:
+            if edge_cache is not None and len(edge_cache) < EDGE_CACHE:
+                edge_cache[s] = edges  # the search expands these representatives again
         r = _atoms_mask(dls)
         _note_constants(dls, bounds, live)
         for h in hz:
@@ -314,7 +326,7 @@ def _liveness(
             for c in e.resets:
                 rmask |= 1 << c
             preds[j].append((i, rmask, k))
-        reads[i] = r
+        reads[i] |= r
     if not live.complete:
         # Unknown constants: use every bound of the model, for every clock.
         top = max(bounds, default=0)
@@ -420,16 +432,12 @@ class _Explorer:
         n_clocks = len(model.clock_names)
         self._edge_cache: dict[State, Sequence[Edge]] = {}
         self.syms: list[Symmetry] = list(model.symmetries()) if options.symmetry else []
-        if options.clock_reduction:
-            # The untimed pass over-approximates the discrete states; give it room.
-            cap = None if limits.max_states is None else max(10_000, 50 * limits.max_states)
-            self.live = _liveness(model, self.bounds, cap, self.deadline_t, self.syms,
-                                  self._edge_cache)
-        else:
-            self.live = _Liveness(n_clocks)
-            top = max(self.bounds, default=0)
-            self.live.lower = [top] * n_clocks
-            self.live.upper = [top] * n_clocks
+        # Clock liveness is computed by prepare(), inside run(), where model errors
+        # are reported as such.
+        self.live = _Liveness(n_clocks)
+        top = max(self.bounds, default=0)
+        self.live.lower = [top] * n_clocks
+        self.live.upper = [top] * n_clocks
         self._clockset_cache: dict[int, tuple[tuple[int, ...], dict[int, int], list[int],
                                                list[int]]] = {}
         # Node store (parallel lists).
@@ -445,6 +453,8 @@ class _Explorer:
         self._dl_cache: dict[State, Sequence[ClockAtom]] = {}
         self._canon_cache: dict[State, tuple[State, list[int]]] = {}
         self.subsumer = -1
+        self.current = -1
+        """The node being expanded (for model errors raised outside edges())."""
         self.graph_edges: list[tuple[int, int, str]] = []
 
     def deadlines(self, s: State) -> Sequence[ClockAtom]:
@@ -663,11 +673,26 @@ class _Explorer:
         return bool(rest)
 
     # ---- the search ---------------------------------------------------------------------
+    def prepare(self) -> None:
+        """The clock-liveness pre-pass (when clock reduction is on)."""
+        if self.options.clock_reduction:
+            # The untimed pass over-approximates the discrete states; give it room.
+            ms = self.limits.max_states
+            cap = None if ms is None else max(10_000, 50 * ms)
+            self.live = _liveness(self.model, self.bounds, cap, self.deadline_t, self.syms,
+                                  self._edge_cache)
+
     def run(self) -> CheckResult:
         try:
+            self.prepare()
             return self._run()
         except _Limit as lim:
             return self.finish(CheckResult(INCONCLUSIVE, limit=lim.what))
+        except ModelRuntimeError as err:
+            # Raised while evaluating a deadline, an invariant or a property of the
+            # state being generated or expanded: a model error at that state.
+            trace = self.trace(self.current) if self.current >= 0 else []
+            return self.finish(CheckResult(ERROR, "model error", err.message, trace))
 
     def finish(self, res: CheckResult) -> CheckResult:
         if self.options.record_graph:
@@ -738,6 +763,7 @@ class _Explorer:
         while frontier:
             self.stats.queued = len(frontier)
             node = pop()
+            self.current = node
             s = self.node_state[node]
             z = self.node_zone[node]
             mask = self.live.mask(s)
