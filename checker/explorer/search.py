@@ -43,7 +43,6 @@ from checker.model.interface import (
     LT,
     ClockAtom,
     Edge,
-    LinExpr,
     ModelRuntimeError,
     State,
     Symmetry,
@@ -931,8 +930,3 @@ def explore(model: TimedModel, limits: Limits | None = None,
             options: Options | None = None) -> CheckResult:
     """Explore ``model`` and check every property; see :class:`CheckResult`."""
     return _Explorer(model, limits or Limits(), options or Options()).run()
-
-
-def bound_text(b: LinExpr) -> str:
-    """A clock bound as text (for messages)."""
-    return str(b)

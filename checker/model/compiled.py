@@ -120,7 +120,7 @@ class _Gen:
             raise AssertionError("clock tests are split out of guards before code generation")
         raise AssertionError(type(e).__name__)  # pragma: no cover
 
-    def stmts(self, ss: Sequence[ir.Stmt], indent: str, clock_base: Mapping[str, int]) -> list[str]:
+    def stmts(self, ss: Sequence[ir.Stmt], indent: str) -> list[str]:
         out: list[str] = []
         for s in ss:
             if isinstance(s, ir.Assign):
@@ -149,10 +149,10 @@ class _Gen:
                 out.append(f"{indent}    return tuple(n), r, {msg}")
             elif isinstance(s, ir.IfStmt):
                 out.append(f"{indent}if {self.expr(s.cond, 'n')}:")
-                out.extend(self.stmts(s.then, indent + "    ", clock_base) or [indent + "    pass"])
+                out.extend(self.stmts(s.then, indent + "    ") or [indent + "    pass"])
                 if s.orelse:
                     out.append(f"{indent}else:")
-                    out.extend(self.stmts(s.orelse, indent + "    ", clock_base))
+                    out.extend(self.stmts(s.orelse, indent + "    "))
             else:  # pragma: no cover
                 raise AssertionError(type(s).__name__)
         return out
@@ -243,7 +243,7 @@ class SpecModel:
         for ei, ev in enumerate(spec.events):
             sig = _args_sig(ev.nslots)
             body_src = [f"def f({sig}):", "    n = list(s)", "    r = []"]
-            body_src += gen.stmts(ev.body, "    ", {})
+            body_src += gen.stmts(ev.body, "    ")
             body_src.append("    return tuple(n), r, None")
             body = self._compile("\n".join(body_src))
             compiled_branches = []
