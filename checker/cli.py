@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from checker.diagnostics import SpecError
 from checker.explorer import Limits, Options, Stats
 from checker.model import ir
-from checker.model.interface import ModelRuntimeError
+from checker.model.interface import ModelRuntimeError, Undecided
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
@@ -428,22 +428,13 @@ def _point_text(point: dict[str, Fraction]) -> str:
 
 
 def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from checker.smt import SolverUnknown
     from checker.smt import synth as sy
 
     spec = _load(args.spec)
     free = _free(args, spec)
     model = _model(spec, _params(args))
-    try:
-        result = sy.explore_parametric(model, free, (), args.max_states, args.timeout)
-        cnf = sy.safe_region(result)
-    except SolverUnknown as e:
-        err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
-        return EXIT_INCONCLUSIVE
-    except ModelRuntimeError as e:
-        err.write(f"{args.spec}: model error: {e.message}\n"
-                  "  (run `kvrace check` at concrete values for the trace)\n")
-        return EXIT_BAD_INPUT
+    result = sy.explore_parametric(model, free, (), args.max_states, args.timeout)
+    cnf = sy.safe_region(result)
     order = [p.name for p in spec.params]
     text = sy.region_text(cnf, order)
     ranges = ", ".join(f"{p} in {model.params[p].range_text()}" for p in free
@@ -498,7 +489,6 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker import api
     from checker.language.assume import parse_assumption
     from checker.model import trace as tr
-    from checker.smt import SolverUnknown
     from checker.smt import synth as sy
     from checker.smt.poly import Lin, param_var
 
@@ -524,15 +514,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             assumption.append(Lin.make(neg, -c0, op == ">"))
         else:
             assumption += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
-    try:
-        res = sy.prove(model, assumption, free, args.max_states, args.timeout)
-    except SolverUnknown as e:
-        err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
-        return EXIT_INCONCLUSIVE
-    except ModelRuntimeError as e:
-        err.write(f"{args.spec}: model error: {e.message}\n"
-                  "  (run `kvrace check` at concrete values for the trace)\n")
-        return EXIT_BAD_INPUT
+    res = sy.prove(model, assumption, free, args.max_states, args.timeout)
     st = res.synth.stats
     stats = (f"parametric zone exploration (EFsynth): {st.states} discrete states,"
              f" {st.symbolic_states} symbolic states, {st.queries} solver queries,"
@@ -661,6 +643,13 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
         return EXIT_BAD_INPUT
     except _BadSpec as e:
         err.write(e.error.render() + "\n")
+        return EXIT_BAD_INPUT
+    except Undecided as e:
+        err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
+        return EXIT_INCONCLUSIVE
+    except ModelRuntimeError as e:
+        err.write(f"kvrace: model error: {e.message}\n"
+                  "  (run `kvrace check` at concrete values for the trace)\n")
         return EXIT_BAD_INPUT
     except RecursionError:
         err.write("kvrace: the spec is nested too deeply to process\n")

@@ -165,6 +165,10 @@ class Symmetry:
         return tuple(t)
 
 
+class Undecided(Exception):
+    """An engine could not decide a question (a solver's ``unknown``): inconclusive."""
+
+
 class ModelRuntimeError(Exception):
     """A run-time model error: a value outside its domain, a ``none`` dereference.
 

@@ -27,13 +27,23 @@ from fractions import Fraction
 
 import z3
 
-from checker.model.interface import GE, LE, LT, ClockAtom, Edge, LinExpr, State, TimedModel
+from checker.model.interface import (
+    GE,
+    LE,
+    LT,
+    ClockAtom,
+    Edge,
+    LinExpr,
+    State,
+    TimedModel,
+    Undecided,
+)
 
 TIMEOUT_MS = 20_000
 SEED = 0
 
 
-class SolverUnknown(Exception):
+class SolverUnknown(Undecided):
     """Z3 could not decide a query (timeout or incompleteness)."""
 
 
