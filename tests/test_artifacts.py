@@ -1,8 +1,9 @@
-"""The committed artifacts (counterexamples/, spec/README.md) are up to date."""
+"""The committed artifacts are up to date (every part but the slow measurements)."""
 
 from __future__ import annotations
 
 from checker import artifacts
+from checker.artifacts import counterexamples
 
 
 def test_artifacts_are_fresh() -> None:
@@ -13,7 +14,7 @@ def test_artifacts_are_fresh() -> None:
 
 
 def test_every_violated_spec_has_a_counterexample() -> None:
-    files = artifacts.generate(artifacts.ROOT)
+    files = counterexamples.generate(artifacts.ROOT)
     readme = files["spec/README.md"].decode()
     for line in readme.splitlines():
         if "| violated" in line:

@@ -1,7 +1,4 @@
-"""Regenerate the committed artifacts: ``counterexamples/`` and ``spec/README.md``.
-
-    python -m checker.artifacts           # rewrite every artifact
-    python -m checker.artifacts --check   # exit 1 and list what is stale or missing
+"""The counterexample artifacts: ``counterexamples/`` and ``spec/README.md``.
 
 For every spec under ``spec/`` that is violated at its default parameter
 values, ``counterexamples/`` holds the shortest trace (``NAME.json``, ITF
@@ -12,11 +9,9 @@ the command that shows it.  Output is byte-for-byte deterministic.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +20,6 @@ from pathlib import Path
 from checker import api, render
 from checker.model import trace as tr
 
-ROOT = Path(__file__).resolve().parent.parent
 SVG_NOTE = "rendered with"
 
 
@@ -89,6 +83,10 @@ def generate(root: Path) -> dict[str, bytes]:
             result = render.render(dot, svg_path)
             if result.output is not None:
                 files[f"counterexamples/{name}.svg"] = svg_path.read_bytes()
+            elif (root / f"counterexamples/{name}.svg").exists():
+                # No Graphviz here: keep the committed rendering (its .dot is compared).
+                files[f"counterexamples/{name}.svg"] = (
+                    root / f"counterexamples/{name}.svg").read_bytes()
         n = len(trace.steps) - 1
         index.append(
             f"| [`{name}`]({name}.svg) | `{rel}` | {outcome.prop}: {outcome.message} | {n} |"
@@ -129,66 +127,16 @@ def _spec_readme(rows: Sequence[SpecRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def stale(root: Path) -> list[str]:
-    """Artifacts that differ from what generation gives now (or are missing / extra)."""
-    fresh = generate(root)
-    problems = []
-    graphviz = dot_version()
-    for rel, data in sorted(fresh.items()):
-        path = root / rel
-        if not path.exists():
-            problems.append(f"missing: {rel}")
-            continue
-        if rel.endswith(".svg") and not _same_graphviz(root, graphviz):
-            continue  # rendered by another Graphviz: compare the .dot source instead
-        if path.read_bytes() != data:
-            problems.append(f"stale: {rel}")
-    known = {rel for rel in fresh}
-    for path in sorted((root / "counterexamples").glob("*")):
-        rel = path.relative_to(root).as_posix()
-        if rel not in known and not (rel.endswith(".svg") and graphviz is None):
-            problems.append(f"not generated (remove it): {rel}")
-    return problems
-
-
-def _same_graphviz(root: Path, version: str | None) -> bool:
+def same_graphviz(root: Path, version: str | None) -> bool:
     readme = root / "counterexamples" / "README.md"
     if version is None or not readme.exists():
         return False
     return f"{SVG_NOTE} {version}." in readme.read_text(encoding="utf-8")
 
 
-def write(root: Path) -> list[str]:
-    """Regenerate every artifact; returns the paths written."""
-    fresh = generate(root)
-    folder = root / "counterexamples"
-    folder.mkdir(exist_ok=True)
-    for path in folder.glob("*"):
-        if path.relative_to(root).as_posix() not in fresh:
-            path.unlink()
-    for rel, data in sorted(fresh.items()):
-        (root / rel).write_bytes(data)
-    return sorted(fresh)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m checker.artifacts [--check]``."""
-    parser = argparse.ArgumentParser(prog="python -m checker.artifacts",
-                                     description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true",
-                        help="report stale or missing artifacts instead of writing them")
-    args = parser.parse_args(argv)
-    if args.check:
-        problems = stale(ROOT)
-        for p in problems:
-            print(p)
-        if problems:
-            print("run `python -m checker.artifacts` to regenerate")
-        return 1 if problems else 0
-    for rel in write(ROOT):
-        print(f"wrote {rel}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def equal(root: Path, rel: str, data: bytes) -> bool:
+    """Compare an artifact; an SVG rendered by another Graphviz counts as equal
+    (its ``.dot`` source is compared instead)."""
+    if rel.endswith(".svg") and not same_graphviz(root, dot_version()):
+        return True
+    return (root / rel).read_bytes() == data
