@@ -121,7 +121,7 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
             got = smt.timestamps(model, model.values, shape)
             times = got[: len(states)]
             if len(got) > len(states):
-                note = f"the response deadline passes at t={tr.fmt_time(got[-1])}"
+                note = f"no response by t={tr.fmt_time(got[-1])}: its bound has passed"
         except smt.SolverUnknown as exc:
             note = f"timestamps unknown (solver: {exc})"
         except ValueError:

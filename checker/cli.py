@@ -334,8 +334,13 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     explanation = None
     if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
         explanation = api.explain(outcome)
-    if args.trace and outcome.trace is not None:
-        _write_json(args.trace, tr.to_itf(outcome.trace))
+    notes: list[str] = []
+    if args.trace:
+        if outcome.trace is None:
+            notes.append("no trace file: there is no counterexample")
+        else:
+            _write_json(args.trace, tr.to_itf(outcome.trace))
+            notes.append(f"wrote {args.trace}")
     diagram_note = None
     if args.diagram:
         if outcome.trace is None:
@@ -367,7 +372,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
         out.write("\n" + stats_line(outcome.stats) + "\n")
     if diagram_note:
-        err.write(diagram_note + "\n")
+        notes.append(diagram_note)
+    for note in notes:
+        err.write(note + "\n")
     return code
 
 
@@ -392,14 +399,19 @@ def _write_json(path: str, doc: object) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _draw(trace: Any, path: str) -> str | None:
+def _draw(trace: Any, path: str) -> str:
+    """Render ``trace`` to ``path``; returns what to tell the user (stderr)."""
     from checker import render
 
     try:
         result = render.render(render.sequence_dot(trace), path)
     except render.RenderError as exc:
         raise UsageError(f"cannot draw {path}: {exc}") from None
-    return result.hint
+    if result.hint:
+        return result.hint
+    if result.dot != result.output:
+        return f"wrote {result.output} (and its source {result.dot})"
+    return f"wrote {result.output}"
 
 
 def _free(args: argparse.Namespace, spec: ir.Spec) -> list[str]:
@@ -521,7 +533,9 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              f" {st.seconds:.1f} s")
     doc: dict[str, object] = {"spec": args.spec, "model": spec.name, "assume": args.assume,
                               "free": free, "status": res.status}
-    lines = [f"model {spec.name}: prove over {', '.join(free)} assuming {args.assume}"]
+    fixed = {k: v for k, v in model.values.items() if k not in free}
+    lines = [f"model {spec.name}: prove over {', '.join(free)} assuming {args.assume}"
+             + (f"  (fixed: {_param_text(fixed)})" if fixed else "")]
     code = EXIT_OK
     if res.status == "refuted":
         assert res.counterexample is not None
@@ -552,6 +566,11 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             point = {**model.values, **res.boundary}
             lines.append(f"  tight: a property breaks on its boundary, at {_point_text(point)}")
             doc["boundary_counterexample"] = {k: _fmt(v) for k, v in point.items()}
+        elif res.near is not None:
+            point = {**model.values, **res.near}
+            lines.append("  tight: no violation on its boundary itself, but violations"
+                         f" arbitrarily close to it, e.g. at {_point_text(point)}")
+            doc["near_boundary_counterexample"] = {k: _fmt(v) for k, v in point.items()}
         elif res.outside is not None:
             point = {**model.values, **res.outside}
             lines.append("  not tight: no violation on its boundary; the nearest violation"
@@ -559,7 +578,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             doc["outside_counterexample"] = {k: _fmt(v) for k, v in point.items()}
         else:
             lines.append("  not needed: no violation anywhere in the ranges")
-        doc["tight"] = res.boundary is not None
+        doc["tight"] = res.boundary is not None or res.near is not None
         doc["vacuous"] = res.vacuous
     lines.append(stats)
     lines.append("deadlock freedom is not covered by prove; use `kvrace check`")
@@ -586,11 +605,11 @@ def cmd_draw(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         trace = tr.from_itf(data)
     except tr.TraceFormatError as exc:
         raise UsageError(f"{args.trace}: {exc}") from None
-    hint = _draw(trace, args.output)
-    if hint:
-        err.write(hint + "\n")
+    note = _draw(trace, args.output)
+    if note.startswith("wrote "):
+        out.write(note + "\n")
     else:
-        out.write(f"wrote {args.output}\n")
+        err.write(note + "\n")
     return EXIT_OK
 
 

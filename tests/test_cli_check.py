@@ -128,7 +128,7 @@ def test_explain_gives_the_bound() -> None:
 def test_diagram_svg(tmp_path: Path) -> None:
     svg = tmp_path / "race.svg"
     code, _, err = run("check", IMMEDIATE, "-q", "--diagram", str(svg))
-    assert code == 1 and err == ""
+    assert code == 1 and err == f"wrote {svg} (and its source {tmp_path / 'race.dot'})\n"
     text = svg.read_text()
     assert text.lstrip().startswith("<?xml") and "land(A, 0)" in text
     assert (tmp_path / "race.dot").exists()
@@ -147,6 +147,18 @@ def test_diagram_without_dot_keeps_exit_code(tmp_path: Path,
 def test_diagram_unknown_extension(tmp_path: Path) -> None:
     code, _, err = run("check", IMMEDIATE, "-q", "--diagram", str(tmp_path / "x.gif"))
     assert code == 2 and "gif" in err
+
+
+def test_trace_file_is_announced_only_when_written(tmp_path: Path) -> None:
+    trace = tmp_path / "t.json"
+    code, _, err = run("check", IMMEDIATE, "-q", "--trace", str(trace))
+    assert code == 1 and err == f"wrote {trace}\n" and trace.exists()
+    held = tmp_path / "held.json"
+    code, _, err = run("check", DEFERRED, "-q", "--trace", str(held), "--diagram",
+                       str(tmp_path / "held.svg"))
+    assert code == 0 and not held.exists() and not (tmp_path / "held.svg").exists()
+    assert err == ("no trace file: there is no counterexample\n"
+                   "no diagram: there is no counterexample to draw\n")
 
 
 def test_draw_from_trace_file(tmp_path: Path) -> None:

@@ -360,3 +360,27 @@ def test_model_runtime_error_is_exit_2(tmp_path: Path, command: list[str]) -> No
     code, _, err = run([command[0], str(spec), *command[1:]])
     assert code == 2
     assert "outside 0..2" in err
+
+
+# Safe exactly when 3 * T_a <= 1: the bad region 3 * T_a > 1 is open at the boundary.
+THIRD_CLOSED = THIRD.replace("x >= 1 do ph := s2", "x > 1 do ph := s2")
+
+
+def test_tight_when_violations_only_approach_a_closed_boundary(tmp_path: Path) -> None:
+    spec = tmp_path / "third_closed.kvr"
+    spec.write_text(THIRD_CLOSED)
+    assert check(str(spec), {"T_a": Fraction(1, 3)}).verdict == "holds"
+    code, out, _ = run(["prove", str(spec), "--assume", "3 * T_a <= 1"])
+    assert code == 0, out
+    m = re.search(r"tight: no violation on its boundary itself, but violations arbitrarily"
+                  r" close to it, e.g. at (.*)", out)
+    assert m is not None, out
+    point = parse_point(m.group(1))
+    assert Fraction(1, 3) < point["T_a"] <= Fraction(1, 3) + Fraction(1, 1000)
+    assert_violates(point, str(spec))
+    code, out, _ = run(["prove", str(spec), "--assume", "3 * T_a <= 1", "--json"])
+    doc = json.loads(out)
+    assert doc["tight"] is True and "near_boundary_counterexample" in doc
+    # A strictly stronger assumption is not tight.
+    code, out, _ = run(["prove", str(spec), "--assume", "T_a <= 0.3"])
+    assert code == 0 and "not tight" in out, out

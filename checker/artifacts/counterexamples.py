@@ -35,7 +35,7 @@ class SpecRow:
     summary: str
 
 
-def _summary(path: Path) -> str:
+def summary_line(path: Path) -> str:
     """The first line of a spec's header comment."""
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("#"):
@@ -66,7 +66,7 @@ def generate(root: Path) -> dict[str, bytes]:
         spec = api.load_spec(path)
         outcome = api.check(spec)
         rows.append(SpecRow(rel, spec.name, outcome.verdict, outcome.prop, outcome.message,
-                            _summary(path)))
+                            summary_line(path)))
         if outcome.verdict != api.VIOLATED or outcome.trace is None:
             continue
         name = path.stem if stems.count(path.stem) == 1 else rel[5:-4].replace("/", "__")

@@ -1,15 +1,452 @@
-"""Placeholder."""
+"""The files the paper includes, written to ``paper/generated/``.
+
+Everything here is computed from the measurements in ``paper/data/`` (see
+:mod:`checker.artifacts.measurements`) and from short kvrace runs; nothing is
+typed by hand.  The LaTeX sources in ``paper/`` include:
+
+* ``numbers.tex``: ``\\kv{key}`` values (verdicts, counts, bounds, times);
+* ``table-*.tex``: the tables;
+* ``fig-context.tex``: the context-length plot (pgfplots, data inline);
+* ``study-NAME.tex``: each spec's result paragraph and counterexample figure;
+* ``spec-NAME.kvr``: each spec without its header comment, for listings;
+* ``*.dot``: diagrams that are not counterexamples at the defaults (the
+  flagship just below its bound); ``paper/build.sh`` renders them with the
+  counterexamples' ``.dot`` files.
+
+``sources_digest`` fingerprints everything the PDF is built from; ``paper/build.sh``
+stamps it into the PDF so that a test can tell a stale ``paper.pdf``.
+"""
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
+
+from checker import api, render
+
+DATA = Path("paper") / "data"
+OUT = "paper/generated"
+BOUNDARY_HOLD = "7"
+
+
+# ----------------------------------------------------------------------------- LaTeX text
+
+
+_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+            "^": r"\textasciicircum{}", "→": r"$\rightarrow$", "—": "---", "–": "--",
+            "≥": r"$\geq$", "≤": r"$\leq$", "×": r"$\times$"}
+
+
+def tex(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in text)
+
+
+def code(text: str) -> str:
+    """``text`` in typewriter, escaped, breakable after underscores."""
+    return r"\code{" + tex(text).replace(r"\_", r"\_\allowbreak{}") + "}"
+
+
+_NAME = re.compile(r"\b([A-Za-z])_([A-Za-z][A-Za-z0-9]*)\b")
+
+
+def math(expr: str) -> str:
+    """A constraint such as ``T_hold > T_prop + T_flight`` as LaTeX math."""
+    if expr == "true":
+        return r"every value (\emph{true})"
+    if expr == "false":
+        return r"no value (\emph{false})"
+    out = expr.replace(">=", r"\geq").replace("<=", r"\leq")
+    out = _NAME.sub(lambda m: f"{m.group(1)}_{{\\mathit{{{m.group(2)}}}}}", out)
+    out = out.replace(" and ", r" \wedge ").replace(" or ", r" \vee ")
+    out = re.sub(r"\(([^()]*)\)", r"(\1)", out)
+    return f"${out}$"
+
+
+def point(values: Mapping[str, str]) -> str:
+    """Parameter values as LaTeX math: ``T_hold=7`` and so on."""
+    return ", ".join(math(f"{k} = {_num(v)}") for k, v in values.items())
+
+
+def _num(v: str) -> str:
+    if "/" in v:
+        n, d = v.split("/")
+        frac = float(int(n)) / int(d)
+        return f"{frac:g}" if len(f"{frac:g}") <= 8 else v
+    return v
+
+
+def thousands(n: int) -> str:
+    """``12345`` as ``12{,}345``."""
+    return f"{n:,}".replace(",", "{,}")
+
+
+# ----------------------------------------------------------------------------- numbers
+
+
+def _numbers(specs: Mapping[str, Any], synth: Mapping[str, Any], bench: Mapping[str, Any],
+             context: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    kv: dict[str, str] = {}
+    for row in specs["specs"]:
+        s = row["stem"]
+        kv[f"{s}.verdict"] = row["verdict"]
+        kv[f"{s}.property"] = code(row["property"] or "")
+        kv[f"{s}.message"] = tex(row["message"] or "")
+        kv[f"{s}.states"] = thousands(row["states"])
+        kv[f"{s}.zones"] = thousands(row["zones"])
+        kv[f"{s}.transitions"] = thousands(row["transitions"])
+        kv[f"{s}.events"] = str(row["events"] or 0)
+        kv[f"{s}.params"] = point(row["params"])
+        kv[f"{s}.lines"] = str(row["lines"])
+    for row in synth["synth"]:
+        s = row["stem"]
+        kv[f"{s}.region"] = math(row["region"]) if row["complete"] else "inconclusive"
+        kv[f"{s}.synth.states"] = thousands(row["symbolic_states"])
+        kv[f"{s}.synth.queries"] = thousands(row["queries"])
+        kv[f"{s}.synth.seconds"] = f"{row['seconds']:.1f}"
+    deferred = next(r for r in specs["specs"] if r["stem"] == "deferred_release")["params"]
+    window = sum((Fraction(deferred[k]) for k in ("T_prop", "T_chunk", "T_flight")), Fraction(0))
+    kv["deferred_release.window"] = _num(str(window))
+    for p in specs["boundary"]["points"]:
+        kv[f"boundary.{p['T_hold']}.verdict"] = p["verdict"]
+    ex = specs["boundary"]["explain"]
+    kv["boundary.explain.hold"] = ex["T_hold"]
+    kv["boundary.explain.region"] = math(ex["region"])
+    for name, row in zip(("exact", "weak"), specs["prove"], strict=True):
+        kv[f"prove.{name}.assumption"] = math(row["assumption"])
+        kv[f"prove.{name}.status"] = row["status"]
+        kv[f"prove.{name}.symbolic"] = thousands(row["symbolic_states"])
+        kv[f"prove.{name}.seconds"] = f"{row['seconds']:.1f}"
+        if row.get("counterexample"):
+            kv[f"prove.{name}.witness"] = point(row["counterexample"])
+        if row.get("boundary_counterexample"):
+            kv[f"prove.{name}.witness"] = point(row["boundary_counterexample"])
+        if "witness_verdict" in row:
+            kv[f"prove.{name}.witness.verdict"] = row["witness_verdict"]
+    for r in specs["ablation"]:
+        flags = "".join("1" if r[k] else "0" for k in ("symmetry", "clock_reduction",
+                                                         "deadlock"))
+        kv[f"ablation.{r['spec']}.{flags}.zones"] = thousands(r["zones"])
+        kv[f"ablation.{r['spec']}.{flags}.states"] = thousands(r["states"])
+    runs = bench["runs"]
+    for r in runs:
+        key = f"bench.{r['requests']}.{r['slots']}.{r['chunks']}.{r['scale']}"
+        kv[f"{key}.zones"] = thousands(r["zones"])
+        kv[f"{key}.seconds"] = f"{r['seconds']:.2f}"
+        kv[f"{key}.verdict"] = r["verdict"]
+    m = bench["machine"]
+    kv["machine.cpus"] = str(m["cpus"])
+    kv["machine.python"] = m["python"]
+    kv["machine.date"] = m["date"]
+    kv["paper.date"] = m["date"]
+    for r in context:
+        key = f"context.{r['scenario']}.{r['context']}"
+        kv[f"{key}.bound"] = r["bound"]
+        kv[f"{key}.flight"] = r["T_flight"]
+        kv[f"{key}.chunks"] = r["chunks"]
+    from checker.artifacts import study
+
+    kv["study.bytes_per_token"] = thousands(study.KV_BYTES_PER_TOKEN)
+    kv["study.chunk_tokens"] = thousands(study.CHUNK_TOKENS)
+    kv["study.flight_base"] = study.fmt(study.MOONCAKE_BASE)
+    kv["study.flight_per_gib"] = study.fmt(study.MOONCAKE_PER_GIB)
+    kv["study.per_chunk"] = study.fmt(study.PER_CHUNK)
+    kv["study.t_prop"] = study.fmt(study.T_PROP)
+    kv["specs.max_seconds"] = f"{max(r['seconds'] for r in specs['specs']):.2f}"
+    kv["specs.max_events"] = str(max(r["events"] or 0 for r in specs["specs"]))
+    from checker.artifacts import measurements
+
+    kv["bench.cap"] = f"{measurements.BENCH_CAP:g}"
+    kv["specs.count"] = str(len(specs["specs"]))
+    kv["specs.violated"] = str(sum(r["verdict"] == "violated" for r in specs["specs"]))
+    kv["specs.holds"] = str(sum(r["verdict"] == "holds" for r in specs["specs"]))
+    return kv
+
+
+def numbers_tex(kv: Mapping[str, str]) -> str:
+    """``numbers.tex``: one ``\\kv@KEY`` definition per value."""
+    lines = ["% Generated by `python -m checker.artifacts`; do not edit.",
+             r"\makeatletter"]
+    for k in sorted(kv):
+        lines.append(rf"\expandafter\def\csname kv@{k}\endcsname{{{kv[k]}}}")
+    lines.append(r"\makeatother")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def booktabs(columns: str, header: str, rows: Sequence[str], env: str = "tabular") -> str:
+    """A booktabs table: column spec, header row (without ``\\\\``), body rows."""
+    width = "{\\linewidth}" if env == "tabularx" else ""
+    lines = [rf"\begin{{{env}}}{width}{{@{{}}{columns}@{{}}}}", r"\toprule", header + r" \\",
+             r"\midrule", *rows, r"\bottomrule", rf"\end{{{env}}}"]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(v: str) -> str:
+    return {"violated": r"\textcolor{red!70!black}{violated}",
+            "holds": r"\textcolor{green!40!black}{holds}"}.get(v, v)
+
+
+def table_specs(specs: Mapping[str, Any], synth: Mapping[str, Any]) -> str:
+    """Every spec: verdict at its defaults, state space, synthesized safe region."""
+    regions = {r["stem"]: r for r in synth["synth"]}
+    rows = []
+    for row in specs["specs"]:
+        syn = regions[row["stem"]]
+        region = math(syn["region"]) if syn["complete"] else "inconclusive"
+        if len(syn["free"]) < len(row["params"]):
+            region += " (over " + ", ".join(math(f) for f in syn["free"]) + " only)"
+        rows.append(f"{code(row['stem'])} & {_verdict(row['verdict'])} & "
+                    f"{thousands(row['states'])} & {thousands(row['zones'])} & {region} \\\\")
+    return booktabs("l l r r X", "spec & verdict at defaults & states & zones & "
+                    "synthesized safe region", rows, env="tabularx")
+
+
+def table_synth(synth: Mapping[str, Any]) -> str:
+    """The cost of synthesis per spec."""
+    rows = [f"{code(r['stem'])} & {len(r['free'])} & {thousands(r['symbolic_states'])} & "
+            f"{thousands(r['queries'])} & {r['seconds']:.1f} \\\\" for r in synth["synth"]]
+    return booktabs("l r r r r", "spec & free parameters & symbolic states & solver queries & "
+                    "seconds", rows)
+
+
+def _grouped(rows: Sequence[Mapping[str, Any]], key: str,
+             line: Callable[[Mapping[str, Any]], str]) -> list[str]:
+    """Table rows with a rule between groups of consecutive equal ``key``."""
+    out: list[str] = []
+    for i, r in enumerate(rows):
+        if i and r[key] != rows[i - 1][key]:
+            out.append(r"\midrule")
+        out.append(line(r))
+    return out
+
+
+def table_ablation(specs: Mapping[str, Any]) -> str:
+    """The flagships' zone counts under each combination of reductions."""
+    def line(r: Mapping[str, Any]) -> str:
+        marks = [r"\checkmark" if r[k] else "--"
+                 for k in ("symmetry", "clock_reduction", "deadlock")]
+        return (f"{code(r['spec'])} & {' & '.join(marks)} & {thousands(r['states'])} & "
+                f"{thousands(r['zones'])} & {thousands(r['transitions'])} \\\\")
+
+    return booktabs("l c c c r r r", "spec & symmetry & clock reduction & deadlock check & "
+                    "states & zones & transitions", _grouped(specs["ablation"], "spec", line))
+
+
+def table_bench(bench: Mapping[str, Any]) -> str:
+    """Scaled variants of the flagship."""
+    rows = []
+    for r in bench["runs"]:
+        verdict = r["verdict"] if r["verdict"] != "inconclusive" else \
+            f"inconclusive ({tex(r['limit'] or '')})"
+        rows.append(f"{r['requests']} & {r['slots']} & {r['chunks']} & "
+                    rf"$\times${thousands(r['scale'])} & {verdict} & "
+                    f"{thousands(r['states'])} & {thousands(r['zones'])} & "
+                    f"{r['seconds']:.2f} & {r['peak_mib']:.0f} \\\\")
+    return booktabs("r r r r l r r r r", "requests & slots & chunks & scale & verdict & "
+                    "states & zones & seconds & MiB", rows)
+
+
+def table_context(context: Sequence[Mapping[str, str]]) -> str:
+    """The context-length study."""
+    def line(r: Mapping[str, Any]) -> str:
+        op = ">" if r["strict"] == "True" else r"\geq"
+        check = "/".join(v[0] for v in (r["below"], r["at"], r["above"]))
+        safe = "safe" if r["default_hold_safe"] == "True" else \
+            r"\textcolor{red!70!black}{leaks}"
+        return (f"{r['scenario']} & {r['context']} & {r['chunks']} & {r['write_gib']} & "
+                f"{r['T_chunk']} & {r['T_flight']} & $T_{{\\mathit{{hold}}}} {op} "
+                f"{r['bound']}$ & {check} & {safe} \\\\")
+
+    return booktabs("l r r r r r r l l", r"scenario & context & chunks & GiB per call & "
+                    r"$T_{\mathit{chunk}}$ & $T_{\mathit{flight}}$ & minimal hold & "
+                    r"below/at/above & 30\,s hold", _grouped(context, "scenario", line))
+
+
+def fig_context(context: Sequence[Mapping[str, str]]) -> str:
+    """The minimal safe hold against context length (pgfplots), with the 30 s default."""
+    def coords(scenario: str) -> str:
+        return " ".join(f"({r['tokens']},{r['bound']})" for r in context
+                        if r["scenario"] == scenario)
+
+    tokens = [r["tokens"] for r in context if r["scenario"] == "chunked"]
+    labels = [r["context"] for r in context if r["scenario"] == "chunked"]
+    return "\n".join([
+        r"\begin{tikzpicture}",
+        r"\begin{semilogxaxis}[width=0.92\linewidth, height=6.2cm,",
+        r"  xlabel={context length (tokens)}, ylabel={minimal safe $T_{\mathit{hold}}$ (s)},",
+        f"  xtick={{{','.join(tokens)}}}, xticklabels={{{','.join(labels)}}},",
+        r"  ymin=0, grid=major, legend pos=north west, legend cell align=left]",
+        r"\addplot[thick, mark=*, blue!70!black] coordinates {" + coords("chunked") + "};",
+        r"\addlegendentry{chunked prefill (8{,}192-token chunks)}",
+        r"\addplot[thick, mark=square*, orange!80!black] coordinates {"
+        + coords("unchunked") + "};",
+        r"\addlegendentry{one write call per request}",
+        r"\addplot[thick, dashed, red!70!black, domain=" + tokens[0] + ":" + tokens[-1]
+        + r", samples=2] {30};",
+        r"\addlegendentry{SGLang default release timeout (30\,s)}",
+        r"\end{semilogxaxis}",
+        r"\end{tikzpicture}",
+    ]) + "\n"
+
+
+# ----------------------------------------------------------------------------- per spec
+
+
+def spec_body(path: Path) -> str:
+    """A spec's text without its leading header comment."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
+        i += 1
+    return "\n".join(lines[i:]).rstrip() + "\n"
+
+
+def model_lines(body: str) -> int:
+    """Lines of model text: neither blank nor comment-only."""
+    return sum(1 for line in body.splitlines()
+               if line.strip() and not line.lstrip().startswith("#"))
+
+
+def study_tex(row: Mapping[str, Any], syn: Mapping[str, Any], has_figure: bool) -> str:
+    """One spec's result paragraph (and its counterexample figure)."""
+    s = row["stem"]
+    parts = [f"% {row['path']}: generated by `python -m checker.artifacts`; do not edit.",
+             r"\par\smallskip\noindent\fbox{\parbox{\dimexpr\linewidth-2\fboxsep-2\fboxrule}{"
+             r"\small"]
+    verdict = _verdict(row["verdict"])
+    head = (f"\\textbf{{Result}} ({code(row['path'])}, at {point(row['params'])}): "
+            f"{verdict}")
+    if row["verdict"] == "violated":
+        head += (f" --- {code(row['property'])}: {tex(row['message'])}, after "
+                 f"{row['events']} events (\\cref{{fig:{s}}})")
+    head += (f". Exploration: {thousands(row['states'])} states, {thousands(row['zones'])} "
+             f"zones, {thousands(row['transitions'])} transitions.")
+    parts.append(head)
+    if syn["complete"]:
+        free = ", ".join(math(f) for f in syn["free"])
+        parts.append(rf"\\ \textbf{{Synthesized safe region}} over {free}: "
+                     f"{math(syn['region'])} ({thousands(syn['symbolic_states'])} symbolic "
+                     f"states).")
+    else:
+        parts.append(rf"\\ \textbf{{Synthesis}}: inconclusive ({tex(syn['limit'] or '')}).")
+    parts.append("}}\\par\\smallskip")
+    if has_figure:
+        parts += [
+            r"\begin{figure}[tbp]", r"\centering",
+            r"\includegraphics[width=\linewidth,height=0.42\textheight,"
+            rf"keepaspectratio]{{{s}}}",
+            rf"\caption{{Counterexample of {code(s)} at its defaults: "
+            rf"{tex(row['message'])}.}}\label{{fig:{s}}}",
+            r"\end{figure}",
+        ]
+    return "\n".join(parts) + "\n"
+
+
+# ----------------------------------------------------------------------------- generation
+
+
+def _boundary_dot(root: Path) -> str:
+    o = api.check(api.load_spec(root / "spec/sglang/deferred_release.kvr"),
+                  T_hold=BOUNDARY_HOLD)
+    if o.trace is None:
+        raise RuntimeError(f"deferred_release at T_hold={BOUNDARY_HOLD}: no counterexample")
+    t = o.trace
+    from checker.model import trace as tr
+
+    t = tr.Trace(t.model, "spec/sglang/deferred_release.kvr", t.actors, t.params, t.verdict,
+                 t.property, t.message, t.steps, t.vars)
+    return render.sequence_dot(t)
+
+
+def _read(root: Path, name: str) -> Any:
+    return json.loads((root / DATA / name).read_text(encoding="utf-8"))
 
 
 def generate(root: Path) -> dict[str, bytes]:
-    """Nothing yet."""
-    return {}
+    """Every file of ``paper/generated/``, from ``paper/data/`` and short runs."""
+    specs = _read(root, "specs.json")
+    synth = _read(root, "synth.json")
+    bench = _read(root, "bench.json")
+    with (root / DATA / "context_length.csv").open(newline="", encoding="utf-8") as f:
+        context = list(csv.DictReader(f))
+    regions = {r["stem"]: r for r in synth["synth"]}
+    for row in specs["specs"]:
+        row["lines"] = model_lines(spec_body(root / row["path"]))
+    files: dict[str, str] = {
+        "numbers.tex": numbers_tex(_numbers(specs, synth, bench, context)),
+        "table-specs.tex": table_specs(specs, synth),
+        "table-synth.tex": table_synth(synth),
+        "table-ablation.tex": table_ablation(specs),
+        "table-bench.tex": table_bench(bench),
+        "table-context.tex": table_context(context),
+        "fig-context.tex": fig_context(context),
+        f"deferred_release_T{BOUNDARY_HOLD}.dot": _boundary_dot(root),
+    }
+    for row in specs["specs"]:
+        path = root / row["path"]
+        files[f"spec-{row['stem']}.kvr"] = spec_body(path)
+        has_figure = (root / "counterexamples" / f"{row['stem']}.dot").exists()
+        files[f"study-{row['stem']}.tex"] = study_tex(row, regions[row["stem"]], has_figure)
+    return {f"{OUT}/{k}": v.encode() for k, v in files.items()}
 
 
 def equal(root: Path, rel: str, data: bytes) -> bool:
-    """Byte equality."""
+    """Byte equality (everything here is deterministic)."""
     return (root / rel).read_bytes() == data
+
+
+# ----------------------------------------------------------------------------- the PDF
+
+
+def sources(root: Path) -> list[Path]:
+    """Every file the PDF is built from, in a fixed order."""
+    paper = root / "paper"
+    found: list[Path] = []
+    for pattern in ("*.tex", "*.bib", "build.sh", "sections/*.tex", "generated/*"):
+        found += sorted(p for p in paper.glob(pattern) if p.is_file())
+    found += sorted((root / "counterexamples").glob("*.dot"))
+    return found
+
+
+def sources_digest(root: Path, files: Iterable[Path] | None = None) -> str:
+    """SHA-256 over the paths and bytes of :func:`sources`."""
+    h = hashlib.sha256()
+    for p in files if files is not None else sources(root):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def pdf_digest(pdf: bytes) -> str | None:
+    """The sources digest stamped into a PDF by ``paper/build.sh``, if any."""
+    m = re.search(rb"kvrace-sources-([0-9a-f]{64})", pdf)
+    return m.group(1).decode() if m else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m checker.artifacts.paper digest``: print the sources digest."""
+    import sys
+
+    from checker.artifacts import ROOT
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args != ["digest"]:
+        print("usage: python -m checker.artifacts.paper digest", file=sys.stderr)
+        return 2
+    print(sources_digest(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

@@ -13,8 +13,10 @@ UPPAAL:
    lower and upper bound constants.
 2. **Zones.**  Successor: intersect with the edge's guard, reset, move to the
    target's live clocks, intersect with the target's deadlines, let time pass
-   (bounded by the deadlines), extrapolate by the LU bounds (Extra+_LU), so
-   cyclic models terminate.
+   (bounded by the deadlines), extrapolate so that cyclic models terminate:
+   by the maximal constants (Extra_M) when deadlock is checked, since that
+   check needs exact delay information, and by the LU bounds (Extra+_LU),
+   which is coarser, otherwise.
 3. **Subsumption.**  A new zone included in a stored zone of the same
    discrete state is dropped.
 4. **Symmetry.**  With symmetric types, each symbolic state is replaced by

@@ -102,6 +102,7 @@ def _parser() -> Lark:
         propagate_positions=True,
         maybe_placeholders=True,
         lexer_callbacks={"NAME": _reserve_keywords},
+        cache=True,  # a pickled parser in the temp dir, keyed by grammar and options
     )
     for term in parser.terminals:
         if term.pattern.type != "str":

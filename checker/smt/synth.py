@@ -481,12 +481,20 @@ def region_smtlib(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin], free: Seq
     return decls + f"(assert {region_z3(cnf, ranges).sexpr()})\n"
 
 
+SIMPLE_GAPS: tuple[Fraction | None, ...] = (Fraction(1), Fraction(1, 2), Fraction(1, 10),
+                                           Fraction(1, 1000), None)
+NEAR_GAPS: tuple[Fraction | None, ...] = (Fraction(1, 1000), Fraction(1, 10**6))
+
+
 def nearest_point(ctx: Z3Context, cons: Sequence[Lin], extra: Sequence[z3.BoolRef],
-                  free: Sequence[str], defaults: Mapping[str, Fraction]
+                  free: Sequence[str], defaults: Mapping[str, Fraction],
+                  gaps: Sequence[Fraction | None] = SIMPLE_GAPS
                   ) -> dict[str, Fraction] | None:
-    """A point of the region closest (L1) to the defaults, preferring simple numbers."""
+    """A point of the region closest (L1) to ``defaults``.  Strict constraints are
+    tightened by each of ``gaps`` in turn (``None``: kept strict), so the first
+    gaps prefer points with simple numbers away from open boundaries."""
     names = [param_var(p) for p in free]
-    for gap in (Fraction(1), Fraction(1, 2), Fraction(1, 10), Fraction(1, 1000), None):
+    for gap in gaps:
         opt = z3.Optimize()
         opt.set("timeout", 20_000)
         for c in cons:
@@ -527,6 +535,9 @@ class ProveResult:
     boundary: dict[str, Fraction] | None = None
     """When proved: values on the assumption's boundary (just outside it) where a
     property breaks — the bound is tight."""
+    near: dict[str, Fraction] | None = None
+    """When proved and tight although no violation lies on the boundary itself
+    (the bad region is open there): a violation within 1/1000 (or less) of it."""
     outside: dict[str, Fraction] | None = None
     """When proved but not tight: the violation outside the assumption closest to
     the defaults, if there is one at all."""
@@ -558,10 +569,25 @@ def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
         if point is not None:
             return ProveResult("proved", result, boundary=point, vacuous=vacuous)
     for piece in result.bad.pieces:
+        # Violations arbitrarily close to the boundary: the closures touch.
+        touch = nearest_point(ctx, _closed([*result.ranges, *closure, *piece]), [], free,
+                              defaults)
+        if touch is None:
+            continue
+        point = nearest_point(ctx, [*result.ranges, *piece], [outside], free, touch,
+                              NEAR_GAPS)
+        if point is not None:
+            return ProveResult("proved", result, near=point, vacuous=vacuous)
+    for piece in result.bad.pieces:
         point = nearest_point(ctx, [*result.ranges, *piece], [outside], free, defaults)
         if point is not None:
             return ProveResult("proved", result, outside=point, vacuous=vacuous)
     return ProveResult("proved", result, vacuous=vacuous)
+
+
+def _closed(cons: Sequence[Lin]) -> list[Lin]:
+    """The topological closure of a conjunction: every strict constraint relaxed."""
+    return [Lin(c.coefs, c.const, False) for c in cons]
 
 
 def trace_region(model: TimedModel, shape: TraceShape, free: Sequence[str]) -> list[Lin]:

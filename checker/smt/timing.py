@@ -7,9 +7,9 @@ reset ``c`` (or ``0``), so every guard, deadline and hazard along the trace is
 a linear constraint over the timestamps and the timing parameters.
 
 * :func:`timestamps` solves them for concrete parameter values and returns
-  readable times: consecutive events one time unit apart wherever the model
-  allows it (so a diagram does not pile every event on one instant), then the
-  last time and the sum of all times minimised;
+  readable times: as many consecutive events as the model allows at least
+  one time unit apart (so a diagram does not pile every event on one
+  instant), then the last time and the sum of all times minimised;
 * :func:`checker.smt.synth.trace_region` eliminates the timestamps and
   returns the exact parameter region in which the same sequence of events is
   possible.

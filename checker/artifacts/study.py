@@ -1,8 +1,7 @@
 """How long must decode hold an aborted request's KV slot, as the context grows?
 
-Run from the repository root:
-
-    python paper/study/context_length.py            # writes paper/study/context_length.csv
+``python -m checker.artifacts --only measurements`` writes its table to
+``paper/data/context_length.csv``; the paper plots it.
 
 For each context length the script instantiates the parameters of
 ``spec/sglang/deferred_release.kvr`` (the upstream fix: decode holds an aborted
@@ -43,25 +42,25 @@ narrow for these values, so the script checks a variant of its text with wider
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from checker.api import check
+from checker.language import load_text
+from checker.model import ir
+from checker.model.compiled import SpecModel
+from checker.smt.poly import Lin
+from checker.smt.synth import explore_parametric, safe_region
 
-from checker.api import check  # noqa: E402
-from checker.language import load_text  # noqa: E402
-from checker.model import ir  # noqa: E402
-from checker.model.compiled import SpecModel  # noqa: E402
-from checker.smt.synth import explore_parametric, safe_region  # noqa: E402
-
-SPEC = ROOT / "spec" / "sglang" / "deferred_release.kvr"
-CSV = Path(__file__).resolve().with_suffix(".csv")
+SPEC = Path("spec") / "sglang" / "deferred_release.kvr"
+CSV = Path("paper") / "data" / "context_length.csv"
 
 GIB = 2**30
 KV_BYTES_PER_TOKEN = 70_272
@@ -110,9 +109,9 @@ class Row:
         return self.bound < DEFAULT_HOLD if self.strict else self.bound <= DEFAULT_HOLD
 
 
-def wide_spec() -> ir.Spec:
+def wide_spec(root: Path) -> ir.Spec:
     """deferred_release.kvr with its ``param`` lines widened (text substitution)."""
-    text = SPEC.read_text(encoding="utf-8")
+    text = (root / SPEC).read_text(encoding="utf-8")
     for name, line in WIDE_PARAMS.items():
         text, n = re.subn(rf"^param {name}\b.*$", line, text, flags=re.MULTILINE)
         if n != 1:
@@ -139,17 +138,17 @@ def parameters(tokens: int, scenario: str) -> tuple[int, int, dict[str, Fraction
     return chunks, call_bytes, {"T_prop": T_PROP, "T_chunk": t_chunk, "T_flight": t_flight}
 
 
-def hold_bound(cnf: list[list[object]]) -> tuple[Fraction, bool]:
+def hold_bound(cnf: Sequence[Sequence[Lin]]) -> tuple[Fraction, bool]:
     """Read ``T_hold > b`` (or ``>=``) off a synthesized CNF region over T_hold."""
     if len(cnf) != 1 or len(cnf[0]) != 1:
         raise RuntimeError(f"expected a single bound on T_hold, got {cnf!r}")
     c = cnf[0][0]
-    coefs = dict(c.coefs)  # type: ignore[attr-defined]
+    coefs = dict(c.coefs)
     if set(coefs) != {"p:T_hold"} or coefs["p:T_hold"] >= 0:
         raise RuntimeError(f"expected a lower bound on T_hold, got {c!r}")
     # a*T_hold + const (<|<=) 0 with a < 0  <=>  T_hold (>|>=) const / -a
     a = coefs["p:T_hold"]
-    return c.const / -a, bool(c.strict)  # type: ignore[attr-defined]
+    return c.const / -a, bool(c.strict)
 
 
 def study_one(spec: ir.Spec, scenario: str, context: str) -> Row:
@@ -171,10 +170,10 @@ def study_one(spec: ir.Spec, scenario: str, context: str) -> Row:
                verdict(bound - EPS), verdict(bound), verdict(bound + EPS), round(seconds, 1))
 
 
-def study(contexts: list[str] | None = None, scenarios: tuple[str, ...] = SCENARIOS,
-          progress: bool = False) -> list[Row]:
+def study(root: Path, contexts: list[str] | None = None,
+          scenarios: tuple[str, ...] = SCENARIOS, progress: bool = False) -> list[Row]:
     """The study's rows (every context length by default)."""
-    spec = wide_spec()
+    spec = wide_spec(root)
     rows = []
     for scenario in scenarios:
         for context in contexts or list(SIZES):
@@ -200,39 +199,16 @@ def cells(row: Row) -> list[str]:
     return [fmt(v) if isinstance(v, Fraction) else str(v) for v in (d[c] for c in COLUMNS)]
 
 
-def table(rows: list[Row]) -> str:
-    head = ["scenario", "context", "chunks", "write GiB", "T_prop", "T_chunk", "T_flight",
-            "min hold (synth)", "= sum?", "below / at / above", "30 s hold"]
-    body = []
-    for r in rows:
-        hold = f"T_hold {'>' if r.strict else '>='} {fmt(r.bound)}"
-        body.append([r.scenario, r.context, str(r.chunks), f"{r.write_gib:g}", fmt(r.T_prop),
-                     fmt(r.T_chunk), fmt(r.T_flight), hold,
-                     "yes" if r.bound == r.sum else "NO",
-                     f"{r.below} / {r.at} / {r.above}",
-                     "safe" if r.default_hold_safe else "leaks"])
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
-    lines = ["  ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
-             for line in [head, ["-" * w for w in widths], *body]]
-    return "\n".join(lines)
+def csv_text(rows: list[Row]) -> str:
+    """The study's CSV (``paper/data/context_length.csv``)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(COLUMNS)
+    w.writerows(cells(r) for r in rows)
+    return out.getvalue()
 
 
-def main() -> int:
-    print(f"KV {KV_BYTES_PER_TOKEN:,} B/token, chunks of {CHUNK_TOKENS:,} tokens, "
-          f"T_flight = 30 s + 1 s/GiB per write call, T_chunk = (chunks - 1) x "
-          f"{fmt(PER_CHUNK)} s, T_prop = {fmt(T_PROP)} s; cross-check at bound -/0/+ "
-          f"{fmt(EPS)} s", file=sys.stderr)
-    rows = study(progress=True)
-    with CSV.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        w.writerows(cells(r) for r in rows)
-    print(table(rows))
-    print(f"\nwritten {CSV.relative_to(ROOT)}")
-    ok = all(r.bound == r.sum and r.strict and (r.below, r.at, r.above)
-             == ("violated", "violated", "holds") for r in rows)
-    return 0 if ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def read_csv(path: Path) -> list[dict[str, str]]:
+    """The rows of a committed study CSV."""
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))

@@ -1,0 +1,187 @@
+"""The paper's inputs are what kvrace computes, and paper/paper.pdf is built from them.
+
+The slow measurements (``paper/data/``) are rerun in full by
+``python -m checker.artifacts``; here every cheap part of them is recomputed
+and compared, and the expensive parts are spot-checked (the two smallest
+context lengths, the fastest synthesis runs, the smallest benchmark cases).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checker import artifacts
+from checker.artifacts import measurements as me
+from checker.artifacts import paper, study
+
+ROOT = artifacts.ROOT
+REGENERATE = "run `python -m checker.artifacts` to regenerate"
+FAST_SYNTH_SECONDS = 3.0  # recorded synthesis time under which a row is recomputed
+SMALL_BENCH_ZONES = 1_000  # recorded zone count under which a benchmark case is rerun
+
+
+def data(name: str) -> Any:
+    return json.loads((ROOT / "paper" / "data" / name).read_text(encoding="utf-8"))
+
+
+def test_generated_paper_inputs_are_fresh() -> None:
+    problems = artifacts.stale(ROOT, artifacts.select(["paper"]))
+    assert problems == [], f"{REGENERATE}:\n" + "\n".join(problems)
+
+
+def test_spec_measurements_reproduce() -> None:
+    committed = data("specs.json")
+    assert me.masked(committed["specs"]) == me.masked(me.spec_rows(ROOT)), REGENERATE
+    assert committed["ablation"] == me.ablation(ROOT), REGENERATE
+    assert committed["boundary"] == me.boundary(ROOT), REGENERATE
+
+
+def test_every_spec_is_measured() -> None:
+    stems = sorted(p.stem for p in (ROOT / "spec" / "sglang").glob("*.kvr"))
+    assert [r["stem"] for r in data("specs.json")["specs"]] == stems
+    assert [r["stem"] for r in data("synth.json")["synth"]] == stems
+
+
+def test_fast_synthesis_measurements_reproduce() -> None:
+    from checker.api import load_spec
+    from checker.model.compiled import SpecModel
+    from checker.smt import synth as sy
+
+    rows = [r for r in data("synth.json")["synth"] if r["seconds"] <= FAST_SYNTH_SECONDS]
+    assert len(rows) >= 3
+    for row in rows:
+        spec = load_spec(ROOT / "spec" / "sglang" / f"{row['stem']}.kvr")
+        result = sy.explore_parametric(SpecModel(spec), row["free"])
+        assert result.complete == row["complete"]
+        assert sy.region_text(sy.safe_region(result), row["free"]) == row["region"], REGENERATE
+        assert result.stats.symbolic_states == row["symbolic_states"], REGENERATE
+
+
+def test_the_papers_claims_about_proofs_match_the_data() -> None:
+    exact, weak = data("specs.json")["prove"]
+    assert exact["assumption"] == "T_hold > T_prop + T_chunk + T_flight"
+    assert exact["status"] == "proved" and exact["tight"] and not exact["vacuous"]
+    assert exact["witness_verdict"] == "violated"
+    assert weak["status"] == "refuted" and weak["witness_verdict"] == "violated"
+    deferred = next(r for r in data("synth.json")["synth"] if r["stem"] == "deferred_release")
+    assert deferred["region"] == exact["assumption"]
+
+
+def test_context_length_study_reproduces_for_small_contexts() -> None:
+    rows = study.study(ROOT, ["8k", "32k"], ("chunked",))
+    assert [(r.context, r.chunks) for r in rows] == [("8k", 1), ("32k", 4)]
+    for r in rows:
+        assert r.T_flight > 30
+        assert r.bound == r.T_prop + r.T_chunk + r.T_flight and r.strict
+        assert (r.below, r.at, r.above) == ("violated", "violated", "holds")
+    committed = study.read_csv(ROOT / "paper" / "data" / "context_length.csv")
+    fresh = list(csv.DictReader(study.csv_text(rows).splitlines()))
+    assert fresh == committed[:2], REGENERATE
+
+
+def test_context_length_csv_is_consistent() -> None:
+    for r in study.read_csv(ROOT / "paper" / "data" / "context_length.csv"):
+        assert r["bound"] == r["sum"] and r["strict"] == "True", r
+        assert (r["below"], r["at"], r["above"]) == ("violated", "violated", "holds"), r
+
+
+def test_small_benchmark_cases_reproduce() -> None:
+    runs = [r for r in data("bench.json")["runs"] if r["zones"] <= SMALL_BENCH_ZONES]
+    assert len(runs) >= 2
+    fresh = me.bench_rows(ROOT, tuple(r["case"] for r in runs))
+    assert me.masked(fresh) == me.masked(runs), REGENERATE
+
+
+def test_masking_hides_only_run_times(tmp_path: Path) -> None:
+    doc = {"runs": [{"zones": 5, "seconds": 1.0, "peak_mib": 30.0}]}
+    (tmp_path / "x.json").write_text(json.dumps(doc))
+    same = {"runs": [{"zones": 5, "seconds": 9.0, "peak_mib": 99.0}]}
+    other = {"runs": [{"zones": 6, "seconds": 1.0, "peak_mib": 30.0}]}
+    assert me.equal(tmp_path, "x.json", json.dumps(same).encode())
+    assert not me.equal(tmp_path, "x.json", json.dumps(other).encode())
+
+
+# ----------------------------------------------------------------------------- LaTeX
+
+
+def test_math_rendering_of_regions() -> None:
+    assert paper.math("T_hold > T_prop + T_flight") == \
+        r"$T_{\mathit{hold}} > T_{\mathit{prop}} + T_{\mathit{flight}}$"
+    assert paper.math("T_a <= 2 and T_b >= 1") == \
+        r"$T_{\mathit{a}} \leq 2 \wedge T_{\mathit{b}} \geq 1$"
+    assert "false" in paper.math("false") and "true" in paper.math("true")
+    assert paper.tex("a_b & 50%") == r"a\_b \& 50\%"
+
+
+def test_every_kv_key_the_paper_uses_is_generated() -> None:
+    import re
+
+    numbers = (ROOT / "paper" / "generated" / "numbers.tex").read_text(encoding="utf-8")
+    defined = set(re.findall(r"\\csname kv@(.+?)\\endcsname", numbers))
+    used: set[str] = set()
+    for tex in [ROOT / "paper" / "paper.tex", *sorted((ROOT / "paper" / "sections").glob("*.tex"))]:
+        text = re.sub(r"(?<!\\)%.*", "", tex.read_text(encoding="utf-8"))  # comments
+        used |= set(re.findall(r"\\kv\{([^}#]*)\}", text))
+    assert used - defined == set()
+
+
+def test_every_generated_input_is_used() -> None:
+    text = "".join(p.read_text(encoding="utf-8") for p in
+                   [ROOT / "paper" / "paper.tex", *(ROOT / "paper" / "sections").glob("*.tex")])
+    for path in sorted((ROOT / "paper" / "generated").glob("*.tex")):
+        if path.name == "numbers.tex":
+            continue
+        assert f"generated/{path.stem}" in text, f"{path.name} is generated but not included"
+
+
+# ----------------------------------------------------------------------------- the PDF
+
+
+def test_paper_pdf_is_built_from_the_current_sources() -> None:
+    pdf = ROOT / "paper" / "paper.pdf"
+    assert pdf.exists(), "paper/paper.pdf is missing; run `bash paper/build.sh`"
+    stamped = paper.pdf_digest(pdf.read_bytes())
+    assert stamped is not None, "paper/paper.pdf carries no sources digest"
+    assert stamped == paper.sources_digest(ROOT), (
+        "paper/paper.pdf is stale: its sources changed since it was built; "
+        "run `bash paper/build.sh`")
+
+
+def test_digest_changes_with_any_source(tmp_path: Path) -> None:
+    for rel in ("paper/paper.tex", "paper/sections/intro.tex", "paper/generated/numbers.tex"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    before = paper.sources_digest(tmp_path)
+    (tmp_path / "paper/sections/intro.tex").write_text("y")
+    assert paper.sources_digest(tmp_path) != before
+
+
+@pytest.mark.skipif(shutil.which("latexmk") is None or shutil.which("dot") is None,
+                    reason="needs TeX Live (latexmk) and Graphviz; .ci/run installs them")
+def test_paper_builds_from_a_clean_copy(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    for rel in ("paper", "counterexamples", "checker", "pyproject.toml"):
+        src = ROOT / rel
+        if src.is_dir():
+            shutil.copytree(src, copy / rel,
+                            ignore=shutil.ignore_patterns("_build", "__pycache__", "paper.pdf"))
+        else:
+            shutil.copy2(src, copy / rel)
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    done = subprocess.run(["bash", str(copy / "paper" / "build.sh")], cwd=copy, env=env,
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    built = (copy / "paper" / "paper.pdf").read_bytes()
+    assert built.startswith(b"%PDF")
+    assert paper.pdf_digest(built) == paper.sources_digest(copy)
+    log = (copy / "paper" / "_build" / "paper.log").read_text(encoding="utf-8", errors="replace")
+    assert "There were undefined references" not in log
+    assert "Citation" not in log or "undefined" not in log
