@@ -401,7 +401,10 @@ def sequence_dot(trace: Trace) -> str:
     w("")
 
     def at(node: str) -> str:
-        return f"{node}:p" if node in ported else node
+        # The compass point keeps an edge on the port's centre; without it dot
+        # shifts the end of a lane edge between two ports with notes on opposite
+        # sides, and the lane shows a kink.
+        return f"{node}:p:c" if node in ported else node
 
     w("  // lanes and the time axis")
     axis = ["time_h"] + [f"T_{r}" for r in range(1, last + 1)]

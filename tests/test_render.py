@@ -152,11 +152,11 @@ def test_dot_tells_the_race() -> None:
     assert "post(A, 0)" in dot and "land(A, 0)" in dot
     assert "t=3" in dot and "t=2" in dot
     # the RDMA write prefill -> decode (rows 2 -> 7) is red and bold, with its flight time
-    write = next(line for line in dot.splitlines() if line.strip().startswith("L1_2:p -> L2_7:p"))
+    write = next(ln for ln in dot.splitlines() if ln.strip().startswith("L1_2:p:c -> L2_7:p:c"))
     assert f'color="{RED}"' in write and "penwidth=2.4" in write
     assert "\u0394t=3" in write
     # the abort router -> prefill (rows 3 -> 6) is an ordinary arrow
-    abort = next(line for line in dot.splitlines() if line.strip().startswith("L0_3:p -> L1_6:p"))
+    abort = next(ln for ln in dot.splitlines() if ln.strip().startswith("L0_3:p:c -> L1_6:p:c"))
     assert "color=black" in abort
     # no machine paths
     assert "spec/sglang" not in dot
@@ -184,7 +184,7 @@ def test_untimed_trace_prints_step_numbers() -> None:
 
 def test_violation_from_verdict_alone_is_the_last_step() -> None:
     dot = sequence_dot(race_trace(failure=False))
-    write = next(line for line in dot.splitlines() if line.strip().startswith("L1_2:p -> L2_7:p"))
+    write = next(ln for ln in dot.splitlines() if ln.strip().startswith("L1_2:p:c -> L2_7:p:c"))
     assert RED in write
     assert f"\u2717 {MESSAGE}" in dot
 
@@ -327,16 +327,35 @@ def test_render_svg(tmp_path: Path) -> None:
         if g.get("class") == "edge":
             title = g.find(f"{SVG}title")
             assert title is not None
-            edges[title.text] = g
-    write = edges["L1_2:p->L2_7:p"]
+            edges[re.sub(r":[a-z:]+", "", title.text or "")] = g  # ports dropped
+    write = edges["L1_2->L2_7"]
     path = write.find(f"{SVG}path")
     assert path is not None and path.get("stroke", "").lower() == RED
     assert float(path.get("stroke-width", "1")) > 2
-    abort = edges["L0_3:p->L1_6:p"].find(f"{SVG}path")
+    abort = edges["L0_3->L1_6"].find(f"{SVG}path")
     assert abort is not None and abort.get("stroke") == "black"
     # the same bytes again
     again = render(sequence_dot(race_trace()), tmp_path / "again.svg")
     assert again.output is not None and again.output.read_bytes() == data
+
+
+@needs_dot
+@pytest.mark.parametrize("name", ["premature_ack", "single_ack_fanout", "kv_checksum"])
+def test_lanes_are_straight(tmp_path: Path, name: str) -> None:
+    # Notes alternate sides along these lanes; every lane segment must still be
+    # vertical (a kink appears when an edge end leaves its port's centre).
+    root_dir = Path(__file__).resolve().parent.parent
+    trace = from_itf(json.loads(
+        (root_dir / "counterexamples" / f"{name}.json").read_text(encoding="utf-8")))
+    out = tmp_path / f"{name}.svg"
+    render(sequence_dot(trace), out)
+    root = ET.fromstring(out.read_bytes())
+    segments = [p.get("d", "") for p in root.iter(f"{SVG}path")
+                if p.get("stroke") == "#9e9e9e"]
+    assert len(segments) >= 2 * len(trace.steps)
+    for d in segments:
+        xs = {round(float(x), 1) for x in re.findall(r"([-0-9.]+),[-0-9.]+", d)}
+        assert len(xs) == 1, f"a lane segment of {name} is not vertical: {d}"
 
 
 @needs_dot

@@ -33,6 +33,8 @@ from checker import api, render
 DATA = Path("paper") / "data"
 OUT = "paper/generated"
 BOUNDARY_HOLD = "7"
+TALL_EVENTS = 10
+"""Counterexamples longer than this get a taller figure (one row per event)."""
 
 
 # ----------------------------------------------------------------------------- LaTeX text
@@ -59,10 +61,8 @@ _NAME = re.compile(r"\b([A-Za-z])_([A-Za-z][A-Za-z0-9]*)\b")
 
 def math(expr: str) -> str:
     """A constraint such as ``T_hold > T_prop + T_flight`` as LaTeX math."""
-    if expr == "true":
-        return r"every value (\emph{true})"
-    if expr == "false":
-        return r"no value (\emph{false})"
+    if expr in ("true", "false"):
+        return rf"\emph{{{expr}}}"
     out = expr.replace(">=", r"\geq").replace("<=", r"\leq")
     out = _NAME.sub(lambda m: f"{m.group(1)}_{{\\mathit{{{m.group(2)}}}}}", out)
     out = out.replace(" and ", r" \wedge ").replace(" or ", r" \vee ")
@@ -341,12 +341,15 @@ def study_tex(row: Mapping[str, Any], syn: Mapping[str, Any], has_figure: bool) 
         parts.append(rf"\\ \textbf{{Synthesis}}: inconclusive ({tex(syn['limit'] or '')}).")
     parts.append("}}\\par\\smallskip")
     if has_figure:
+        height = "0.75" if (row["events"] or 0) > TALL_EVENTS else "0.45"
+        what = tex(row["message"]) if row["property"] == "assert" else \
+            f"{code(row['property'])}, {tex(row['message'])}"
         parts += [
             r"\begin{figure}[tbp]", r"\centering",
-            r"\includegraphics[width=\linewidth,height=0.42\textheight,"
+            rf"\includegraphics[width=\linewidth,height={height}\textheight,"
             rf"keepaspectratio]{{{s}}}",
-            rf"\caption{{Counterexample of {code(s)} at its defaults: "
-            rf"{tex(row['message'])}.}}\label{{fig:{s}}}",
+            rf"\caption{{Counterexample of {code(s)} at its defaults: {what}.}}"
+            rf"\label{{fig:{s}}}",
             r"\end{figure}",
         ]
     return "\n".join(parts) + "\n"
