@@ -24,7 +24,7 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -233,13 +233,3 @@ def equal(root: Path, rel: str, data: bytes) -> bool:
     if rel.endswith(".json"):
         return masked(json.loads(old)) == masked(json.loads(data))
     return old == data
-
-
-def load(root: Path, name: str) -> Any:
-    """A committed ``paper/data/`` JSON document."""
-    return json.loads((root / "paper" / "data" / name).read_text(encoding="utf-8"))
-
-
-def iter_specs(doc: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    """The per-spec rows of ``specs.json``."""
-    yield from doc["specs"]
