@@ -35,6 +35,8 @@ OUT = "paper/generated"
 BOUNDARY_HOLD = "7"
 TALL_EVENTS = 10
 """Counterexamples longer than this get a taller figure (one row per event)."""
+PAGE_EVENTS = 15
+"""Counterexamples longer than this get a page of their own."""
 
 
 # ----------------------------------------------------------------------------- LaTeX text
@@ -341,11 +343,13 @@ def study_tex(row: Mapping[str, Any], syn: Mapping[str, Any], has_figure: bool) 
         parts.append(rf"\\ \textbf{{Synthesis}}: inconclusive ({tex(syn['limit'] or '')}).")
     parts.append("}}\\par\\smallskip")
     if has_figure:
-        height = "0.75" if (row["events"] or 0) > TALL_EVENTS else "0.45"
+        events = row["events"] or 0
+        height = "0.9" if events > PAGE_EVENTS else "0.75" if events > TALL_EVENTS else "0.45"
+        where = "p" if events > PAGE_EVENTS else "tbp"
         what = tex(row["message"]) if row["property"] == "assert" else \
             f"{code(row['property'])}, {tex(row['message'])}"
         parts += [
-            r"\begin{figure}[tbp]", r"\centering",
+            rf"\begin{{figure}}[{where}]", r"\centering",
             rf"\includegraphics[width=\linewidth,height={height}\textheight,"
             rf"keepaspectratio]{{{s}}}",
             rf"\caption{{Counterexample of {code(s)} at its defaults: {what}.}}"
