@@ -160,7 +160,32 @@ def test_data_only_guard_is_one_branch() -> None:
 def test_disjunction_over_a_clock_gives_two_branches() -> None:
     first, second = event("x or c <= T").branches
     assert isinstance(first.data, ir.Read) and first.clocks == ()
-    assert second.data == ir.Const(1) and atoms(second) == ["c <= T"]
+    # `or` reads its right operand only where the left one is false.
+    assert second.data == ir.Unary("not", first.data) and atoms(second) == ["c <= T"]
+
+
+def test_a_clock_atom_on_the_left_does_not_protect_the_right() -> None:
+    first, second = event("c <= T or x").branches
+    assert first.data == ir.Const(1) and atoms(first) == ["c <= T"]
+    assert isinstance(second.data, ir.Read) and second.clocks == ()
+
+
+def test_or_protects_the_right_operand_where_the_left_is_true() -> None:
+    spec = load_text(CLOCK_HEAD + "var o : K? = none\n"
+                     "event p.go() when o == none or (y[o] and c >= 1) do skip\n")
+    first, second = spec.events[0].branches
+    assert first.clocks == ()
+    assert isinstance(second.data, ir.Binary) and second.data.op == "and"
+    assert second.data.left == ir.Unary("not", first.data)
+    assert atoms(second) == ["c >= 1"]
+
+
+def test_a_faulting_clock_index_is_checked_where_the_guard_reads_it() -> None:
+    spec = load_text(CLOCK_HEAD + "clock e : 0..1\n"
+                     "event p.go(i: 0..1) when i == 0 and e[i + 1] >= 1 do skip\n")
+    (br,) = spec.events[0].branches
+    assert isinstance(br.data, ir.Binary) and br.data.op == "and"
+    assert isinstance(br.data.right, ir.IndexCheck)
 
 
 def test_negation_is_pushed_into_the_atom() -> None:
@@ -187,7 +212,7 @@ def test_forall_over_clocks_expands() -> None:
 def test_implication_over_clocks() -> None:
     left, right = event("x => c <= T").branches
     assert isinstance(left.data, ir.Unary) and left.clocks == ()
-    assert atoms(right) == ["c <= T"]
+    assert isinstance(right.data, ir.Read) and atoms(right) == ["c <= T"]
 
 
 def test_flipped_and_scaled_bounds() -> None:

@@ -34,8 +34,11 @@ from typing import TypeAlias
 Dbm: TypeAlias = list[int]
 """A DBM: ``n * n`` encoded bounds, row-major, entry ``i * n + j`` bounds ``x_i - x_j``."""
 
-INF: int = 1 << 60
-"""The encoded "no bound" (``< infinity``).  Every finite bound is far below it."""
+INF: int = 1 << 127
+"""The encoded "no bound" (``< infinity``).  Every finite bound is far below it:
+scaled clock bounds are at most ``2**100`` in magnitude
+(:data:`checker.model.interface.MAX_SCALED_BOUND`) and a canonical entry is a sum
+of at most one bound per clock."""
 
 LE_ZERO: int = 1
 """The encoded bound ``<= 0``."""

@@ -30,7 +30,6 @@ Limits (states, seconds, memory) end a run as *inconclusive*, never *holds*.
 from __future__ import annotations
 
 import itertools
-import math
 import resource
 import time
 from collections import deque
@@ -49,6 +48,7 @@ from checker.model.interface import (
     State,
     Symmetry,
     TimedModel,
+    scaled_bounds,
 )
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
@@ -157,11 +157,7 @@ def _peak_rss_mb() -> float:
 
 
 def _scaled_bounds(model: TimedModel) -> tuple[list[int], int]:
-    values = [b.evaluate(model.values) for b in model.bounds]
-    scale = 1
-    for v in values:
-        scale = scale * v.denominator // math.gcd(scale, v.denominator)
-    return [int(v * scale) for v in values], scale
+    return scaled_bounds(model.bounds, model.values)
 
 
 class _Liveness:

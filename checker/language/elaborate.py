@@ -11,7 +11,7 @@ Diagnostic codes: KVR1xx names, KVR2xx types, KVR3xx domains and timing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -25,6 +25,8 @@ MAX_CELLS = 1 << 16
 the totals of state cells, clock instances and event instances."""
 MAX_BRANCHES = 64
 """Convex branches of one guard, and instances of one quantifier over clocks."""
+MAX_GUARD_ATOMS = 4096
+"""Clock atoms of one guard once its quantifiers are expanded."""
 MAX_ERRORS = 50
 """Diagnostics reported before giving up."""
 
@@ -542,12 +544,13 @@ class Elaborator:
         if d.receives is not None:
             self.place = "the arguments of `receives`"
             receives = self.receives(d.receives)
-        branches: tuple[ir.Branch, ...] = (ir.Branch(ir.Const(1), ()),)
+        guard: ir.Expr = ir.Const(1)
+        branches: tuple[ir.Branch, ...] = (ir.Branch(guard, ()),)
         if d.guard is not None:
             self.place = "a guard"
-            g, gty = self.clock_expr(d.guard)
+            guard, gty = self.clock_expr(d.guard)
             self.expect_bool(gty, d.guard.span, "a guard")
-            got = self.split(g, d.guard.span)
+            got = self.split(guard, d.guard.span)
             if got is not None:
                 branches = got
         self.place = "a `do` block"
@@ -555,7 +558,7 @@ class Elaborator:
         if params is None or len(self.diags) > n_before:
             return None
         return ir.Event(
-            d.actor, d.name, params, branches, body, receives, self.scope.max_slot, d.span
+            d.actor, d.name, params, guard, branches, body, receives, self.scope.max_slot, d.span
         )
 
     def receives(self, r: ast.EventRef) -> tuple[str, tuple[ir.Expr, ...]] | None:
@@ -811,7 +814,9 @@ class Elaborator:
                 "a deadline must be a conjunction (`and`) of clock upper bounds such as"
                 " `c <= T`",
                 span,
-                "help: conditions on data go after `while`; for an `or`, write two deadlines",
+                "help: conditions on data go after `while`; several deadlines all hold at once"
+                " (an `and`); for a bound that depends on the state, give each case its own"
+                " deadline with a `while` condition",
             )
         return None
 
@@ -1283,113 +1288,16 @@ class Elaborator:
 
     # ---- convex splitting ------------------------------------------------------------------------
     def _has_clock(self, e: ir.Expr) -> bool:
-        return any(isinstance(x, ir.ClockTest) for x in walk(e))
+        return ir.has_clock(e)
 
     def split(self, g: ir.Expr, span: Span) -> tuple[ir.Branch, ...] | None:
         """Split a guard into convex branches: data condition plus clock atoms."""
-        if not self._has_clock(g):
-            return (ir.Branch(g, ()),)
         try:
-            dnf = _dnf(g, False)
-        except _TooManyBranches as exc:
+            return ir.split_guard(g, MAX_BRANCHES, MAX_GUARD_ATOMS)
+        except ir.TooManyBranches as exc:
             self.error("KVR208", str(exc), span,
                        "help: simplify the guard, or split the event into several events")
             return None
-        out: list[ir.Branch] = []
-        for data, clocks in dnf:
-            cond: ir.Expr = ir.Const(1)
-            for d in data:
-                cond = d if cond == ir.Const(1) else ir.Binary("and", cond, d)
-            out.append(ir.Branch(cond, tuple(clocks)))
-        return tuple(out)
-
-
-class _TooManyBranches(Exception):
-    pass
-
-
-def walk(e: ir.Expr) -> Iterator[ir.Expr]:
-    """Every sub-expression of ``e`` (pre-order, iterative)."""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        yield x
-        if isinstance(x, ir.Read):
-            stack.extend(x.index)
-        elif isinstance(x, (ir.Some, ir.InRange, ir.Unary)):
-            stack.append(x.operand)
-        elif isinstance(x, ir.Binary):
-            stack.extend((x.left, x.right))
-        elif isinstance(x, ir.Member):
-            stack.append(x.value)
-            stack.extend(x.options)
-        elif isinstance(x, ir.Quant):
-            stack.append(x.body)
-        elif isinstance(x, ir.ClockTest):
-            stack.extend(x.index)
-
-
-def substitute(e: ir.Expr, slot: int, value: int) -> ir.Expr:
-    """``e`` with local ``slot`` replaced by the constant ``value``."""
-    if isinstance(e, ir.Local):
-        return ir.Const(value) if e.slot == slot else e
-    if isinstance(e, ir.Read):
-        return ir.Read(e.var, tuple(substitute(i, slot, value) for i in e.index))
-    if isinstance(e, ir.Some):
-        return ir.Some(substitute(e.operand, slot, value), e.site)
-    if isinstance(e, ir.InRange):
-        return ir.InRange(substitute(e.operand, slot, value), e.lo, e.hi, e.site)
-    if isinstance(e, ir.Unary):
-        return ir.Unary(e.op, substitute(e.operand, slot, value))
-    if isinstance(e, ir.Binary):
-        return ir.Binary(e.op, substitute(e.left, slot, value), substitute(e.right, slot, value))
-    if isinstance(e, ir.Member):
-        return ir.Member(
-            substitute(e.value, slot, value), tuple(substitute(o, slot, value) for o in e.options)
-        )
-    if isinstance(e, ir.Quant):
-        return ir.Quant(e.kind, e.slot, e.type, substitute(e.body, slot, value))
-    if isinstance(e, ir.ClockTest):
-        return ir.ClockTest(e.clock, tuple(substitute(i, slot, value) for i in e.index), e.op,
-                            e.bound)
-    return e
-
-
-_Dnf = list[tuple[list[ir.Expr], list[ir.ClockTest]]]
-
-
-def _dnf(e: ir.Expr, neg: bool) -> _Dnf:
-    if not any(isinstance(x, ir.ClockTest) for x in walk(e)):
-        return [([ir.Unary("not", e) if neg else e], [])]
-    if isinstance(e, ir.ClockTest):
-        op = NEGATED_OP[e.op] if neg else e.op
-        return [([], [ir.ClockTest(e.clock, e.index, op, e.bound)])]
-    if isinstance(e, ir.Unary) and e.op == "not":
-        return _dnf(e.operand, not neg)
-    if isinstance(e, ir.Binary):
-        if e.op == "=>":
-            return _dnf(ir.Binary("or", ir.Unary("not", e.left), e.right), neg)
-        conj = (e.op == "and") != neg
-        left, right = _dnf(e.left, neg), _dnf(e.right, neg)
-        out = [(ld + rd, lc + rc) for ld, lc in left for rd, rc in right] if conj else left + right
-        if len(out) > MAX_BRANCHES:
-            raise _TooManyBranches(
-                f"this guard splits into more than {MAX_BRANCHES} convex parts over clocks"
-            )
-        return out
-    if isinstance(e, ir.Quant):
-        if e.type.size > MAX_BRANCHES:
-            raise _TooManyBranches(
-                f"a quantifier over clocks in a guard may range over at most {MAX_BRANCHES}"
-                f" values; {e.type} has {e.type.size}"
-            )
-        parts = [substitute(e.body, e.slot, v) for v in e.type.values()]
-        op = "and" if e.kind == "forall" else "or"
-        acc = parts[0]
-        for p in parts[1:]:
-            acc = ir.Binary(op, acc, p)
-        return _dnf(acc, neg)
-    raise AssertionError(type(e).__name__)  # pragma: no cover
 
 
 def elaborate(spec: ast.SpecFile, source: str) -> ir.Spec:

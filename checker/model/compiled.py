@@ -34,6 +34,7 @@ from checker.model.interface import (
     State,
     Symmetry,
     Violation,
+    scaled_bounds,
 )
 
 
@@ -59,11 +60,16 @@ def _rng(v: int, lo: int, hi: int, site: str) -> int:
     return v
 
 
+def _touch(*_: int) -> bool:
+    return True
+
+
 class _Gen:
     """Python source generation for IR expressions and statements."""
 
     def __init__(self) -> None:
-        self.consts: dict[str, Any] = {"_some": _some, "_rng": _rng, "_Fault": _Fault}
+        self.consts: dict[str, Any] = {"_some": _some, "_rng": _rng, "_touch": _touch,
+                                       "_Fault": _Fault}
         self.counter = 0
 
     def const(self, value: Any) -> str:
@@ -116,6 +122,8 @@ class _Gen:
             fn = "all" if e.kind == "forall" else "any"
             body = self.expr(e.body, st)
             return f"{fn}({body} for a{e.slot} in range({e.type.lo}, {e.type.hi + 1}))"
+        if isinstance(e, ir.IndexCheck):
+            return f"_touch({', '.join(self.expr(i, st) for i in e.index)})"
         if isinstance(e, ir.ClockTest):
             raise AssertionError("clock tests are split out of guards before code generation")
         raise AssertionError(type(e).__name__)  # pragma: no cover
@@ -162,20 +170,6 @@ def _args_sig(nslots: int) -> str:
     # The state comes last so that instances bind their arguments with a C-level
     # functools.partial (the hot path calls these functions once per state).
     return ", ".join([*(f"a{i}" for i in range(nslots)), "s"])
-
-
-def _static(e: ir.Expr) -> bool:
-    from_state = (ir.Read,)
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, from_state):
-            return False
-        if isinstance(x, (ir.Some, ir.InRange, ir.Unary)):
-            stack.append(x.operand)
-        elif isinstance(x, ir.Binary):
-            stack.extend((x.left, x.right))
-    return True
 
 
 @dataclass
@@ -264,7 +258,7 @@ class SpecModel:
                 for guard, atoms, static in compiled_branches:
                     g = self._bind(guard, idx, ev.nslots)
                     a = self._bind(atoms, idx, ev.nslots)
-                    branches.append((g, a((0,) * spec.state_size) if static else a))
+                    branches.append((g, self._fixed(a) if static else a))
                 self._instance_of[(ei, idx)] = len(self._instances)
                 self._instances.append(
                     _Instance(ei, idx, label, branches, self._bind(body, idx, ev.nslots),
@@ -280,9 +274,9 @@ class SpecModel:
             dom = tuple(ft for _, ft in dl.params)
             for idx in ir.domain_points(dom):
                 a = self._bind(atoms, idx, dl.nslots)
+                fixed = self._fixed(a) if static else a
                 self._deadlines.append(
-                    (self._bind(cond, idx, dl.nslots),
-                     a((0,) * spec.state_size) if static else a, static)
+                    (self._bind(cond, idx, dl.nslots), fixed, isinstance(fixed, tuple))
                 )
         # Invariants.
         self._invariants: list[tuple[Callable[..., bool], str]] = []
@@ -296,6 +290,10 @@ class SpecModel:
                 )
         self.bounds: list[LinExpr] = list(self._bounds)
         self.event_count = len(self._instances)
+        try:
+            scaled_bounds(self.bounds, self.values)
+        except ValueError as exc:
+            raise ParamError(str(exc)) from None
 
     # ---- compilation helpers --------------------------------------------------------
     def bound_id(self, b: LinExpr) -> int:
@@ -316,7 +314,17 @@ class SpecModel:
             for ct in tests
         )
         fn = self._compile(f"def f({sig}): return ({items})")
-        return fn, all(_static(i) for ct in tests for i in ct.index)
+        return fn, not any(ir.reads_state(i) for ct in tests for i in ct.index)
+
+    def _fixed(self, atoms: Callable[..., tuple[ClockAtom, ...]]
+               ) -> tuple[ClockAtom, ...] | Callable[..., tuple[ClockAtom, ...]]:
+        """The atoms of an instance whose clock indexes do not read the state, computed
+        once; the function itself if computing them faults (an instance whose guard or
+        ``while`` never reaches the faulting index must not fail)."""
+        try:
+            return atoms((0,) * self.spec.state_size)
+        except _Fault:
+            return atoms
 
     def _compile(self, src: str) -> Callable[..., Any]:
         ns: dict[str, Any] = dict(self._gen.consts)
@@ -366,7 +374,8 @@ class SpecModel:
         out: list[Edge] = []
         for i, inst in enumerate(self._instances):
             try:
-                enabled = [atoms for guard, atoms in inst.branches if guard(s)]
+                enabled = [atoms if isinstance(atoms, tuple) else atoms(s)
+                           for guard, atoms in inst.branches if guard(s)]
                 if not enabled:
                     continue
                 target, resets, failure = inst.body(s)
@@ -376,17 +385,16 @@ class SpecModel:
                 target = self._observe(target, resets)
             rs = tuple(sorted(set(resets)))
             for atoms in enabled:
-                got = atoms if isinstance(atoms, tuple) else atoms(s)
-                out.append(Edge(i, got, rs, target, failure))
+                out.append(Edge(i, atoms, rs, target, failure))
         return out
 
     def deadlines(self, s: State) -> list[ClockAtom]:
         """The clock upper bounds active in ``s``."""
         out: list[ClockAtom] = []
-        for cond, atoms, static in self._deadlines:
+        for cond, atoms, fixed in self._deadlines:
             try:
                 if cond(s):
-                    out.extend(atoms if static else atoms(s))
+                    out.extend(atoms if fixed else atoms(s))
             except _Fault as f:
                 raise ModelRuntimeError(f"deadline: {f.message}", None, s) from None
         return out

@@ -23,6 +23,7 @@ too.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,35 @@ class LinExpr:
 
 def _num(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
+
+
+MAX_SCALED_BOUND = 1 << 100
+"""The zone explorer scales every clock bound by the common denominator of all of
+them and works on exact integers; each scaled bound must lie within this (so that
+no sum of bounds along a difference-bound matrix reaches its "no bound" encoding)."""
+
+
+def scaled_bounds(bounds: Sequence[LinExpr], values: Mapping[str, Fraction]
+                  ) -> tuple[list[int], int]:
+    """Every bound's value times their common denominator, and that denominator.
+
+    Raises ValueError, with a readable reason, when a scaled bound exceeds
+    :data:`MAX_SCALED_BOUND` in magnitude."""
+    vals = [b.evaluate(values) for b in bounds]
+    scale = 1
+    for v in vals:
+        scale = scale * v.denominator // math.gcd(scale, v.denominator)
+    out = [int(v * scale) for v in vals]
+    for v, b, c in zip(vals, bounds, out, strict=True):
+        if abs(c) > MAX_SCALED_BOUND:
+            shown = str(b) if not b.terms else f"{b} = {_num(v)}"
+            raise ValueError(
+                f"the clock bound {shown} is too large for exact zones with these"
+                f" parameter values: all clock bounds share the denominator {scale}, so it"
+                f" becomes {c}, beyond 2^100; give parameters values with smaller"
+                " denominators (fewer decimal places) or smaller magnitudes"
+            )
+    return out, scale
 
 
 @dataclass(frozen=True)

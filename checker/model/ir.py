@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from checker.diagnostics import Span
-from checker.model.interface import LinExpr, Param
+from checker.model.interface import NEGATED_OP, LinExpr, Param
 
 NONE = -1
 
@@ -234,6 +234,17 @@ class ClockTest(Expr):
     bound: LinExpr
 
 
+@dataclass(frozen=True)
+class IndexCheck(Expr):
+    """True, after evaluating a clock atom's index (and its run-time checks).
+
+    :func:`split_guard` puts one in a branch's data condition where the guard
+    evaluates a clock index that can fault, so that the fault happens exactly
+    when the guard, read left to right, reaches that clock atom."""
+
+    index: tuple[Expr, ...]
+
+
 # ---- statements ------------------------------------------------------------------
 
 
@@ -283,7 +294,11 @@ class IfStmt(Stmt):
 
 @dataclass(frozen=True)
 class Branch:
-    """One convex disjunct of a guard: a data condition and clock atoms."""
+    """One convex disjunct of a guard: a data condition and clock atoms.
+
+    ``data`` is evaluated left to right with short-circuit ``and``; when it is
+    true the branch is enabled under the conjunction of ``clocks`` (whose indexes
+    no longer fault: ``data`` checked them)."""
 
     data: Expr
     clocks: tuple[ClockTest, ...]
@@ -296,6 +311,8 @@ class Event:
     actor: str
     name: str
     params: tuple[tuple[str, FiniteType], ...]
+    guard: Expr
+    """The guard as written (``Const(1)`` when absent); :attr:`branches` is its split."""
     branches: tuple[Branch, ...]
     body: tuple[Stmt, ...]
     receives: tuple[str, tuple[Expr, ...]] | None
@@ -362,3 +379,201 @@ class Spec:
     state_size: int
     clock_count: int
     source: str = field(default="", compare=False, repr=False)
+
+
+# ---- traversal -----------------------------------------------------------------------
+#
+# The one walk over expressions: every phase that looks inside an expression uses
+# children(), walk() or substitute(), so a new node kind is handled in one place.
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of ``e``, in evaluation order."""
+    if isinstance(e, (Read, ClockTest, IndexCheck)):
+        return e.index
+    if isinstance(e, (Some, InRange, Unary)):
+        return (e.operand,)
+    if isinstance(e, Binary):
+        return (e.left, e.right)
+    if isinstance(e, Member):
+        return (e.value, *e.options)
+    if isinstance(e, Quant):
+        return (e.body,)
+    return ()
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """Every sub-expression of ``e``, ``e`` first (pre-order, iterative)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(reversed(children(x)))
+
+
+def has_clock(e: Expr) -> bool:
+    """Whether ``e`` tests a clock."""
+    return any(isinstance(x, ClockTest) for x in walk(e))
+
+
+def reads_state(e: Expr) -> bool:
+    """Whether the value of ``e`` depends on the state (reads a variable)."""
+    return any(isinstance(x, Read) for x in walk(e))
+
+
+def can_fault(e: Expr) -> bool:
+    """Whether evaluating ``e`` can raise a run-time model error."""
+    return any(isinstance(x, (Some, InRange)) for x in walk(e))
+
+
+def substitute(e: Expr, slot: int, value: int) -> Expr:
+    """``e`` with local ``slot`` replaced by the constant ``value``."""
+    if isinstance(e, Local):
+        return Const(value) if e.slot == slot else e
+    if isinstance(e, Quant) and e.slot == slot:
+        return e  # the binder shadows the slot
+    kids = children(e)
+    if not kids:
+        return e
+    new = tuple(substitute(k, slot, value) for k in kids)
+    if isinstance(e, Read):
+        return Read(e.var, new)
+    if isinstance(e, ClockTest):
+        return ClockTest(e.clock, new, e.op, e.bound)
+    if isinstance(e, IndexCheck):
+        return IndexCheck(new)
+    if isinstance(e, Some):
+        return Some(new[0], e.site)
+    if isinstance(e, InRange):
+        return InRange(new[0], e.lo, e.hi, e.site)
+    if isinstance(e, Unary):
+        return Unary(e.op, new[0])
+    if isinstance(e, Binary):
+        return Binary(e.op, new[0], new[1])
+    if isinstance(e, Member):
+        return Member(new[0], new[1:])
+    if isinstance(e, Quant):
+        return Quant(e.kind, e.slot, e.type, new[0])
+    raise AssertionError(type(e).__name__)  # pragma: no cover
+
+
+# ---- splitting guards into convex branches ----------------------------------------------
+
+
+class TooManyBranches(Exception):
+    """A guard over clocks splits into more convex branches (or atoms) than allowed."""
+
+
+TRUE = Const(1)
+
+
+def conj(items: list[Expr]) -> Expr:
+    """``items[0] and items[1] and ...`` (``true`` when empty), left to right."""
+    acc: Expr | None = None
+    for x in items:
+        acc = x if acc is None else Binary("and", acc, x)
+    return TRUE if acc is None else acc
+
+
+def negate(e: Expr) -> Expr:
+    """``not e`` for a data condition."""
+    if isinstance(e, Unary) and e.op == "not":
+        return e.operand
+    return Unary("not", e)
+
+
+# A branch under construction: data conditions and clock atoms in evaluation order.
+_Item = Expr
+_Branches = list[list[_Item]]
+
+
+class _Splitter:
+    def __init__(self, max_branches: int, max_atoms: int) -> None:
+        self.max_branches = max_branches
+        self.max_atoms = max_atoms
+        self.atoms = 0
+
+    def check(self, out: _Branches) -> _Branches:
+        if len(out) > self.max_branches:
+            raise TooManyBranches(
+                f"this guard splits into more than {self.max_branches} convex parts over clocks"
+            )
+        return out
+
+    def split(self, e: Expr, neg: bool) -> _Branches:
+        if not has_clock(e):
+            return [[negate(e) if neg else e]]
+        if isinstance(e, ClockTest):
+            self.atoms += 1
+            if self.atoms > self.max_atoms:
+                raise TooManyBranches(
+                    f"this guard expands into more than {self.max_atoms} clock atoms"
+                )
+            op = NEGATED_OP[e.op] if neg else e.op
+            atom = ClockTest(e.clock, e.index, op, e.bound)
+            return [[IndexCheck(e.index), atom]] if any(map(can_fault, e.index)) else [[atom]]
+        if isinstance(e, Unary) and e.op == "not":
+            return self.split(e.operand, not neg)
+        if isinstance(e, Binary):
+            if e.op == "=>":
+                left, right = self.split(e.left, not neg), e.right
+                is_or = not neg
+            else:
+                left, right = self.split(e.left, neg), e.right
+                is_or = (e.op == "or") != neg
+            if is_or:
+                return self.either(left, right, neg)
+            return self.both(left, right, neg)
+        if isinstance(e, Quant):
+            if e.type.size > self.max_branches:
+                raise TooManyBranches(
+                    f"a quantifier over clocks in a guard may range over at most"
+                    f" {self.max_branches} values; {e.type} has {e.type.size}"
+                )
+            is_or = (e.kind == "exists") != neg
+            acc: _Branches | None = None
+            for v in e.type.values():
+                part = substitute(e.body, e.slot, v)
+                if acc is None:
+                    acc = self.split(part, neg)
+                else:
+                    acc = self.either(acc, part, neg) if is_or else self.both(acc, part, neg)
+            assert acc is not None
+            return acc
+        raise AssertionError(type(e).__name__)  # pragma: no cover
+
+    def both(self, left: _Branches, right: Expr, neg: bool) -> _Branches:
+        # `a and b` reads b only where a is not false: each branch of b follows a
+        # branch of a, whose data condition goes first.
+        rs = self.split(right, neg)
+        return self.check([lb + rb for lb in left for rb in rs])
+
+    def either(self, left: _Branches, right: Expr, neg: bool) -> _Branches:
+        # `a or b` reads b only where a is not true, i.e. where no clock-free branch
+        # of a holds; that condition guards every branch of b.
+        free = [conj(b) for b in left if not any(isinstance(x, ClockTest) for x in b)]
+        rs = self.split(right, neg)
+        if free:
+            skip: Expr = free[0]
+            for f in free[1:]:
+                skip = Binary("or", skip, f)
+            rs = [[negate(skip), *rb] for rb in rs]
+        return self.check(left + rs)
+
+
+def split_guard(e: Expr, max_branches: int, max_atoms: int) -> tuple[Branch, ...]:
+    """Split a guard into convex branches with left-to-right evaluation.
+
+    The guard is read as written, left to right, with ``and``, ``or`` and ``=>``
+    short-circuiting; a clock atom is neither true nor false while reading it
+    (only its index is evaluated).  Each branch's data condition reads exactly
+    what that left-to-right reading would read before reaching the branch, so a
+    run-time fault (a ``none`` dereference, an index out of range) happens in a
+    branch exactly when it happens in the guard.  Raises TooManyBranches.
+    """
+    out: list[Branch] = []
+    for items in _Splitter(max_branches, max_atoms).split(e, False):
+        data = [x for x in items if not isinstance(x, ClockTest)]
+        clocks = tuple(x for x in items if isinstance(x, ClockTest))
+        out.append(Branch(conj([d for d in data if d != TRUE]), clocks))
+    return tuple(out)
