@@ -70,11 +70,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "prove",
         help="prove every property for all parameter values satisfying an assumption",
         description="Parametric zone exploration (EFsynth): every assert, invariant and"
-        " bounded-response property holds for every valuation of the free parameters inside"
-        " their declared ranges that satisfies --assume.  Complete when exploration finishes;"
-        " a limit gives inconclusive (exit 3), never proved.  Deadlock freedom is not covered"
-        " (use check).  Exit 0 = proved, 1 = counterexample inside the assumption,"
-        " 2 = bad input, 3 = inconclusive.",
+        " bounded-response property, and deadlock freedom, holds for every valuation of the"
+        " free parameters inside their declared ranges that satisfies --assume.  Complete"
+        " when exploration finishes; a limit gives inconclusive (exit 3), never proved."
+        "  Exit 0 = proved, 1 = counterexample inside the assumption, 2 = bad input,"
+        " 3 = inconclusive.",
     )
     prove.add_argument("spec", metavar="SPEC")
     prove.add_argument("--assume", required=True, metavar="CONSTRAINT",
@@ -83,16 +83,18 @@ def _build_parser() -> argparse.ArgumentParser:
     prove.add_argument("--json", action="store_true", help="print the result as JSON")
     prove.add_argument("--max-states", type=int, metavar="N")
     prove.add_argument("--timeout", type=float, metavar="SECONDS")
+    prove.add_argument("--no-deadlock", action="store_true",
+                       help="do not require deadlock freedom")
 
     synth = sub.add_parser(
         "synth",
         help="synthesise the exact parameter region in which every property holds",
         description="Parametric zone exploration (EFsynth) over the free parameters (by"
         " default every parameter with a declared range): the exact set of valuations inside"
-        " the ranges for which every assert, invariant and bounded-response property holds."
-        " Complete when exploration finishes; a limit gives inconclusive (exit 3).  Deadlock"
-        " freedom is not covered (use check).  Exit 0 = region computed, 2 = bad input,"
-        " 3 = inconclusive.",
+        " the ranges for which every assert, invariant and bounded-response property holds"
+        " and the model is free of deadlocks (time-locks included)."
+        " Complete when exploration finishes; a limit gives inconclusive (exit 3)."
+        "  Exit 0 = region computed, 2 = bad input, 3 = inconclusive.",
     )
     synth.add_argument("spec", metavar="SPEC")
     _add_free_args(synth)
@@ -100,6 +102,8 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="print the result as JSON, with the region in SMT-LIB")
     synth.add_argument("--max-states", type=int, metavar="N")
     synth.add_argument("--timeout", type=float, metavar="SECONDS")
+    synth.add_argument("--no-deadlock", action="store_true",
+                       help="leave deadlock freedom out of the region")
 
     draw = sub.add_parser("draw", help="draw a trace file (from check --trace) as a diagram")
     draw.add_argument("trace", metavar="TRACE.json")
@@ -445,7 +449,8 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = _load(args.spec)
     free = _free(args, spec)
     model = _model(spec, _params(args))
-    result = sy.explore_parametric(model, free, (), args.max_states, args.timeout)
+    result = sy.explore_parametric(model, free, (), args.max_states, args.timeout,
+                                   deadlock=not args.no_deadlock)
     cnf = sy.safe_region(result)
     order = [p.name for p in spec.params]
     text = sy.region_text(cnf, order)
@@ -491,10 +496,17 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"\nalgorithm: parametric zone exploration (EFsynth), {status};"
             f" {st.states} discrete states, {st.symbolic_states} symbolic states,"
             f" {st.queries} solver queries, {st.seconds:.1f} s\n"
-            "covers: every assert, invariant and bounded response; deadlock freedom is"
-            " checked by `kvrace check` only\n"
+            f"covers: {_covers(args.no_deadlock)}\n"
         )
     return EXIT_OK if result.complete else EXIT_INCONCLUSIVE
+
+
+def _covers(no_deadlock: bool) -> str:
+    """What a parametric verdict covers."""
+    if no_deadlock:
+        return ("every assert, invariant and bounded response; not deadlock freedom"
+                " (--no-deadlock)")
+    return "every assert, invariant and bounded response, and deadlock freedom"
 
 
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -526,7 +538,8 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             assumption.append(Lin.make(neg, -c0, op == ">"))
         else:
             assumption += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
-    res = sy.prove(model, assumption, free, args.max_states, args.timeout)
+    res = sy.prove(model, assumption, free, args.max_states, args.timeout,
+                   deadlock=not args.no_deadlock)
     st = res.synth.stats
     stats = (f"parametric zone exploration (EFsynth): {st.states} discrete states,"
              f" {st.symbolic_states} symbolic states, {st.queries} solver queries,"
@@ -540,9 +553,10 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if res.status == "refuted":
         assert res.counterexample is not None
         point = {**model.values, **res.counterexample}
-        outcome = api.check(spec, point)
+        outcome = api.check(spec, point, options=Options(deadlock=not args.no_deadlock))
         doc["counterexample"] = {k: _fmt(v) for k, v in point.items()}
-        if outcome.verdict != api.VIOLATED:
+        # A model error there (e.g. the initial state breaking a deadline) refutes too.
+        if outcome.verdict not in (api.VIOLATED, api.ERROR):
             lines.append("INCONCLUSIVE: the parametric and the concrete explorer disagree at"
                          f" {_point_text(point)} (please report)")
             code = EXIT_INCONCLUSIVE
@@ -557,8 +571,8 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lines.append(f"INCONCLUSIVE: {res.synth.limit}; nothing is proved")
         code = EXIT_INCONCLUSIVE
     else:
-        lines.append("PROVED: every assert, invariant and bounded response holds for every"
-                     " parameter value in the ranges satisfying the assumption")
+        lines.append("PROVED: every property holds for every parameter value in the ranges"
+                     " satisfying the assumption")
         if res.vacuous:
             lines.append("  warning: no parameter value in the ranges satisfies the assumption;"
                          " the proof is vacuous")
@@ -581,7 +595,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         doc["tight"] = res.boundary is not None or res.near is not None
         doc["vacuous"] = res.vacuous
     lines.append(stats)
-    lines.append("deadlock freedom is not covered by prove; use `kvrace check`")
+    lines.append(f"covers: {_covers(args.no_deadlock)}")
     if args.json:
         doc["stats"] = {"discrete_states": st.states, "symbolic_states": st.symbolic_states,
                         "solver_queries": st.queries, "seconds": round(st.seconds, 3)}

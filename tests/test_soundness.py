@@ -159,3 +159,31 @@ def test_parameter_values_are_checked_when_the_model_is_built() -> None:
     spec = load(REGRESSIONS / "rational_overflow.kvr")
     with pytest.raises(ParamError, match="beyond 2\\^100"):
         SpecModel(spec, {"A": Fraction(1, 3**70)})
+
+
+# ---- synthesis and proof cover deadlocks -------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "region"), [("timelocked_start", "D >= 5"),
+                                              ("parametric_deadlock", "A >= B")])
+def test_synth_excludes_deadlocks(in_root: Path, name: str, region: str) -> None:
+    path = rel(REGRESSIONS / f"{name}.kvr")
+    code, out, _ = run_cli("synth", path)
+    assert code == 0 and f"SAFE REGION: {region}\n" in out
+    assert "covers: every assert, invariant and bounded response, and deadlock freedom" in out
+    code, out, _ = run_cli("synth", path, "--no-deadlock")
+    assert code == 0 and "SAFE REGION: every parameter value in the ranges" in out
+
+
+def test_prove_refutes_a_timelocked_start(in_root: Path) -> None:
+    path = rel(REGRESSIONS / "timelocked_start.kvr")
+    code, out, _ = run_cli("prove", path, "--assume", "D < 5")
+    assert code == 1 and "REFUTED: at D=4" in out
+    assert "the initial state breaks a deadline" in out
+    code, out, _ = run_cli("prove", path, "--assume", "D >= 5")
+    assert code == 0 and "PROVED" in out
+
+
+def test_prove_refutes_a_parametric_deadlock(in_root: Path) -> None:
+    code, out, _ = run_cli("prove", rel(REGRESSIONS / "parametric_deadlock.kvr"),
+                           "--assume", "A >= B - 1")
+    assert code == 1 and "REFUTED" in out and "deadlock" in out

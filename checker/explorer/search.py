@@ -283,7 +283,7 @@ def _liveness(
         i = queue.popleft()
         s = states[i]
         if (cap is not None and len(states) > cap) or (
-            deadline is not None and len(states) % 512 == 0 and time.monotonic() > deadline
+            deadline is not None and time.monotonic() > deadline
         ):
             live.complete = False
             break
@@ -354,10 +354,12 @@ def _liveness(
     return live
 
 
-def live_clocks(model: TimedModel, max_states: int | None = None) -> dict[State, int] | None:
+def live_clocks(model: TimedModel, max_states: int | None = None,
+                deadline: float | None = None) -> dict[State, int] | None:
     """Per reachable (untimed) discrete state, the bitmask of clocks it may still
-    read before resetting them; None if the untimed pass hit ``max_states``."""
-    live = _liveness(model, [0] * len(model.bounds), max_states, None)
+    read before resetting them; None if the untimed pass hit ``max_states`` or
+    the ``time.monotonic()`` deadline (then every clock counts as live)."""
+    live = _liveness(model, [0] * len(model.bounds), max_states, deadline)
     return live.live if live.complete else None
 
 
@@ -447,6 +449,7 @@ class _Explorer:
         self.node_depth: list[int] = []
         self.passed: dict[State, list[int]] = {}
         self.last_progress = self.start
+        self._checks = 0
         self._dl_cache: dict[State, Sequence[ClockAtom]] = {}
         self._canon_cache: dict[State, tuple[State, list[int]]] = {}
         self.subsumer = -1
@@ -568,21 +571,23 @@ class _Explorer:
 
     # ---- bookkeeping ------------------------------------------------------------------
     def check_limits(self) -> None:
+        """End the run (as inconclusive) at a limit; called for every node stored or
+        expanded, so that every limit holds within well under a second."""
         st = self.stats
         if self.limits.max_states is not None and st.zones >= self.limits.max_states:
             raise _Limit(f"state limit ({self.limits.max_states}) reached")
-        if st.zones % 64 == 1:
-            now = time.monotonic()
-            if self.deadline_t is not None and now > self.deadline_t:
-                raise _Limit(f"time limit ({self.limits.timeout:g} s) reached")
-            mem = self.limits.max_memory_mb
-            if mem is not None and st.zones % 4096 == 1 and _peak_rss_mb() > mem:
-                raise _Limit(f"memory limit ({mem} MiB) reached")
-            progress_due = now - self.last_progress >= self.options.progress_interval
-            if self.options.progress is not None and progress_due:
-                self.last_progress = now
-                self.stats.seconds = now - self.start
-                self.options.progress(self.stats)
+        now = time.monotonic()
+        if self.deadline_t is not None and now > self.deadline_t:
+            raise _Limit(f"time limit ({self.limits.timeout:g} s) reached")
+        self._checks += 1
+        mem = self.limits.max_memory_mb
+        if mem is not None and self._checks % 256 == 0 and _peak_rss_mb() > mem:
+            raise _Limit(f"memory limit ({mem} MiB) reached")
+        if (self.options.progress is not None
+                and now - self.last_progress >= self.options.progress_interval):
+            self.last_progress = now
+            self.stats.seconds = now - self.start
+            self.options.progress(self.stats)
 
     def store(self, s: State, z: dbm.Dbm, n: int, parent: int, event: int, branch: int,
               sym: int, depth: int) -> int | None:
@@ -761,6 +766,7 @@ class _Explorer:
             self.stats.queued = len(frontier)
             node = pop()
             self.current = node
+            self.check_limits()
             s = self.node_state[node]
             z = self.node_zone[node]
             mask = self.live.mask(s)

@@ -10,6 +10,7 @@ redundant constraints, which keeps Fourier–Motzkin small.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -71,6 +72,10 @@ class Lin:
         return {v for v, _ in self.coefs}
 
 
+class OutOfTime(Exception):
+    """A query was cut short (or not started) because the context's deadline passed."""
+
+
 class Z3Context:
     """Z3 variables and a solver reused across queries (fixed seed, timeout)."""
 
@@ -84,6 +89,16 @@ class Z3Context:
         self.solver.set("timeout", TIMEOUT_MS)
         self.solver.set("random_seed", SEED)
         self.queries = 0
+        self.deadline: float | None = None
+        """A ``time.monotonic()`` instant: no query runs past it (OutOfTime)."""
+
+    def _budget(self, s: z3.Solver) -> None:
+        if self.deadline is None:
+            return
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise OutOfTime()
+        s.set("timeout", max(1, min(TIMEOUT_MS, int(left * 1000) + 1)))
 
     def var(self, name: str) -> z3.ArithRef:
         got = self.vars.get(name)
@@ -122,6 +137,7 @@ class Z3Context:
     def _sat(self, cons: Iterable[Lin], extra: Sequence[z3.BoolRef]) -> bool:
         self.queries += 1
         s = self.solver
+        self._budget(s)
         s.push()
         try:
             for c in cons:
@@ -132,6 +148,8 @@ class Z3Context:
         finally:
             s.pop()
         if r == z3.unknown:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                raise OutOfTime()
             raise SolverUnknown(s.reason_unknown())
         return bool(r == z3.sat)
 
@@ -141,12 +159,15 @@ class Z3Context:
         s = z3.Solver()
         s.set("timeout", TIMEOUT_MS)
         s.set("random_seed", SEED)
+        self._budget(s)
         for c in cons:
             s.add(self.expr(c))
         for e in extra:
             s.add(e)
         r = s.check()
         if r == z3.unknown:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                raise OutOfTime()
             raise SolverUnknown(s.reason_unknown())
         if r != z3.sat:
             return None

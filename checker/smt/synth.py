@@ -16,9 +16,15 @@ minus the bad region.
   extrapolation with symbolic constants); limits end such a run as
   *inconclusive*, never as a proof.
 * Properties covered: every ``assert``, ``invariant`` and bounded-response
-  property.  Deadlock freedom is not part of synthesis (it needs the
-  complement of a union of polyhedra); ``kvrace check`` covers it at
-  concrete values.
+  property, and (unless turned off) deadlock freedom, with the zone
+  explorer's meaning: a valuation of a state with an active deadline from
+  which no edge can fire after any delay.  Per symbolic state, the valuations
+  (clocks and parameters) that can still fire an edge are the time
+  predecessors of each edge's enabled part (guard, and the target's deadlines
+  after the resets); what is left of the state once they are subtracted — a
+  union of convex pieces — deadlocks, and its projection onto the parameters
+  is bad.  Parameter values for which the initial state already breaks a
+  deadline are bad too (time cannot even start).
 """
 
 from __future__ import annotations
@@ -32,9 +38,10 @@ from fractions import Fraction
 import z3
 
 from checker.explorer.search import live_clocks
-from checker.model.interface import GT, LE, LT, ClockAtom, LinExpr, State, TimedModel
+from checker.model.interface import GT, LE, LT, ClockAtom, Edge, LinExpr, State, TimedModel
 from checker.smt.poly import (
     Lin,
+    OutOfTime,
     Z3Context,
     clock_var,
     dedupe,
@@ -127,8 +134,10 @@ def atom_lin(a: ClockAtom, bounds: Sequence[tuple[dict[str, Fraction], Fraction]
 
 class _Parametric:
     def __init__(self, model: TimedModel, free: Sequence[str], base: Sequence[Lin],
-                 max_states: int | None, timeout: float | None, symmetry: bool) -> None:
+                 max_states: int | None, timeout: float | None, symmetry: bool,
+                 deadlock: bool = True) -> None:
         self.model = model
+        self.deadlock = deadlock
         self.free = list(free)
         self.ctx = Z3Context()
         self.bounds = [bound_lin(b, self.free, model.values) for b in model.bounds]
@@ -136,7 +145,9 @@ class _Parametric:
         self.max_states = max_states
         self.start = time.monotonic()
         self.deadline = self.start + timeout if timeout is not None else None
-        self.live = live_clocks(model)
+        self.ctx.deadline = self.deadline
+        cap = None if max_states is None else max(10_000, 50 * max_states)
+        self.live = live_clocks(model, cap, self.deadline)
         self.syms = list(model.symmetries()) if symmetry else []
         self.stats = SynthStats()
         self.bad = Region()
@@ -178,6 +189,76 @@ class _Parametric:
         shifted.append(Lin.make({DELAY: Fraction(-1)}, Fraction(0), False))
         return eliminate(shifted, DELAY)
 
+    def down(self, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
+        """Time predecessors: the valuations from which some delay d >= 0 reaches ``poly``."""
+        names = {clock_var(c) for c in clocks}
+        shifted: list[Lin] = []
+        for c in poly:
+            total = sum((a for v, a in c.coefs if v in names), Fraction(0))
+            if total == 0:
+                shifted.append(c)
+                continue
+            coefs = dict(c.coefs)
+            coefs[DELAY] = total
+            shifted.append(Lin.make(coefs, c.const, c.strict))
+        shifted.append(Lin.make({DELAY: Fraction(-1)}, Fraction(0), False))
+        return eliminate(shifted, DELAY)
+
+    def subtract(self, piece: Sequence[Lin], cut: Sequence[Lin]) -> list[list[Lin]]:
+        """``piece`` minus the convex ``cut``, as disjoint convex pieces."""
+        out: list[list[Lin]] = []
+        acc: list[Lin] | None = list(piece)
+        for c in cut:
+            assert acc is not None
+            got = self.conj(acc, [c.negate()])
+            if got is None:
+                continue  # acc implies c
+            out.append(got)
+            acc = self.conj(acc, [c])
+            if acc is None:
+                break
+        return out
+
+    def deadlocks(self, s: State, poly: Sequence[Lin], clocks: Sequence[int],
+                  edges: Sequence[Edge]) -> list[list[Lin]]:
+        """The convex pieces of (s, poly) from which no edge can fire after any delay
+        (empty when time may pass for ever in ``s``)."""
+        if not self.model.deadlines(s):
+            return []
+        live = set(clocks)
+        extras: list[list[Lin]] = []
+        for e in edges:
+            extra = self.atoms(e.guard)
+            resets = set(e.resets)
+            # A violating edge fires (and is reported); it enters no state.
+            for a in self.model.deadlines(e.target) if e.failure is None else ():
+                c = atom_lin(a, self.bounds)
+                if a.clock in resets:
+                    var = clock_var(a.clock)
+                    c = Lin.make({v: k for v, k in c.coefs if v != var}, c.const, c.strict)
+                elif a.clock not in live:
+                    continue  # reset before it is read
+                if c.trivial() is not True:
+                    extra.append(c)
+            if not extra:
+                return []  # this edge can fire from every valuation of the state
+            extras.append(extra)
+        for extra in extras:
+            if all(not self.ctx.sat(poly, [self.ctx.expr(c.negate())]) for c in extra):
+                return []  # likewise: poly implies the edge's constraints
+        rest: list[list[Lin]] = [list(poly)]
+        for extra in extras:
+            enabled = self.conj(poly, extra)
+            if enabled is None:
+                continue
+            before = self.down(enabled, clocks)
+            if before is None:
+                continue
+            rest = [q for piece in rest for q in self.subtract(piece, before)]
+            if not rest:
+                return []
+        return rest
+
     def params_of(self, poly: Sequence[Lin]) -> list[Lin] | None:
         clocks = sorted({v for c in poly for v in c.vars()} - self.params)
         got = self.forget(poly, clocks)
@@ -216,6 +297,22 @@ class _Parametric:
         self.bad.pieces = [self.bad.pieces[i] for i in keep] + [params]
         self.bad_props = [self.bad_props[i] for i in keep] + [prop]
 
+    def timelocked_start(self, s0: State, start: Sequence[Lin]) -> None:
+        """Report the parameter values for which the initial state breaks a deadline."""
+        inv = self.atoms(self.model.deadlines(s0))
+        ok = self.conj(start, inv)
+        if ok is None:
+            self.report(start, "deadlock")
+            return
+        allowed = self.params_of(ok)
+        if allowed is None:
+            self.report(start, "deadlock")
+            return
+        for c in allowed:
+            got = self.conj(start, [c.negate()])
+            if got is not None:
+                self.report(got, "deadlock")
+
     def report(self, poly: Sequence[Lin], prop: str) -> None:
         params = self.params_of(poly)
         if params is not None:
@@ -252,9 +349,13 @@ class _Parametric:
         self.stats.symbolic_states += 1
         if self.max_states is not None and self.stats.symbolic_states > self.max_states:
             raise _Limit(f"state limit ({self.max_states}) reached")
+        self.tick()
+        return True
+
+    def tick(self) -> None:
+        """End the run at the time limit."""
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise _Limit("time limit reached")
-        return True
 
     def clocks_of(self, s: State) -> list[int]:
         mask = self.live.get(s) if self.live is not None else None
@@ -282,6 +383,8 @@ class _Parametric:
             self.search(ranges)
         except _Limit as lim:
             limit = str(lim)
+        except OutOfTime:
+            limit = "time limit reached"
         self.stats.seconds = time.monotonic() - self.start
         self.stats.queries = self.ctx.queries
         props = dict(enumerate(self.bad_props))
@@ -297,6 +400,8 @@ class _Parametric:
             start = self.conj([*ranges, *self.base], zero)
             if start is None:
                 continue
+            if self.deadlock:
+                self.timelocked_start(s0, start)
             poly = self.close(s0, start, clocks)
             if poly is None:
                 continue
@@ -307,12 +412,17 @@ class _Parametric:
                 frontier.append((cs, cp))
         while frontier:
             s, poly = frontier.popleft()
+            self.tick()
             if self.bad.pieces:
                 params = self.params_of(poly)
                 if params is None or self.covered(params):
                     continue  # nothing new can be learned below this state
             clocks = self.clocks_of(s)
-            for e in model.edges(s):
+            edges = model.edges(s)
+            if self.deadlock:
+                for piece in self.deadlocks(s, poly, clocks, edges):
+                    self.report(piece, "deadlock")
+            for e in edges:
                 g = self.conj(poly, self.atoms(e.guard))
                 if g is None:
                     continue
@@ -349,13 +459,14 @@ def explore_parametric(
     max_states: int | None = None,
     timeout: float | None = None,
     symmetry: bool = True,
+    deadlock: bool = True,
 ) -> SynthResult:
     """The bad parameter region of ``model`` over ``free`` (others at their values).
 
-    ``base`` restricts the parameters explored (e.g. an assumption).  Raises
-    SolverUnknown if Z3 cannot decide a query.
+    ``base`` restricts the parameters explored (e.g. an assumption); ``deadlock``
+    makes deadlocks bad too.  Raises SolverUnknown if Z3 cannot decide a query.
     """
-    return _Parametric(model, free, base, max_states, timeout, symmetry).run()
+    return _Parametric(model, free, base, max_states, timeout, symmetry, deadlock).run()
 
 
 __all__ = [
@@ -546,10 +657,11 @@ class ProveResult:
 
 
 def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
-          max_states: int | None = None, timeout: float | None = None) -> ProveResult:
+          max_states: int | None = None, timeout: float | None = None,
+          deadlock: bool = True) -> ProveResult:
     """Whether every property holds for every valuation of ``free`` in the ranges
     that satisfies ``assumption`` (a conjunction)."""
-    result = explore_parametric(model, free, (), max_states, timeout)
+    result = explore_parametric(model, free, (), max_states, timeout, deadlock=deadlock)
     ctx = Z3Context()
     defaults = {p: model.values[p] for p in free}
     inside = [*result.ranges, *assumption]

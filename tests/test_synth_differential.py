@@ -1,0 +1,113 @@
+"""Differential tests of synthesis: the synthesized region against the zone explorer.
+
+Random small models with timing parameters in guards, deadlines and response
+bounds; for each, ``synth`` (deadlock freedom included) gives a region, and at
+many rational points of the ranges — on the grid where the region's boundaries
+lie — ``check`` must say HOLDS exactly inside the region, and find a violation
+(or a model error, for a time-locked start) exactly outside it.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+
+from checker.explorer import Limits, Options, explore
+from checker.language import load_text
+from checker.model.compiled import SpecModel
+from checker.smt.poly import Lin
+from checker.smt.synth import explore_parametric, safe_region
+
+PARAMS = ("A", "B")
+
+
+def render(r: random.Random) -> str:
+    """One random model over parameters A and B."""
+    lo = r.choice(["[0", "(0"])
+    lines = ["model synthrand",
+             f"param A in [0, {r.choice([3, 4])}] = 1",
+             f"param B in {lo}, {r.choice([3, 4])}] = 2",
+             "actor p, q",
+              "var ph : {s0, s1, s2, s3} = s0",
+              "var n : 0..2 = 0",
+              "clock x, y"]
+    bounds = ["A", "B", "1", "2", "A + 1", "B - 1", "A + B", "2 * A"]
+
+    def bound() -> str:
+        return r.choice(bounds)
+
+    def clock_atom() -> str:
+        return f"{r.choice(['x', 'y'])} {r.choice(['<=', '>=', '<', '>'])} {bound()}"
+
+    phases = ["s0", "s1", "s2", "s3"]
+    for i in range(r.randint(3, 5)):
+        src, dst = r.choice(phases), r.choice(phases)
+        actor = r.choice(["p", "q"])
+        guard = f"ph == {src}"
+        for _ in range(r.randint(0, 2)):
+            guard += f" {r.choice(['and', 'and', 'or'])} {clock_atom()}"
+        body = [f"ph := {dst}"]
+        if r.random() < 0.5:
+            body.append(f"reset {r.choice(['x', 'y'])}")
+        if r.random() < 0.3:
+            body.append("if n < 2 { n := n + 1 }")
+        if r.random() < 0.25:
+            body.append(f'assert n < 2 or ph != {r.choice(phases)} : "bad"')
+        lines.append(f"event {actor}.e{i}() when {guard} do " + "; ".join(body))
+    for j in range(r.randint(1, 2)):
+        lines.append(f"deadline d{j}: {r.choice(['x', 'y'])} <= {bound()}"
+                     f" while ph == {r.choice(phases)}")
+    if r.random() < 0.4:
+        lines.append(f"property resp: ph == {r.choice(phases)} leadsto"
+                     f" ph == {r.choice(phases)} within {bound()}")
+    return "\n".join(lines) + "\n"
+
+
+def inside(cnf: list[list[Lin]], point: dict[str, Fraction]) -> bool:
+    def holds(c: Lin) -> bool:
+        total = c.const + sum((a * point[v.removeprefix("p:")] for v, a in c.coefs),
+                              Fraction(0))
+        return total < 0 if c.strict else total <= 0
+    return all(any(holds(c) for c in clause) for clause in cnf)
+
+
+def grid(model: SpecModel, r: random.Random, n: int) -> list[dict[str, Fraction]]:
+    points = []
+    for _ in range(n):
+        point = {}
+        for name in PARAMS:
+            p = model.params[name]
+            assert p.lo is not None and p.hi is not None
+            while True:
+                v = Fraction(r.randint(int(p.lo) * 2, int(p.hi) * 2), 2)
+                if p.contains(v):
+                    break
+            point[name] = v
+        points.append(point)
+    return points
+
+
+SEEDS = range(40)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_synthesized_region_agrees_with_the_explorer(seed: int) -> None:
+    r = random.Random(seed)
+    text = render(r)
+    spec = load_text(text, "<synthrand>")
+    base = SpecModel(spec)
+    result = explore_parametric(base, PARAMS, max_states=3000, timeout=60)
+    if not result.complete:
+        pytest.skip("parametric exploration did not finish")
+    cnf = safe_region(result)
+    for point in grid(base, r, 12):
+        res = explore(SpecModel(spec, point), Limits(max_states=50_000),
+                      Options(deadlock=True))
+        assert res.verdict != "inconclusive"
+        want = inside(cnf, point)
+        got = res.verdict == "holds"
+        assert got == want, (
+            f"at {point}: synth says {'safe' if want else 'unsafe'}, check says"
+            f" {res.verdict} {res.prop} {res.message}\n{text}")
