@@ -139,6 +139,10 @@ class Elaborator:
             code, message, notes = "KVR007", f"too many errors; stopped after {MAX_ERRORS}", ()
         self.diags.append(Diagnostic(code, message, self.file.path, span, tuple(notes)))
 
+    def site(self, span: Span) -> str:
+        """``FILE:LINE:COL`` of a run-time check, for the model error it may raise."""
+        return f"{self.file.path}:{span.line}:{span.column}"
+
     def text(self, span: Span) -> str:
         """The source text of a one-line span (empty if it spans lines)."""
         if span.line != span.end_line:
@@ -680,7 +684,7 @@ class Elaborator:
         return True
 
     def coerce(self, code: ir.Expr, ty: Ty, vt: ir.ValueType, span: Span) -> ir.Expr:
-        site = f"line {span.line}"
+        site = self.site(span)
         if ty.optional and not vt.optional:
             code = ir.Some(code, site)
         if vt.base.kind == "range":
@@ -735,12 +739,12 @@ class Elaborator:
                 ok = False
                 continue
             if ty.optional:
-                code = ir.Some(code, f"line {e.span.line}")
+                code = ir.Some(code, self.site(e.span))
             if ft.kind == "range" and not (
                 (isinstance(code, ir.Const) and ft.lo <= code.value <= ft.hi)
                 or (ty.ft is not None and ft.lo <= ty.ft.lo and ty.ft.hi <= ft.hi)
             ):
-                code = ir.InRange(code, ft.lo, ft.hi, f"line {e.span.line}")
+                code = ir.InRange(code, ft.lo, ft.hi, self.site(e.span))
             out.append(code)
         return tuple(out) if ok else None
 
