@@ -124,7 +124,60 @@ def _spec_readme(rows: Sequence[SpecRow]) -> str:
     for r in rows:
         verdict = {"holds": "holds", "violated": f"violated ({r.prop})"}.get(r.verdict, r.verdict)
         lines.append(f"| `{r.path}` | {r.summary} | {verdict} | `kvrace check {r.path}` |")
+    lines += ["", *VERSION_MATRIX]
     return "\n".join(lines) + "\n"
+
+
+VERSION_MATRIX = [
+    "## Which specs apply to your deployment",
+    "",
+    "SGLang version (PR) x transfer backend x settings -> the specs that model it and their",
+    "verdict at the defaults above.  *Pinned*: the verdict is that spec's, checked by the",
+    "tests.  *Inferred*: read from the sources (PR/issue numbers), not pinned by a spec of",
+    "its own.  Release numbers are not pinned down; rows are ordered by the PRs.",
+    "",
+    "| SGLang (PR) | backend | settings | specs | verdict | basis |",
+    "| --- | --- | --- | --- | --- | --- |",
+    "| before the abort notification | any | - | `immediate_release` | violated | pinned |",
+    "| abort notification, ack ignored | Mooncake, NIXL | - | `immediate_release`"
+    " (`abort_ack_before_drain` is the hypothetical ack-driven variant) | violated | pinned |",
+    "| deferred release v1 (#38961 holes) | Mooncake, NIXL | deferred on, 30 s timeout |"
+    " `drained_ack_or_timeout`, `single_ack_fanout` (MLA, DCP/TP fan-out), `paired_abort`"
+    " (PD router #2114), `prefill_failure_release`, `error_return_ack`, `room_reuse`"
+    " | violated | pinned |",
+    "| deferred release v1 | Mooncake, NIXL | deferred off | `immediate_release` | violated"
+    " | inferred |",
+    "| deferred release v1 | Mori | any | `immediate_release` (no deferred support yet) |"
+    " violated | inferred |",
+    "| #40645 (ack target kept, cleared rooms acked) | Mooncake, NIXL | deferred on, 30 s"
+    " timeout | `drained_ack_or_timeout`, `all_ranks_ack`, `error_return_ack` | violated"
+    " (timeout exit; error return) | pinned |",
+    "| #40645 | Mooncake, NIXL | strict (host destination, DCP>1) |"
+    " `strict_no_release_on_timeout` | no leak; slot may be held for ever | pinned |",
+    "| generation-tagged acks | Mooncake, NIXL | deferred on | `generation_tagged_ack`"
+    " | violated (error return) | pinned |",
+    "| NIXL errored transfer group (#36707) | NIXL | deferred on | `premature_ack` |"
+    " violated | pinned |",
+    "| failed sends no longer ack | Mooncake, NIXL, Mori (#37077) | strict |"
+    " `failed_send_no_ack` | holds | pinned |",
+    "| failed sends no longer ack | Mooncake, NIXL | 30 s timeout | `drained_ack_or_timeout`"
+    " bound T_timeout > T_prop + T_flight | violated when a call outlives the timeout"
+    " | inferred |",
+    "| any | any | heartbeat loss | `heartbeat_loss` | violated | pinned |",
+    "| any with decode radix cache / HiCache | any | timeout exit | `radix_prefix_poison`"
+    " | violated (spreads to sharers) | pinned |",
+    "| before 'hold prefill source pages' (#38961) | any | - | `prefill_source_release` |"
+    " violated (holds with the hold) | pinned |",
+    "| before early reject (#30325, #35421) | any | admission rejection | `early_reject`"
+    " with early reject off | violated | pinned |",
+    "| with early reject | any | admission rejection | `early_reject` | holds | pinned |",
+    "| NIXL before #30352 (plain max in update_status) | NIXL | - | none yet | - |"
+    " inferred |",
+    "",
+    "`deferred_release`, `repro_harness` and `kv_checksum` are not deployments: the seed's",
+    "idealised hold timer, the seed's test harness, and the Adler-32 checksum",
+    "(`checksum.py`; off by default) over immediate release.",
+]
 
 
 def same_graphviz(root: Path, version: str | None) -> bool:

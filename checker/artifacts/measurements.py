@@ -46,6 +46,8 @@ SYNTH_FREE: dict[str, tuple[str, ...]] = {
     # Its bounded response fails for every bound because acks can be lost for
     # ever; that is the question, so synthesize over the bound alone.
     "strict_no_release_on_timeout": ("T_bound",),
+    # Full synthesis takes minutes (two destination sessions per chunk).
+    "single_ack_fanout": ("T_flight", "T_timeout"),
 }
 """Specs synthesized over some of their parameters (the others at their defaults)."""
 BENCH_CASES = (
