@@ -747,12 +747,15 @@ class _Explorer:
             clocks, pos, lower, upper = self.clockset(mask)
             n = len(clocks) + 1
             z = dbm.zero(n)
-            if not self.close(s0, z, n, pos):
-                return self.finish(CheckResult(
-                    ERROR, "model error",
-                    "the initial state breaks a deadline: time cannot even start",
-                    [TraceStep(None, "initial", None, s0)]))
-            bad = self.state_violation(s0, z, n, pos)
+            start = [TraceStep(None, "initial", None, s0)]
+            try:
+                if not self.close(s0, z, n, pos):
+                    return self.finish(CheckResult(
+                        ERROR, "model error",
+                        "the initial state breaks a deadline: time cannot even start", start))
+                bad = self.state_violation(s0, z, n, pos)
+            except ModelRuntimeError as err:
+                return self.finish(CheckResult(ERROR, "model error", err.message, start))
             self.extrapolate(s0, z, n, pos, lower, upper)
             cs, cz, k = self.canonical(s0, z, mask)
             node = self.store(cs, cz, n, -1, -1, 0, k, 0)
@@ -807,9 +810,14 @@ class _Explorer:
                 zp = dbm.project(g, n, [pos[c] for c in keep])
                 old_to_new = [0] + [tpos[c] for c in keep]
                 tz = dbm.embed(zp, len(keep) + 1, old_to_new, m)
-                if not self.close(t, tz, m, tpos):
-                    continue
-                bad = self.state_violation(t, tz, m, tpos)
+                try:
+                    if not self.close(t, tz, m, tpos):
+                        continue
+                    bad = self.state_violation(t, tz, m, tpos)
+                except ModelRuntimeError as err:
+                    # A fault of the target state: the run to it ends with this edge.
+                    return self.finish(CheckResult(ERROR, "model error", err.message,
+                                                   self.trace(node, (e.event, branch))))
                 self.extrapolate(t, tz, m, tpos, tlower, tupper)
                 cs, cz, k = self.canonical(t, tz, tmask)
                 child = self.store(cs, cz, m, node, e.event, branch, k,

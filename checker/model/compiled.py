@@ -423,10 +423,20 @@ class SpecModel:
                 )
         return out
 
+    @property
+    def symmetry_off(self) -> str | None:
+        """Why the model has no symmetries although it declares symmetric types."""
+        q = ir.order_dependent_faults(self.spec)
+        if q is None:
+            return None
+        return (f"a quantifier over the symmetric type {q.type} has a body that can fault,"
+                " so faults may depend on the order of its values")
+
     def symmetries(self) -> list[Symmetry]:
-        """Every non-identity permutation of the values of the symmetric types."""
+        """Every non-identity permutation of the values of the symmetric types (none
+        when a fault may depend on their order: see :attr:`symmetry_off`)."""
         sym_types = [t for t in self.spec.types if t.symmetric and t.size > 1]
-        if not sym_types:
+        if not sym_types or self.symmetry_off is not None:
             return []
         out: list[Symmetry] = []
         perms_per_type = [list(itertools.permutations(t.values())) for t in sym_types]

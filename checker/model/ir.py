@@ -457,6 +457,56 @@ def substitute(e: Expr, slot: int, value: int) -> Expr:
     raise AssertionError(type(e).__name__)  # pragma: no cover
 
 
+def statement_exprs(body: tuple[Stmt, ...]) -> Iterator[Expr]:
+    """Every expression a block of statements evaluates (nested blocks included)."""
+    for st in body:
+        if isinstance(st, Assign):
+            yield from st.index
+            yield st.value
+        elif isinstance(st, ResetClock):
+            yield from st.index
+        elif isinstance(st, AssertStmt):
+            yield st.cond
+            yield from (h for h, _ in st.holes)
+        elif isinstance(st, IfStmt):
+            yield st.cond
+            yield from statement_exprs(st.then)
+            yield from statement_exprs(st.orelse)
+
+
+def expressions(spec: Spec) -> Iterator[Expr]:
+    """Every top-level expression of a spec: guards, bodies, deadlines, invariants,
+    responses."""
+    for ev in spec.events:
+        yield ev.guard
+        yield from statement_exprs(ev.body)
+        if ev.receives is not None:
+            yield from ev.receives[1]
+    for dl in spec.deadlines:
+        yield dl.cond
+        for ct in dl.atoms:
+            yield from ct.index
+    for inv in spec.invariants:
+        yield inv.expr
+    for resp in spec.responses:
+        yield resp.trigger
+        yield resp.response
+
+
+def order_dependent_faults(spec: Spec) -> Quant | None:
+    """A quantifier over a symmetric type whose body can fault, if any.
+
+    A quantifier stops at the first value that decides it, in the type's order, so
+    whether such a body faults can depend on that order: two states that are images
+    of each other under a permutation of the type's values may then differ in their
+    faults, and symmetry reduction would be unsound."""
+    for e in expressions(spec):
+        for x in walk(e):
+            if isinstance(x, Quant) and x.type.symmetric and can_fault(x.body):
+                return x
+    return None
+
+
 # ---- splitting guards into convex branches ----------------------------------------------
 
 
