@@ -52,6 +52,8 @@ from checker.model.interface import (
 )
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
+MAX_ZONE_MB = 4096
+"""Without --max-memory, the largest zone (difference-bound matrix) a run may build."""
 EDGE_CACHE = 1 << 16
 """How many discrete states' edges are memoised (the search expands a state once per zone)."""
 
@@ -248,6 +250,7 @@ def _liveness(
     deadline: float | None,
     syms: Sequence[Symmetry] = (),
     edge_cache: dict[State, Sequence[Edge]] | None = None,
+    max_memory_mb: int | None = None,
 ) -> _Liveness:
     """Untimed pre-pass: live clocks per discrete state, LU bounds per clock.
 
@@ -284,7 +287,8 @@ def _liveness(
         s = states[i]
         if (cap is not None and len(states) > cap) or (
             deadline is not None and time.monotonic() > deadline
-        ):
+        ) or (max_memory_mb is not None and len(states) % 256 == 0
+              and _peak_rss_mb() > max_memory_mb):
             live.complete = False
             break
         try:
@@ -472,6 +476,11 @@ class _Explorer:
         got = self._clockset_cache.get(mask)
         if got is None:
             clocks = _bits(mask)
+            need = (len(clocks) + 1) ** 2 * 8 / 2**20
+            budget = self.limits.max_memory_mb or MAX_ZONE_MB
+            if need > budget:
+                raise _Limit(f"memory limit: one zone over {len(clocks)} live clocks needs"
+                             f" {need:,.0f} MiB")
             pos = {c: k + 1 for k, c in enumerate(clocks)}
             lower = [-1] + [self.live.lower[c] for c in clocks]
             upper = [-1] + [self.live.upper[c] for c in clocks]
@@ -682,7 +691,7 @@ class _Explorer:
             ms = self.limits.max_states
             cap = None if ms is None else max(10_000, 50 * ms)
             self.live = _liveness(self.model, self.bounds, cap, self.deadline_t, self.syms,
-                                  self._edge_cache)
+                                  self._edge_cache, self.limits.max_memory_mb)
 
     def run(self) -> CheckResult:
         try:

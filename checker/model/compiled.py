@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,6 +37,10 @@ from checker.model.interface import (
     Violation,
     scaled_bounds,
 )
+
+MAX_PERMUTATIONS = 5_040
+"""Symmetry reduction enumerates permutations of the symmetric values (at
+most: 7!); beyond, the model is explored without it (exact, only larger)."""
 
 
 class ParamError(Exception):
@@ -426,6 +431,13 @@ class SpecModel:
     @property
     def symmetry_off(self) -> str | None:
         """Why the model has no symmetries although it declares symmetric types."""
+        count = 1
+        for t in self.spec.types:
+            if t.symmetric:
+                count *= math.factorial(t.size)
+                if count > MAX_PERMUTATIONS:
+                    return (f"symmetry reduction enumerates at most {MAX_PERMUTATIONS:,}"
+                            f" permutations; the symmetric type {t} alone has {t.size} values")
         q = ir.order_dependent_faults(self.spec)
         if q is None:
             return None
