@@ -22,6 +22,8 @@ same points are compared on every machine); (b) 250 small
 random models generated as ``.kvr`` text, each checked by ten zone explorer
 runs (symmetry and clock reduction on and off, breadth- and depth-first,
 deadlock checking on and off), which must also agree among themselves.
+The comparison itself lives in ``diffcheck.py``, shared with the long
+campaign command.
 
 Every disagreement fails with the model text and both results.  The bugs
 these tests found in the zone explorer (KB1–KB4) are fixed; each has a
@@ -32,185 +34,39 @@ the mechanism for tolerating a future known bug while it is being fixed.
 from __future__ import annotations
 
 import random
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from diffcheck import (
+    STATS,
+    ZONE_CONFIGS,
+    check_model,
+    deadlock_grid,
+    disagreement,
+    known_bug,
+    show_zone,
+    zone_run,
+)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from reference import (
-    ASSERT,
     DEADLOCK,
     INCONCLUSIVE,
     MODEL_ERROR,
-    Finding,
     RefResult,
-    Semantics,
-    deadlocks_along,
     reference_explore,
     replay,
-    untimed_states,
 )
 
-from checker.explorer import CheckResult, Limits, Options, explore
+from checker.explorer import Limits, Options, explore
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
-from checker.model.interface import ModelRuntimeError
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "spec").glob("**/*.kvr"))
-
-ZONE_CONFIGS: list[tuple[str, dict[str, object]]] = [
-    ("bfs", {"symmetry": True, "clock_reduction": True}),
-    ("bfs -sym", {"symmetry": False, "clock_reduction": True}),
-    ("bfs -clock", {"symmetry": True, "clock_reduction": False}),
-    ("bfs -sym -clock", {"symmetry": False, "clock_reduction": False}),
-    ("dfs", {"search": "dfs"}),
-]
-
-
-# ---- comparing one zone run with the reference ---------------------------------------------
-
-def zone_round(prop: str, events: int) -> int:
-    """The breadth-first round in which the zone explorer reports a finding."""
-    return events if prop in (DEADLOCK, MODEL_ERROR) else events - 1
-
-
-def show_findings(findings: dict[str, Finding]) -> str:
-    if not findings:
-        return "nothing"
-    return ", ".join(f"{p} after {f.events} events (state {f.state}, clocks {f.clocks})"
-                     for p, f in sorted(findings.items()))
-
-
-def show_zone(model: SpecModel, res: CheckResult) -> str:
-    steps = " -> ".join(s.label for s in res.trace)
-    return f"{res.verdict} {res.prop or ''} {res.message or ''} [{steps}] limit={res.limit}"
-
-
-MAX_GRID = 4
-
-
-def deadlock_grid(model: SpecModel, res: CheckResult) -> int | None:
-    """The coarsest grid (1/g, g up to clocks + 1, at most MAX_GRID) with a deadlocked
-    valuation at the end of the zone explorer's deadlock trace, or None."""
-    start = res.trace[0].state
-    edges = [s.edge for s in res.trace[1:] if s.edge is not None]
-    for g in range(1, min(len(model.clock_names) + 1, MAX_GRID) + 1):
-        if deadlocks_along(model, start, edges, g):
-            return g
-    return None
-
-
-def trace_problem(model: SpecModel, res: CheckResult, prop: str) -> str | None:
-    """Why the zone explorer's trace is not an integer-time run breaking ``prop``, if it
-    is not one (deadlocks are checked by :func:`deadlock_grid`)."""
-    start = res.trace[0].state
-    edges = [s.edge for s in res.trace[1:] if s.edge is not None]
-    if len(edges) != len(res.trace) - 1:
-        return "the trace has a step without an edge"
-    try:
-        vals = replay(model, start, edges)
-    except ValueError as err:
-        return f"the trace is not a path of the model: {err}"
-    if not vals[-1]:
-        return "the trace cannot be followed in integer time"
-    final = res.trace[-1].state
-    if prop == ASSERT:
-        return None if edges and edges[-1].failure is not None else "no failing edge at the end"
-    if prop == MODEL_ERROR:
-        try:
-            model.edges(final)
-            model.deadlines(final)
-            model.violations(final)
-            model.hazards(final)
-        except ModelRuntimeError:
-            return None
-        return "no model error at the end of the trace"
-    if any(v.property == prop for v in model.violations(final)):
-        return None
-    sem = Semantics(model)
-    for h in model.hazards(final):
-        if h.property == prop and any(sem.all_hold(h.atoms, v, hazard=True) for v in vals[-1]):
-            return None
-    return f"{prop} is not broken at the end of the trace"
-
-
-def disagreement(
-    model: SpecModel,
-    res: CheckResult,
-    ref: RefResult,
-    *,
-    deadlock: bool,
-    bfs: bool,
-    exhaustive: Callable[[], RefResult] | None = None,
-) -> str | None:
-    """Why zone result ``res`` and reference result ``ref`` disagree, or None.
-
-    ``exhaustive`` gives an exhaustive reference run when ``ref`` stopped early
-    and a finding of the zone explorer is missing from it.
-    """
-    if ref.verdict == INCONCLUSIVE:
-        return None
-    findings = {p: f for p, f in ref.findings.items() if deadlock or p != DEADLOCK}
-    if res.verdict == "holds":
-        if findings:
-            return f"zone explorer: holds; reference: {show_findings(findings)}"
-        return None
-    if res.verdict not in ("violated", "error"):
-        return f"zone explorer: {res.verdict} ({res.limit})"
-    prop = MODEL_ERROR if res.verdict == "error" else (res.prop or "?")
-    if prop == DEADLOCK and not deadlock:
-        return "zone explorer reports a deadlock with deadlock checking off"
-    events = len(res.trace) - 1
-    dense_only = False
-    if prop == DEADLOCK:
-        grid = deadlock_grid(model, res)
-        if grid is None:
-            return "the zone explorer's deadlock trace ends in no deadlocked valuation (grids " \
-                f"1..{MAX_GRID}); reference: {show_findings(findings)}"
-        f = findings.get(DEADLOCK)
-        dense_only = grid > 1 and (f is None or f.events > events)
-    else:
-        problem = trace_problem(model, res, prop)
-        if problem is not None:
-            return f"zone trace: {problem}; reference: {show_findings(findings)}"
-    if not bfs and not ref.exhaustive:
-        return None  # the trace is a genuine run breaking prop: nothing more to compare
-    f = findings.get(prop)
-    if f is None and not dense_only and not ref.exhaustive and exhaustive is not None:
-        ref = exhaustive()
-        if ref.verdict == INCONCLUSIVE:
-            return None  # cannot tell: the trace itself was checked above
-        findings = {p: g for p, g in ref.findings.items() if deadlock or p != DEADLOCK}
-        f = findings.get(prop)
-    if f is None:
-        if dense_only:
-            return None
-        return f"zone explorer: {prop} after {events} events; reference never finds it " \
-            f"(reference: {show_findings(findings)})"
-    if not bfs:
-        return None
-    if f.events != events and not dense_only:
-        return f"zone explorer: {prop} after {events} events, reference: after {f.events}"
-    earliest = min(zone_round(p, g.events) for p, g in findings.items())
-    if earliest < zone_round(prop, events):
-        return f"zone explorer: {prop} after {events} events (round " \
-            f"{zone_round(prop, events)}), but the reference has an earlier finding: " \
-            f"{show_findings(findings)}"
-    return None
-
-
-def zone_run(model: SpecModel, opts: dict[str, object], limits: Limits | None = None
-             ) -> CheckResult | str:
-    try:
-        return explore(model, limits, Options(**opts))  # type: ignore[arg-type]
-    except Exception as exc:  # a crash is a finding too
-        return f"zone explorer crashed: {type(exc).__name__}: {exc}"
-
 
 # ---- (a) the specs in spec/ ------------------------------------------------------------------
 #
@@ -513,7 +369,6 @@ def timed_models(draw: st.DrawFn) -> str:
 
 
 GENERATED: list[str] = []
-STATS: Counter[str] = Counter()
 
 # Generation only: shrinking a seed gives an unrelated model, and the explain phase
 # traces every line of both engines (three times slower).
@@ -530,8 +385,8 @@ RANDOM_SETTINGS = settings(
 
 # ---- bugs the differential tests found in the zone explorer (all fixed) -------------------------
 #
-# While a bug is known but not fixed, TOLERATE_KNOWN_BUGS lets known_bug() count the
-# disagreements it explains instead of failing, so the random test keeps checking the rest.
+# While a bug is known but not fixed, diffcheck.TOLERATE_KNOWN_BUGS lets known_bug() count
+# the disagreements it explains instead of failing, so the random test keeps checking the rest.
 #
 # KB1 (fixed in the explorer): deadlocked() returned False as soon as the state had an
 #      edge failing an assert, even one never enabled in the zone: a missed deadlock.
@@ -544,71 +399,6 @@ RANDOM_SETTINGS = settings(
 # KB4 (fixed in the explorer): with symmetry, trace() kept the representative's guard
 #      branch index although the permutation permutes the branches of a guard over a
 #      symmetric index: an infeasible trace.
-
-TOLERATE_KNOWN_BUGS = False
-
-
-def known_bug(model: SpecModel, res: CheckResult, ref: RefResult, *, deadlock: bool,
-              opts: dict[str, object]) -> str | None:
-    """The known bug that explains a disagreement of ``res`` with ``ref``, if any."""
-    if not TOLERATE_KNOWN_BUGS:
-        return None
-    bfs = opts.get("search", "bfs") == "bfs"
-    if opts.get("clock_reduction", True) and untimed_states(model)[1]:
-        res2 = zone_run(model, {**opts, "deadlock": deadlock, "clock_reduction": False})
-        if isinstance(res2, CheckResult) and disagreement(
-                model, res2, ref, deadlock=deadlock, bfs=bfs) is None:
-            return "KB2"
-    return None
-
-
-def check_model(text: str) -> None:
-    """Run both engines on one model text; fail with an actionable message on disagreement."""
-    model = SpecModel(load_text(text, "<generated>"))
-    ref = reference_explore(model, exhaustive=True, per_clock=True, max_states=40_000)
-    if ref.verdict == INCONCLUSIVE:
-        STATS["skipped"] += 1
-        return
-    assert not ref.strict, f"the generator produced a strict clock constraint:\n{text}"
-    STATS["ref_states"] += ref.states
-    problems: list[str] = []
-    bugs: set[str] = set()
-    for deadlock in (True, False):
-        by_config: dict[str, CheckResult] = {}
-        for name, opts in ZONE_CONFIGS:
-            res = zone_run(model, {**opts, "deadlock": deadlock})
-            if isinstance(res, str):
-                problems.append(f"{name} deadlock={deadlock}: {res}")
-                continue
-            why = disagreement(model, res, ref, deadlock=deadlock, bfs=name.startswith("bfs"))
-            if why is not None:
-                bug = known_bug(model, res, ref, deadlock=deadlock, opts=opts)
-                if bug is not None:
-                    bugs.add(bug)
-                    continue
-                problems.append(f"{name} deadlock={deadlock}: {why}\n"
-                                f"    zone: {show_zone(model, res)}")
-            by_config[name] = res
-            if name == "bfs" and res.prop == DEADLOCK and DEADLOCK not in ref.findings:
-                STATS["dense_only_deadlocks"] += 1
-        # Symmetry reduction (and clock reduction) never change a breadth-first verdict
-        # nor the round that reports it.
-        keys = {}
-        for name, res in by_config.items():
-            if name.startswith("bfs"):
-                prop = MODEL_ERROR if res.verdict == "error" else (res.prop or "")
-                keys[name] = (res.verdict, zone_round(prop, len(res.trace) - 1)
-                              if res.verdict != "holds" else None)
-        if len(set(keys.values())) > 1:
-            problems.append(f"deadlock={deadlock}: the reductions change the verdict: {keys}")
-        if deadlock and "bfs" in by_config:
-            STATS[by_config["bfs"].verdict] += 1
-    for bug in bugs:
-        STATS[bug] += 1
-    ref_text = (f"reference: {ref.verdict} {ref.prop} after {ref.events} events, "
-                f"{ref.states} states; findings: {show_findings(ref.findings)}")
-    assert not problems, f"engines disagree on\n{text}\n{ref_text}\n" + "\n".join(problems)
-
 
 @RANDOM_SETTINGS
 @given(timed_models())
