@@ -108,7 +108,9 @@ def trace_problem(model: SpecModel, res: CheckResult, prop: str) -> str | None:
                 model.deadlines(s)
                 model.violations(s)
                 model.hazards(s)
-                model.edges(s)
+                for e in model.edges(s):
+                    if e.failure is None:
+                        model.deadlines(e.target)
         except ModelRuntimeError:
             return None
         return "the trace is empty, but the initial state has no model error"
@@ -127,10 +129,12 @@ def trace_problem(model: SpecModel, res: CheckResult, prop: str) -> str | None:
         return None if edges and edges[-1].failure is not None else "no failing edge at the end"
     if prop == MODEL_ERROR:
         try:
-            model.edges(final)
             model.deadlines(final)
             model.violations(final)
             model.hazards(final)
+            for e in model.edges(final):  # a successor's deadlines fault: the state's error
+                if e.failure is None:
+                    model.deadlines(e.target)
         except ModelRuntimeError:
             return None
         return "no model error at the end of the trace"
