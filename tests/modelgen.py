@@ -747,14 +747,18 @@ def _index_kinds(index: Sequence[ir.Expr]) -> set[str]:
     return out
 
 
-_GUARD_FORMS = {
-    "guard: data or clock": re.compile(r"\) or \(c\d"),
-    "guard: clock or data": re.compile(r"c\d[^()]*\) or \((?!c\d)"),
-    "guard: data and clock": re.compile(r"\) and \(c\d"),
-    "guard: clock and data": re.compile(r"c\d[^()]*\) and \((?!c\d)"),
-    "guard: data => clock": re.compile(r"=> \(c\d"),
-    "guard: none or clock": re.compile(r"== none or \(.*c\d"),
-}
+def _guard_forms(clocks: Sequence[str]) -> dict[str, re.Pattern[str]]:
+    """Patterns of the orders of data and clock parts in a guard's text."""
+    c = "(?:" + "|".join(re.escape(n) for n in clocks) + r")\b"
+    return {
+        "guard: data or clock": re.compile(rf"\) or \(*{c}"),
+        "guard: clock or data": re.compile(rf"{c}[^()]*\) or \((?!\(?{c})"),
+        "guard: data and clock": re.compile(rf"\) and \(*{c}"),
+        "guard: clock and data": re.compile(rf"{c}[^()]*\) and \((?!\(?{c})"),
+        "guard: data => clock": re.compile(rf"=> \(*{c}"),
+        "guard: none or clock": re.compile(rf"== none or \(.*{c}"),
+        "guard: quantifier over clocks": re.compile(rf"(forall|exists) \w+: \w+ \. [^)]*{c}"),
+    }
 
 
 def features(text: str) -> Counter[str]:
@@ -833,20 +837,17 @@ def features(text: str) -> Counter[str]:
         got["open param range" if (p.lo_open or p.hi_open) else "closed param range"] += 1
         if Fraction(p.default).denominator != 1:
             got["rational default"] += 1
-    params = {p.name for p in spec.params}
+    for e in exprs:
+        for x in _walk(e):
+            if isinstance(x, ir.ClockTest) and x.bound.terms:
+                got["param in clock bound"] += 1
+    forms = _guard_forms([c.name for c in spec.clocks]) if spec.clocks else {}
     for line in text.splitlines():
         words = set(re.findall(r"[A-Za-z_]\w*", line))
         if "none" in words:
             got["none"] += 1
-        if line.lstrip().startswith(("when", "deadline")) and (
-            re.search(r"c\d[^;]*?(<=|>=|==)\s*[^;]*?\b(" + "|".join(params) + r")\b", line)
-            if params else False
-        ):
-            got["param in clock bound"] += 1
         if line.lstrip().startswith("when"):
-            for name, pat in _GUARD_FORMS.items():
+            for name, pat in forms.items():
                 if pat.search(line):
                     got[name] += 1
-            if re.search(r"(forall|exists) q\d+: \w+ \. [^)]*c\d", line):
-                got["guard: quantifier over clocks"] += 1
     return +got  # without the features counted zero times

@@ -18,8 +18,9 @@ round it reports in must be the earliest round of any reference finding.
 
 (a) every spec in ``spec/`` with every parameter at 1, at its defaults and at
 a few more integer points (deterministic state limits, no time budget, so the
-same points are compared on every machine); (b) 250 small
-random models generated as ``.kvr`` text, each checked by ten zone explorer
+same points are compared on every machine); (b) 300 small
+random models from ``modelgen.py`` (fixed seeds), covering the whole language
+(a test counts the features they use), each checked by ten zone explorer
 runs (symmetry and clock reduction on and off, breadth- and depth-first,
 deadlock checking on and off), which must also agree among themselves.
 The comparison itself lives in ``diffcheck.py``, shared with the long
@@ -28,14 +29,16 @@ campaign command.
 Every disagreement fails with the model text and both results.  The bugs
 these tests found in the zone explorer (KB1–KB4) are fixed; each has a
 regression test at the end.  ``known_bug`` / ``TOLERATE_KNOWN_BUGS`` remain as
-the mechanism for tolerating a future known bug while it is being fixed.
+the mechanism for tolerating a future known bug while it is being fixed;
+``diffcheck.OPEN_BUGS`` tolerates the open ones that show as crashes (KB5),
+each with a regression spec in ``tests/regressions/`` whose test is
+``xfail(strict=True)`` until the bug is fixed.
 """
 
 from __future__ import annotations
 
-import random
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -43,15 +46,17 @@ import pytest
 from diffcheck import (
     STATS,
     ZONE_CONFIGS,
-    check_model,
+    Outcome,
+    compare_model,
     deadlock_grid,
     disagreement,
     known_bug,
+    known_problem,
+    record,
     show_zone,
     zone_run,
 )
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from modelgen import FEATURES, features, model_for_seed
 from reference import (
     DEADLOCK,
     INCONCLUSIVE,
@@ -150,237 +155,98 @@ def test_spec_engines_agree(path: Path, point: dict[str, Fraction]) -> None:
         pytest.skip(f"every zone explorer run hit {ZONE_LIMITS}")
 
 
-# ---- (b) random models ---------------------------------------------------------------------------
+# ---- (b) random models -----------------------------------------------------------------------
+#
+# RANDOM_SEEDS models of tests/modelgen.py (fixed seeds: the same models on every run), each
+# compared by ten zone explorer runs with the reference.  A problem explained by an open bug
+# (diffcheck.known_problem) is counted, not failed; every other one fails with the model text.
 
-@dataclass(frozen=True)
-class GVar:
-    name: str
-    kind: str  # "bool" | "enum" | "range" (0..2)
-    indexed: bool
-    labels: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class GClock:
-    name: str
-    indexed: bool
+RANDOM_SEEDS = range(300)
+OUTCOMES: dict[int, Outcome] = {}
+MIN_MODELS_PER_FEATURE = 5
+MIN_MODELS_PER_VERDICT = 10
 
 
-class Gen:
-    """Draws the pieces of one random model (closed clock constraints only; negation
-    only over data, since the elaborator turns `not (c <= k)` into the strict `c > k`).
-
-    ``local`` is the name of the bound index (an event or binder parameter) in scope,
-    if any; indexed variables and clocks without one go under a quantifier."""
-
-    def __init__(self, r: random.Random, index_type: str | None,
-                 gvars: Sequence[GVar], clocks: Sequence[GClock]) -> None:
-        self.r = r
-        self.T = index_type
-        self.vars = list(gvars)
-        self.clocks = list(clocks)
-
-    def chance(self, p: float) -> bool:
-        return self.r.random() < p
-
-    def var_atom(self, v: GVar, ref: str) -> str:
-        r = self.r
-        if v.kind == "bool":
-            return ref if self.chance(0.5) else f"not {ref}"
-        if v.kind == "enum":
-            a = r.choice(v.labels)
-            form = r.randint(0, 2)
-            if form == 0:
-                return f"{ref} == {a}"
-            if form == 1:
-                return f"{ref} != {a}"
-            b = r.choice([x for x in v.labels if x != a])
-            return f"{ref} in {{{a}, {b}}}"
-        op, k = r.choice([("==", 0), ("==", 1), ("==", 2), ("!=", 0), ("!=", 2), ("<=", 0),
-                          ("<=", 1), (">=", 1), (">=", 2), ("<", 1), (">", 1), ("<", 2)])
-        return f"{ref} {op} {k}"
-
-    def data_atom(self, local: str | None) -> str:
-        v = self.r.choice(self.vars)
-        if not v.indexed:
-            return self.var_atom(v, v.name)
-        if local is not None and self.chance(0.8):
-            return self.var_atom(v, f"{v.name}[{local}]")
-        q = self.r.choice(["forall", "exists"])
-        return f"({q} k: {self.T} . {self.var_atom(v, f'{v.name}[k]')})"
-
-    def data_cond(self, local: str | None) -> str:
-        form = self.r.randint(0, 6)
-        if form <= 3:
-            return self.data_atom(local)
-        if form == 4:
-            return f"not ({self.data_atom(local)} and {self.data_atom(local)})"
-        op = "and" if form == 5 else "or"
-        return f"({self.data_atom(local)} {op} {self.data_atom(local)})"
-
-    def const(self) -> int:
-        return self.r.choice([0, 1, 1, 2, 2, 2, 3, 3, 4])
-
-    def clock_atom(self, local: str | None) -> str:
-        c = self.r.choice(self.clocks)
-        op = self.r.choice(["<=", ">=", "==", "<=", ">="])
-        k = self.const()
-        if not c.indexed:
-            return f"{c.name} {op} {k}"
-        if local is not None and self.chance(0.8):
-            return f"{c.name}[{local}] {op} {k}"
-        q = self.r.choice(["forall", "exists"])
-        return f"({q} k: {self.T} . {c.name}[k] {op} {k})"
-
-    def guard(self, local: str | None) -> str | None:
-        parts = []
-        if self.chance(0.7):
-            parts.append(self.clock_atom(local))
-        for _ in range(self.r.randint(0, 2)):
-            form = self.r.randint(0, 6)
-            if form <= 2:
-                parts.append(self.data_cond(local))
-            elif form == 3:
-                parts.append(self.clock_atom(local))
-            elif form == 4:
-                parts.append(f"({self.clock_atom(local)} or {self.clock_atom(local)})")
-            elif form == 5:
-                parts.append(f"({self.clock_atom(local)} or {self.data_cond(local)})")
-            else:
-                parts.append(f"({self.data_cond(local)} => {self.clock_atom(local)})")
-        self.r.shuffle(parts)
-        return " and ".join(parts) if parts else None
-
-    def assign(self, local: str | None) -> str | None:
-        v = self.r.choice(self.vars)
-        if v.indexed and local is None:
-            return None
-        ref = f"{v.name}[{local}]" if v.indexed else v.name
-        if v.kind == "bool":
-            value = self.r.choice(["true", "false", f"not {ref}", self.data_atom(local)])
-            return f"{ref} := {value}"
-        if v.kind == "enum":
-            return f"{ref} := {self.r.choice(v.labels)}"
-        form = self.r.randint(0, 9)
-        if form <= 2:
-            return f"{ref} := {self.r.randint(0, 2)}"
-        if form <= 5:
-            return f"if {ref} < 2 {{ {ref} := {ref} + 1 }}"
-        if form <= 7:
-            return f"if {ref} > 0 {{ {ref} := {ref} - 1 }} else {{ {ref} := 2 }}"
-        if form == 8:
-            return f"{ref} := {ref} + 1"  # may leave 0..2: a model error
-        return f"{ref} := 2 - {ref}"
-
-    def reset(self, local: str | None) -> str | None:
-        c = self.r.choice(self.clocks)
-        if not c.indexed:
-            return f"reset {c.name}"
-        return f"reset {c.name}[{local}]" if local is not None else None
-
-    def stmt(self, local: str | None) -> str | None:
-        form = self.r.randint(0, 9)
-        if form <= 4:
-            return self.assign(local)
-        if form <= 7:
-            return self.reset(local)
-        then = self.assign(local) or self.reset(local) or "skip"
-        other = self.assign(local) or self.reset(local)
-        tail = f" else {{ {other} }}" if other is not None and self.chance(0.5) else ""
-        return f"if {self.data_cond(local)} {{ {then} }}{tail}"
+@pytest.mark.parametrize("seed", RANDOM_SEEDS)
+def test_generated_models_engines_agree(seed: int) -> None:
+    out = compare_model(model_for_seed(seed))
+    record(out)
+    OUTCOMES[seed] = out
+    unexplained = [p for p in out.problems if known_problem(p) is None]
+    for bug in {b for p in out.problems if (b := known_problem(p)) is not None}:
+        STATS[f"{bug} (open)"] += 1
+    assert not unexplained, f"seed {seed}: " + out.report()
 
 
-MAX_CLOCK_INSTANCES = 4
+def test_generated_models_cover_the_language() -> None:
+    # Counted from each model's text and elaborated IR, independently of the generator's
+    # own choices: every feature of modelgen.FEATURES appears in enough of the models.
+    per_feature: Counter[str] = Counter()
+    for seed in RANDOM_SEEDS:
+        per_feature.update(set(features(model_for_seed(seed))))
+    rare = {f: per_feature[f] for f in FEATURES if per_feature[f] < MIN_MODELS_PER_FEATURE}
+    assert not rare, f"features in fewer than {MIN_MODELS_PER_FEATURE} of " \
+        f"{len(RANDOM_SEEDS)} models: {rare}"
+    print("\nmodels per feature: " + ", ".join(f"{f} {per_feature[f]}" for f in FEATURES))
 
 
-def render_model(r: random.Random) -> str:
-    """One random model as ``.kvr`` text."""
-    T = r.choice([None, "I", "P"])  # no index type, a plain 2-value type, a symmetric one
-    lines = ["model gen"]
-    if T == "I":
-        lines.append("type I = {u, v}")
-    elif T == "P":
-        lines.append("symmetric type P = {p, q}")  # only an index domain, never named
-    n_actors = r.randint(1, 2)
-    lines.append("actor " + ", ".join(f"a{k}" for k in range(n_actors)))
-    gvars: list[GVar] = []
-    for k in range(r.choice([1, 2, 2, 3, 3])):
-        kind = r.choice(["bool", "enum", "range"])
-        indexed = T is not None and r.random() < 0.4
-        dom = f"{T} -> " if indexed else ""
-        if kind == "bool":
-            gvars.append(GVar(f"b{k}", kind, indexed))
-            lines.append(f"var b{k} : {dom}bool = {r.choice(['false', 'true'])}")
-        elif kind == "enum":
-            labels = tuple(f"m{k}{x}" for x in "xyz"[: r.randint(2, 3)])
-            gvars.append(GVar(f"e{k}", kind, indexed, labels))
-            lines.append(f"var e{k} : {dom}{{{', '.join(labels)}}} = {r.choice(labels)}")
-        else:
-            gvars.append(GVar(f"n{k}", kind, indexed))
-            lines.append(f"var n{k} : {dom}0..2 = {r.randint(0, 2)}")
-    clocks: list[GClock] = []
-    instances = 0  # clock instances: an indexed clock has two
-    for k in range(r.choice([1, 2, 2, 3])):
-        indexed = T is not None and r.random() < 0.4
-        if instances + (2 if indexed else 1) > MAX_CLOCK_INSTANCES:
-            break
-        instances += 2 if indexed else 1
-        clocks.append(GClock(f"c{k}", indexed))
-        lines.append(f"clock c{k}" + (f" : {T}" if indexed else ""))
-    g = Gen(r, T, gvars, clocks)
-    n_events = r.choice([2, 3, 4, 4, 5, 5])
-    assert_in = r.randrange(n_events) if r.random() < 0.4 else -1
-    for k in range(n_events):
-        local = "i" if T is not None and r.random() < 0.5 else None
-        head = f"event a{r.randrange(n_actors)}.e{k}({f'i: {T}' if local else ''})"
-        guard = g.guard(local)
-        body = [s for s in (g.stmt(local) for _ in range(r.randint(1, 3))) if s]
-        if k == assert_in:
-            body.insert(r.randint(0, len(body)), f"assert {g.data_cond(local)}")
-        lines.append(head + (f" when {guard}" if guard else "") + " do "
-                     + ("; ".join(body) if body else "skip"))
-    for k in range(r.choice([0, 1, 1, 2, 2])):
-        c = r.choice(clocks)
-        if c.indexed:
-            cond = g.data_cond("j") if r.random() < 0.8 else None
-            lines.append(f"deadline d{k}(j: {T}): {c.name}[j] <= {g.const()}"
-                         + (f" while {cond}" if cond else ""))
-        else:
-            cond = g.data_cond(None) if r.random() < 0.8 else None
-            lines.append(f"deadline {c.name} <= {g.const()}" + (f" while {cond}" if cond else ""))
-    if r.random() < 0.4:
-        local = "j" if T is not None and r.random() < 0.5 else None
-        binders = f"(j: {T})" if local else ""
-        lines.append(f"invariant inv{binders}: not ({g.data_atom(local)} and {g.data_atom(local)})")
-    if r.random() < 0.35:
-        local = "j" if T is not None and r.random() < 0.5 else None
-        binders = f"(j: {T})" if local else ""
-        lines.append(f"property resp{binders}: {g.data_atom(local)} leadsto "
-                     f"{g.data_cond(local)} within {g.const()}")
-    return "\n".join(lines) + "\n"
+def test_generated_models_have_varied_verdicts() -> None:
+    if len(OUTCOMES) < len(RANDOM_SEEDS):
+        pytest.skip("test_generated_models_engines_agree did not run for every seed")
+    compared = [o for o in OUTCOMES.values() if o.verdict is not None]
+    verdicts = Counter(o.verdict for o in compared)
+    props = Counter(o.prop for o in compared if o.prop is not None)
+    low = {v: verdicts[v] for v in ("holds", "violated", "error")
+           if verdicts[v] < MIN_MODELS_PER_VERDICT}
+    assert not low, f"too few models with these verdicts: {low} (all: {verdicts})"
+    assert {"deadlock", "assert", "model error"} <= set(props), props
+    assert any(p.startswith("resp") for p in props), f"no late response found: {props}"
+    assert any(p.startswith("inv") for p in props), f"no broken invariant found: {props}"
+    skipped = sum(o.skipped for o in OUTCOMES.values())
+    assert skipped <= len(RANDOM_SEEDS) // 20, f"{skipped} models too big for the reference"
+    print(f"\n{len(compared)} models compared; verdicts {dict(verdicts)}; "
+          f"properties broken {dict(props)}; {STATS}")
 
 
-@st.composite
-def timed_models(draw: st.DrawFn) -> str:
-    # A seed rather than hypothesis-driven choices: every example is a different model
-    # (hypothesis's own choices favour a few near-empty ones); shrinking is by hand, and a
-    # failure message carries the whole model text.
-    return render_model(random.Random(draw(st.integers(0, 2**32 - 1))))
+# ---- regression specs: disagreements found, as named models ------------------------------------
+#
+# tests/regressions/NAME.kvr: a model whose first lines say `# expect: VERDICT` and, while the
+# bug is open, `# xfail: REASON` (the test is then xfail(strict=True): it fails once the bug
+# is fixed, so that the marker is removed).
+
+REGRESSIONS = sorted((ROOT / "tests" / "regressions").glob("*.kvr"))
 
 
-GENERATED: list[str] = []
+def _header(path: Path, key: str) -> str | None:
+    """The value of a ``# key: ...`` header line (continued by ``#   ...`` lines)."""
+    lines = path.read_text().splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith(f"# {key}:"):
+            words = [line.split(":", 1)[1].strip()]
+            for more in lines[k + 1:]:
+                if not more.startswith("#   "):
+                    break
+                words.append(more[1:].strip())
+            return " ".join(words)
+    return None
 
-# Generation only: shrinking a seed gives an unrelated model, and the explain phase
-# traces every line of both engines (three times slower).
-RANDOM_SETTINGS = settings(
-    max_examples=250,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-)
+
+def _regression_cases() -> list[object]:
+    cases: list[object] = []
+    for path in REGRESSIONS:
+        reason = _header(path, "xfail")
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        cases.append(pytest.param(path, id=path.stem, marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize("path", _regression_cases())
+def test_regression_spec(path: Path) -> None:
+    expected = _header(path, "expect")
+    assert expected in ("holds", "violated", "error"), f"{path.name}: no `# expect:` line"
+    out = compare_model(path.read_text())
+    assert not out.problems, out.report()
+    assert out.verdict == expected, f"{path.name}: {out.verdict} ({out.prop}), not {expected}"
 
 
 # ---- bugs the differential tests found in the zone explorer (all fixed) -------------------------
@@ -399,21 +265,6 @@ RANDOM_SETTINGS = settings(
 # KB4 (fixed in the explorer): with symmetry, trace() kept the representative's guard
 #      branch index although the permutation permutes the branches of a guard over a
 #      symmetric index: an infeasible trace.
-
-@RANDOM_SETTINGS
-@given(timed_models())
-def test_random_models_engines_agree(text: str) -> None:
-    GENERATED.append(text)
-    check_model(text)
-
-
-def test_random_models_were_many_and_varied() -> None:
-    if not GENERATED:
-        pytest.skip("test_random_models_engines_agree did not run")
-    distinct = len(set(GENERATED))
-    assert distinct >= 200, f"only {distinct} distinct models were generated"
-    print(f"\n{distinct} distinct random models; {STATS}")
-
 
 # ---- known semantic difference: dense-only deadlocks ------------------------------------------
 
