@@ -235,7 +235,8 @@ def _regression_cases() -> list[object]:
     cases: list[object] = []
     for path in REGRESSIONS:
         reason = _header(path, "xfail")
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
+                 ] if reason else []
         cases.append(pytest.param(path, id=path.stem, marks=marks))
     return cases
 
