@@ -257,6 +257,9 @@ def known_bug(model: SpecModel, res: CheckResult, ref: RefResult, *, deadlock: b
 #      symmetric type's values, so symmetry reduction may keep a non-faulting representative
 #      (a wrong HOLDS) or map a faulting one back to a trace that does not fault
 #      (tests/regressions/symmetric_fault_*.kvr).
+# KB7 (open, found by the campaign, not tolerated): an invariant that faults in a successor
+#      is reported as a model error of its parent (a trace one event short, ending in a
+#      state where nothing faults; tests/regressions/invariant_fault_after_event.kvr).
 
 OPEN_BUGS: dict[str, bool] = {"KB5": True}
 
