@@ -18,199 +18,60 @@ round it reports in must be the earliest round of any reference finding.
 
 (a) every spec in ``spec/`` with every parameter at 1, at its defaults and at
 a few more integer points (deterministic state limits, no time budget, so the
-same points are compared on every machine); (b) 250 small
-random models generated as ``.kvr`` text, each checked by ten zone explorer
+same points are compared on every machine); (b) 300 small
+random models from ``modelgen.py`` (fixed seeds), covering the whole language
+(a test counts the features they use), each checked by ten zone explorer
 runs (symmetry and clock reduction on and off, breadth- and depth-first,
 deadlock checking on and off), which must also agree among themselves.
+The comparison itself lives in ``diffcheck.py``, shared with the long
+campaign command.
 
 Every disagreement fails with the model text and both results.  The bugs
 these tests found in the zone explorer (KB1–KB4) are fixed; each has a
 regression test at the end.  ``known_bug`` / ``TOLERATE_KNOWN_BUGS`` remain as
-the mechanism for tolerating a future known bug while it is being fixed.
+the mechanism for tolerating a future known bug while it is being fixed;
+``diffcheck.OPEN_BUGS`` tolerates the open ones that show as crashes (KB5),
+each with a regression spec in ``tests/regressions/`` whose test is
+``xfail(strict=True)`` until the bug is fixed.
 """
 
 from __future__ import annotations
 
-import random
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from diffcheck import (
+    STATS,
+    ZONE_CONFIGS,
+    Outcome,
+    compare_model,
+    deadlock_grid,
+    disagreement,
+    known_bug,
+    known_problem,
+    record,
+    show_zone,
+    zone_run,
+)
+from modelgen import FEATURES, features, model_for_seed
 from reference import (
-    ASSERT,
     DEADLOCK,
     INCONCLUSIVE,
     MODEL_ERROR,
-    Finding,
     RefResult,
-    Semantics,
-    deadlocks_along,
     reference_explore,
     replay,
-    untimed_states,
 )
 
-from checker.explorer import CheckResult, Limits, Options, explore
+from checker.explorer import Limits, Options, explore
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
-from checker.model.interface import ModelRuntimeError
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "spec").glob("**/*.kvr"))
-
-ZONE_CONFIGS: list[tuple[str, dict[str, object]]] = [
-    ("bfs", {"symmetry": True, "clock_reduction": True}),
-    ("bfs -sym", {"symmetry": False, "clock_reduction": True}),
-    ("bfs -clock", {"symmetry": True, "clock_reduction": False}),
-    ("bfs -sym -clock", {"symmetry": False, "clock_reduction": False}),
-    ("dfs", {"search": "dfs"}),
-]
-
-
-# ---- comparing one zone run with the reference ---------------------------------------------
-
-def zone_round(prop: str, events: int) -> int:
-    """The breadth-first round in which the zone explorer reports a finding."""
-    return events if prop in (DEADLOCK, MODEL_ERROR) else events - 1
-
-
-def show_findings(findings: dict[str, Finding]) -> str:
-    if not findings:
-        return "nothing"
-    return ", ".join(f"{p} after {f.events} events (state {f.state}, clocks {f.clocks})"
-                     for p, f in sorted(findings.items()))
-
-
-def show_zone(model: SpecModel, res: CheckResult) -> str:
-    steps = " -> ".join(s.label for s in res.trace)
-    return f"{res.verdict} {res.prop or ''} {res.message or ''} [{steps}] limit={res.limit}"
-
-
-MAX_GRID = 4
-
-
-def deadlock_grid(model: SpecModel, res: CheckResult) -> int | None:
-    """The coarsest grid (1/g, g up to clocks + 1, at most MAX_GRID) with a deadlocked
-    valuation at the end of the zone explorer's deadlock trace, or None."""
-    start = res.trace[0].state
-    edges = [s.edge for s in res.trace[1:] if s.edge is not None]
-    for g in range(1, min(len(model.clock_names) + 1, MAX_GRID) + 1):
-        if deadlocks_along(model, start, edges, g):
-            return g
-    return None
-
-
-def trace_problem(model: SpecModel, res: CheckResult, prop: str) -> str | None:
-    """Why the zone explorer's trace is not an integer-time run breaking ``prop``, if it
-    is not one (deadlocks are checked by :func:`deadlock_grid`)."""
-    start = res.trace[0].state
-    edges = [s.edge for s in res.trace[1:] if s.edge is not None]
-    if len(edges) != len(res.trace) - 1:
-        return "the trace has a step without an edge"
-    try:
-        vals = replay(model, start, edges)
-    except ValueError as err:
-        return f"the trace is not a path of the model: {err}"
-    if not vals[-1]:
-        return "the trace cannot be followed in integer time"
-    final = res.trace[-1].state
-    if prop == ASSERT:
-        return None if edges and edges[-1].failure is not None else "no failing edge at the end"
-    if prop == MODEL_ERROR:
-        try:
-            model.edges(final)
-            model.deadlines(final)
-            model.violations(final)
-            model.hazards(final)
-        except ModelRuntimeError:
-            return None
-        return "no model error at the end of the trace"
-    if any(v.property == prop for v in model.violations(final)):
-        return None
-    sem = Semantics(model)
-    for h in model.hazards(final):
-        if h.property == prop and any(sem.all_hold(h.atoms, v, hazard=True) for v in vals[-1]):
-            return None
-    return f"{prop} is not broken at the end of the trace"
-
-
-def disagreement(
-    model: SpecModel,
-    res: CheckResult,
-    ref: RefResult,
-    *,
-    deadlock: bool,
-    bfs: bool,
-    exhaustive: Callable[[], RefResult] | None = None,
-) -> str | None:
-    """Why zone result ``res`` and reference result ``ref`` disagree, or None.
-
-    ``exhaustive`` gives an exhaustive reference run when ``ref`` stopped early
-    and a finding of the zone explorer is missing from it.
-    """
-    if ref.verdict == INCONCLUSIVE:
-        return None
-    findings = {p: f for p, f in ref.findings.items() if deadlock or p != DEADLOCK}
-    if res.verdict == "holds":
-        if findings:
-            return f"zone explorer: holds; reference: {show_findings(findings)}"
-        return None
-    if res.verdict not in ("violated", "error"):
-        return f"zone explorer: {res.verdict} ({res.limit})"
-    prop = MODEL_ERROR if res.verdict == "error" else (res.prop or "?")
-    if prop == DEADLOCK and not deadlock:
-        return "zone explorer reports a deadlock with deadlock checking off"
-    events = len(res.trace) - 1
-    dense_only = False
-    if prop == DEADLOCK:
-        grid = deadlock_grid(model, res)
-        if grid is None:
-            return "the zone explorer's deadlock trace ends in no deadlocked valuation (grids " \
-                f"1..{MAX_GRID}); reference: {show_findings(findings)}"
-        f = findings.get(DEADLOCK)
-        dense_only = grid > 1 and (f is None or f.events > events)
-    else:
-        problem = trace_problem(model, res, prop)
-        if problem is not None:
-            return f"zone trace: {problem}; reference: {show_findings(findings)}"
-    if not bfs and not ref.exhaustive:
-        return None  # the trace is a genuine run breaking prop: nothing more to compare
-    f = findings.get(prop)
-    if f is None and not dense_only and not ref.exhaustive and exhaustive is not None:
-        ref = exhaustive()
-        if ref.verdict == INCONCLUSIVE:
-            return None  # cannot tell: the trace itself was checked above
-        findings = {p: g for p, g in ref.findings.items() if deadlock or p != DEADLOCK}
-        f = findings.get(prop)
-    if f is None:
-        if dense_only:
-            return None
-        return f"zone explorer: {prop} after {events} events; reference never finds it " \
-            f"(reference: {show_findings(findings)})"
-    if not bfs:
-        return None
-    if f.events != events and not dense_only:
-        return f"zone explorer: {prop} after {events} events, reference: after {f.events}"
-    earliest = min(zone_round(p, g.events) for p, g in findings.items())
-    if earliest < zone_round(prop, events):
-        return f"zone explorer: {prop} after {events} events (round " \
-            f"{zone_round(prop, events)}), but the reference has an earlier finding: " \
-            f"{show_findings(findings)}"
-    return None
-
-
-def zone_run(model: SpecModel, opts: dict[str, object], limits: Limits | None = None
-             ) -> CheckResult | str:
-    try:
-        return explore(model, limits, Options(**opts))  # type: ignore[arg-type]
-    except Exception as exc:  # a crash is a finding too
-        return f"zone explorer crashed: {type(exc).__name__}: {exc}"
-
 
 # ---- (a) the specs in spec/ ------------------------------------------------------------------
 #
@@ -294,244 +155,105 @@ def test_spec_engines_agree(path: Path, point: dict[str, Fraction]) -> None:
         pytest.skip(f"every zone explorer run hit {ZONE_LIMITS}")
 
 
-# ---- (b) random models ---------------------------------------------------------------------------
+# ---- (b) random models -----------------------------------------------------------------------
+#
+# RANDOM_SEEDS models of tests/modelgen.py (fixed seeds: the same models on every run), each
+# compared by ten zone explorer runs with the reference.  A problem explained by an open bug
+# (diffcheck.known_problem) is counted, not failed; every other one fails with the model text.
 
-@dataclass(frozen=True)
-class GVar:
-    name: str
-    kind: str  # "bool" | "enum" | "range" (0..2)
-    indexed: bool
-    labels: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class GClock:
-    name: str
-    indexed: bool
+RANDOM_SEEDS = range(300)
+OUTCOMES: dict[int, Outcome] = {}
+MIN_MODELS_PER_FEATURE = 5
+MIN_MODELS_PER_VERDICT = 10
 
 
-class Gen:
-    """Draws the pieces of one random model (closed clock constraints only; negation
-    only over data, since the elaborator turns `not (c <= k)` into the strict `c > k`).
-
-    ``local`` is the name of the bound index (an event or binder parameter) in scope,
-    if any; indexed variables and clocks without one go under a quantifier."""
-
-    def __init__(self, r: random.Random, index_type: str | None,
-                 gvars: Sequence[GVar], clocks: Sequence[GClock]) -> None:
-        self.r = r
-        self.T = index_type
-        self.vars = list(gvars)
-        self.clocks = list(clocks)
-
-    def chance(self, p: float) -> bool:
-        return self.r.random() < p
-
-    def var_atom(self, v: GVar, ref: str) -> str:
-        r = self.r
-        if v.kind == "bool":
-            return ref if self.chance(0.5) else f"not {ref}"
-        if v.kind == "enum":
-            a = r.choice(v.labels)
-            form = r.randint(0, 2)
-            if form == 0:
-                return f"{ref} == {a}"
-            if form == 1:
-                return f"{ref} != {a}"
-            b = r.choice([x for x in v.labels if x != a])
-            return f"{ref} in {{{a}, {b}}}"
-        op, k = r.choice([("==", 0), ("==", 1), ("==", 2), ("!=", 0), ("!=", 2), ("<=", 0),
-                          ("<=", 1), (">=", 1), (">=", 2), ("<", 1), (">", 1), ("<", 2)])
-        return f"{ref} {op} {k}"
-
-    def data_atom(self, local: str | None) -> str:
-        v = self.r.choice(self.vars)
-        if not v.indexed:
-            return self.var_atom(v, v.name)
-        if local is not None and self.chance(0.8):
-            return self.var_atom(v, f"{v.name}[{local}]")
-        q = self.r.choice(["forall", "exists"])
-        return f"({q} k: {self.T} . {self.var_atom(v, f'{v.name}[k]')})"
-
-    def data_cond(self, local: str | None) -> str:
-        form = self.r.randint(0, 6)
-        if form <= 3:
-            return self.data_atom(local)
-        if form == 4:
-            return f"not ({self.data_atom(local)} and {self.data_atom(local)})"
-        op = "and" if form == 5 else "or"
-        return f"({self.data_atom(local)} {op} {self.data_atom(local)})"
-
-    def const(self) -> int:
-        return self.r.choice([0, 1, 1, 2, 2, 2, 3, 3, 4])
-
-    def clock_atom(self, local: str | None) -> str:
-        c = self.r.choice(self.clocks)
-        op = self.r.choice(["<=", ">=", "==", "<=", ">="])
-        k = self.const()
-        if not c.indexed:
-            return f"{c.name} {op} {k}"
-        if local is not None and self.chance(0.8):
-            return f"{c.name}[{local}] {op} {k}"
-        q = self.r.choice(["forall", "exists"])
-        return f"({q} k: {self.T} . {c.name}[k] {op} {k})"
-
-    def guard(self, local: str | None) -> str | None:
-        parts = []
-        if self.chance(0.7):
-            parts.append(self.clock_atom(local))
-        for _ in range(self.r.randint(0, 2)):
-            form = self.r.randint(0, 6)
-            if form <= 2:
-                parts.append(self.data_cond(local))
-            elif form == 3:
-                parts.append(self.clock_atom(local))
-            elif form == 4:
-                parts.append(f"({self.clock_atom(local)} or {self.clock_atom(local)})")
-            elif form == 5:
-                parts.append(f"({self.clock_atom(local)} or {self.data_cond(local)})")
-            else:
-                parts.append(f"({self.data_cond(local)} => {self.clock_atom(local)})")
-        self.r.shuffle(parts)
-        return " and ".join(parts) if parts else None
-
-    def assign(self, local: str | None) -> str | None:
-        v = self.r.choice(self.vars)
-        if v.indexed and local is None:
-            return None
-        ref = f"{v.name}[{local}]" if v.indexed else v.name
-        if v.kind == "bool":
-            value = self.r.choice(["true", "false", f"not {ref}", self.data_atom(local)])
-            return f"{ref} := {value}"
-        if v.kind == "enum":
-            return f"{ref} := {self.r.choice(v.labels)}"
-        form = self.r.randint(0, 9)
-        if form <= 2:
-            return f"{ref} := {self.r.randint(0, 2)}"
-        if form <= 5:
-            return f"if {ref} < 2 {{ {ref} := {ref} + 1 }}"
-        if form <= 7:
-            return f"if {ref} > 0 {{ {ref} := {ref} - 1 }} else {{ {ref} := 2 }}"
-        if form == 8:
-            return f"{ref} := {ref} + 1"  # may leave 0..2: a model error
-        return f"{ref} := 2 - {ref}"
-
-    def reset(self, local: str | None) -> str | None:
-        c = self.r.choice(self.clocks)
-        if not c.indexed:
-            return f"reset {c.name}"
-        return f"reset {c.name}[{local}]" if local is not None else None
-
-    def stmt(self, local: str | None) -> str | None:
-        form = self.r.randint(0, 9)
-        if form <= 4:
-            return self.assign(local)
-        if form <= 7:
-            return self.reset(local)
-        then = self.assign(local) or self.reset(local) or "skip"
-        other = self.assign(local) or self.reset(local)
-        tail = f" else {{ {other} }}" if other is not None and self.chance(0.5) else ""
-        return f"if {self.data_cond(local)} {{ {then} }}{tail}"
+@pytest.mark.parametrize("seed", RANDOM_SEEDS)
+def test_generated_models_engines_agree(seed: int) -> None:
+    out = compare_model(model_for_seed(seed))
+    record(out)
+    OUTCOMES[seed] = out
+    unexplained = [p for p in out.problems if known_problem(p) is None]
+    for bug in {b for p in out.problems if (b := known_problem(p)) is not None}:
+        STATS[f"{bug} (open)"] += 1
+    assert not unexplained, f"seed {seed}: " + out.report()
 
 
-MAX_CLOCK_INSTANCES = 4
+def test_generated_models_cover_the_language() -> None:
+    # Counted from each model's text and elaborated IR, independently of the generator's
+    # own choices: every feature of modelgen.FEATURES appears in enough of the models.
+    per_feature: Counter[str] = Counter()
+    for seed in RANDOM_SEEDS:
+        per_feature.update(set(features(model_for_seed(seed))))
+    rare = {f: per_feature[f] for f in FEATURES if per_feature[f] < MIN_MODELS_PER_FEATURE}
+    assert not rare, f"features in fewer than {MIN_MODELS_PER_FEATURE} of " \
+        f"{len(RANDOM_SEEDS)} models: {rare}"
+    print("\nmodels per feature: " + ", ".join(f"{f} {per_feature[f]}" for f in FEATURES))
 
 
-def render_model(r: random.Random) -> str:
-    """One random model as ``.kvr`` text."""
-    T = r.choice([None, "I", "P"])  # no index type, a plain 2-value type, a symmetric one
-    lines = ["model gen"]
-    if T == "I":
-        lines.append("type I = {u, v}")
-    elif T == "P":
-        lines.append("symmetric type P = {p, q}")  # only an index domain, never named
-    n_actors = r.randint(1, 2)
-    lines.append("actor " + ", ".join(f"a{k}" for k in range(n_actors)))
-    gvars: list[GVar] = []
-    for k in range(r.choice([1, 2, 2, 3, 3])):
-        kind = r.choice(["bool", "enum", "range"])
-        indexed = T is not None and r.random() < 0.4
-        dom = f"{T} -> " if indexed else ""
-        if kind == "bool":
-            gvars.append(GVar(f"b{k}", kind, indexed))
-            lines.append(f"var b{k} : {dom}bool = {r.choice(['false', 'true'])}")
-        elif kind == "enum":
-            labels = tuple(f"m{k}{x}" for x in "xyz"[: r.randint(2, 3)])
-            gvars.append(GVar(f"e{k}", kind, indexed, labels))
-            lines.append(f"var e{k} : {dom}{{{', '.join(labels)}}} = {r.choice(labels)}")
-        else:
-            gvars.append(GVar(f"n{k}", kind, indexed))
-            lines.append(f"var n{k} : {dom}0..2 = {r.randint(0, 2)}")
-    clocks: list[GClock] = []
-    instances = 0  # clock instances: an indexed clock has two
-    for k in range(r.choice([1, 2, 2, 3])):
-        indexed = T is not None and r.random() < 0.4
-        if instances + (2 if indexed else 1) > MAX_CLOCK_INSTANCES:
-            break
-        instances += 2 if indexed else 1
-        clocks.append(GClock(f"c{k}", indexed))
-        lines.append(f"clock c{k}" + (f" : {T}" if indexed else ""))
-    g = Gen(r, T, gvars, clocks)
-    n_events = r.choice([2, 3, 4, 4, 5, 5])
-    assert_in = r.randrange(n_events) if r.random() < 0.4 else -1
-    for k in range(n_events):
-        local = "i" if T is not None and r.random() < 0.5 else None
-        head = f"event a{r.randrange(n_actors)}.e{k}({f'i: {T}' if local else ''})"
-        guard = g.guard(local)
-        body = [s for s in (g.stmt(local) for _ in range(r.randint(1, 3))) if s]
-        if k == assert_in:
-            body.insert(r.randint(0, len(body)), f"assert {g.data_cond(local)}")
-        lines.append(head + (f" when {guard}" if guard else "") + " do "
-                     + ("; ".join(body) if body else "skip"))
-    for k in range(r.choice([0, 1, 1, 2, 2])):
-        c = r.choice(clocks)
-        if c.indexed:
-            cond = g.data_cond("j") if r.random() < 0.8 else None
-            lines.append(f"deadline d{k}(j: {T}): {c.name}[j] <= {g.const()}"
-                         + (f" while {cond}" if cond else ""))
-        else:
-            cond = g.data_cond(None) if r.random() < 0.8 else None
-            lines.append(f"deadline {c.name} <= {g.const()}" + (f" while {cond}" if cond else ""))
-    if r.random() < 0.4:
-        local = "j" if T is not None and r.random() < 0.5 else None
-        binders = f"(j: {T})" if local else ""
-        lines.append(f"invariant inv{binders}: not ({g.data_atom(local)} and {g.data_atom(local)})")
-    if r.random() < 0.35:
-        local = "j" if T is not None and r.random() < 0.5 else None
-        binders = f"(j: {T})" if local else ""
-        lines.append(f"property resp{binders}: {g.data_atom(local)} leadsto "
-                     f"{g.data_cond(local)} within {g.const()}")
-    return "\n".join(lines) + "\n"
+def test_generated_models_have_varied_verdicts() -> None:
+    if len(OUTCOMES) < len(RANDOM_SEEDS):
+        pytest.skip("test_generated_models_engines_agree did not run for every seed")
+    compared = [o for o in OUTCOMES.values() if o.verdict is not None]
+    verdicts = Counter(o.verdict for o in compared)
+    props = Counter(o.prop for o in compared if o.prop is not None)
+    low = {v: verdicts[v] for v in ("holds", "violated", "error")
+           if verdicts[v] < MIN_MODELS_PER_VERDICT}
+    assert not low, f"too few models with these verdicts: {low} (all: {verdicts})"
+    assert {"deadlock", "assert", "model error"} <= set(props), props
+    assert any(p.startswith("resp") for p in props), f"no late response found: {props}"
+    assert any(p.startswith("inv") for p in props), f"no broken invariant found: {props}"
+    skipped = sum(o.skipped for o in OUTCOMES.values())
+    assert skipped <= len(RANDOM_SEEDS) // 20, f"{skipped} models too big for the reference"
+    print(f"\n{len(compared)} models compared; verdicts {dict(verdicts)}; "
+          f"properties broken {dict(props)}; {STATS}")
 
 
-@st.composite
-def timed_models(draw: st.DrawFn) -> str:
-    # A seed rather than hypothesis-driven choices: every example is a different model
-    # (hypothesis's own choices favour a few near-empty ones); shrinking is by hand, and a
-    # failure message carries the whole model text.
-    return render_model(random.Random(draw(st.integers(0, 2**32 - 1))))
+# ---- regression specs: disagreements found, as named models ------------------------------------
+#
+# tests/regressions/NAME.kvr: a model whose first lines say `# expect: VERDICT` and, while the
+# bug is open, `# xfail: REASON` (the test is then xfail(strict=True): it fails once the bug
+# is fixed, so that the marker is removed).
+
+REGRESSIONS = sorted((ROOT / "tests" / "regressions").glob("*.kvr"))
 
 
-GENERATED: list[str] = []
-STATS: Counter[str] = Counter()
+def _header(path: Path, key: str) -> str | None:
+    """The value of a ``# key: ...`` header line (continued by ``#   ...`` lines)."""
+    lines = path.read_text().splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith(f"# {key}:"):
+            words = [line.split(":", 1)[1].strip()]
+            for more in lines[k + 1:]:
+                if not more.startswith("#   "):
+                    break
+                words.append(more[1:].strip())
+            return " ".join(words)
+    return None
 
-# Generation only: shrinking a seed gives an unrelated model, and the explain phase
-# traces every line of both engines (three times slower).
-RANDOM_SETTINGS = settings(
-    max_examples=250,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-)
+
+def _regression_cases() -> list[object]:
+    cases: list[object] = []
+    for path in REGRESSIONS:
+        reason = _header(path, "xfail")
+        marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
+                 ] if reason else []
+        cases.append(pytest.param(path, id=path.stem, marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize("path", _regression_cases())
+def test_regression_spec(path: Path) -> None:
+    expected = _header(path, "expect")
+    assert expected in ("holds", "violated", "error"), f"{path.name}: no `# expect:` line"
+    out = compare_model(path.read_text())
+    assert not out.problems, out.report()
+    assert out.verdict == expected, f"{path.name}: {out.verdict} ({out.prop}), not {expected}"
 
 
 # ---- bugs the differential tests found in the zone explorer (all fixed) -------------------------
 #
-# While a bug is known but not fixed, TOLERATE_KNOWN_BUGS lets known_bug() count the
-# disagreements it explains instead of failing, so the random test keeps checking the rest.
+# While a bug is known but not fixed, diffcheck.TOLERATE_KNOWN_BUGS lets known_bug() count
+# the disagreements it explains instead of failing, so the random test keeps checking the rest.
 #
 # KB1 (fixed in the explorer): deadlocked() returned False as soon as the state had an
 #      edge failing an assert, even one never enabled in the zone: a missed deadlock.
@@ -544,86 +266,6 @@ RANDOM_SETTINGS = settings(
 # KB4 (fixed in the explorer): with symmetry, trace() kept the representative's guard
 #      branch index although the permutation permutes the branches of a guard over a
 #      symmetric index: an infeasible trace.
-
-TOLERATE_KNOWN_BUGS = False
-
-
-def known_bug(model: SpecModel, res: CheckResult, ref: RefResult, *, deadlock: bool,
-              opts: dict[str, object]) -> str | None:
-    """The known bug that explains a disagreement of ``res`` with ``ref``, if any."""
-    if not TOLERATE_KNOWN_BUGS:
-        return None
-    bfs = opts.get("search", "bfs") == "bfs"
-    if opts.get("clock_reduction", True) and untimed_states(model)[1]:
-        res2 = zone_run(model, {**opts, "deadlock": deadlock, "clock_reduction": False})
-        if isinstance(res2, CheckResult) and disagreement(
-                model, res2, ref, deadlock=deadlock, bfs=bfs) is None:
-            return "KB2"
-    return None
-
-
-def check_model(text: str) -> None:
-    """Run both engines on one model text; fail with an actionable message on disagreement."""
-    model = SpecModel(load_text(text, "<generated>"))
-    ref = reference_explore(model, exhaustive=True, per_clock=True, max_states=40_000)
-    if ref.verdict == INCONCLUSIVE:
-        STATS["skipped"] += 1
-        return
-    assert not ref.strict, f"the generator produced a strict clock constraint:\n{text}"
-    STATS["ref_states"] += ref.states
-    problems: list[str] = []
-    bugs: set[str] = set()
-    for deadlock in (True, False):
-        by_config: dict[str, CheckResult] = {}
-        for name, opts in ZONE_CONFIGS:
-            res = zone_run(model, {**opts, "deadlock": deadlock})
-            if isinstance(res, str):
-                problems.append(f"{name} deadlock={deadlock}: {res}")
-                continue
-            why = disagreement(model, res, ref, deadlock=deadlock, bfs=name.startswith("bfs"))
-            if why is not None:
-                bug = known_bug(model, res, ref, deadlock=deadlock, opts=opts)
-                if bug is not None:
-                    bugs.add(bug)
-                    continue
-                problems.append(f"{name} deadlock={deadlock}: {why}\n"
-                                f"    zone: {show_zone(model, res)}")
-            by_config[name] = res
-            if name == "bfs" and res.prop == DEADLOCK and DEADLOCK not in ref.findings:
-                STATS["dense_only_deadlocks"] += 1
-        # Symmetry reduction (and clock reduction) never change a breadth-first verdict
-        # nor the round that reports it.
-        keys = {}
-        for name, res in by_config.items():
-            if name.startswith("bfs"):
-                prop = MODEL_ERROR if res.verdict == "error" else (res.prop or "")
-                keys[name] = (res.verdict, zone_round(prop, len(res.trace) - 1)
-                              if res.verdict != "holds" else None)
-        if len(set(keys.values())) > 1:
-            problems.append(f"deadlock={deadlock}: the reductions change the verdict: {keys}")
-        if deadlock and "bfs" in by_config:
-            STATS[by_config["bfs"].verdict] += 1
-    for bug in bugs:
-        STATS[bug] += 1
-    ref_text = (f"reference: {ref.verdict} {ref.prop} after {ref.events} events, "
-                f"{ref.states} states; findings: {show_findings(ref.findings)}")
-    assert not problems, f"engines disagree on\n{text}\n{ref_text}\n" + "\n".join(problems)
-
-
-@RANDOM_SETTINGS
-@given(timed_models())
-def test_random_models_engines_agree(text: str) -> None:
-    GENERATED.append(text)
-    check_model(text)
-
-
-def test_random_models_were_many_and_varied() -> None:
-    if not GENERATED:
-        pytest.skip("test_random_models_engines_agree did not run")
-    distinct = len(set(GENERATED))
-    assert distinct >= 200, f"only {distinct} distinct models were generated"
-    print(f"\n{distinct} distinct random models; {STATS}")
-
 
 # ---- known semantic difference: dense-only deadlocks ------------------------------------------
 
