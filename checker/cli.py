@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -148,15 +149,48 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--quiet", "-q", action="store_true", help="no progress line")
 
 
+_NUMBER = re.compile(
+    r"(?P<sign>[+-]?)(?P<mant>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?"
+    r"|(?P<num>[+-]?\d+)/(?P<den>\d+)"
+)
+
+
+def parse_number(text: str) -> Fraction:
+    """A command-line number: decimal (``7.5``, ``1e3``) or fraction (``15/2``).
+
+    Like a spec's literals it has at most ``MAX_NUMBER_DIGITS`` digits, and an
+    exponent of at most that size, so no value can make kvrace compute for ever
+    (``1e99999999999``).  Raises ValueError with a message for the user.
+    """
+    from checker.language.syntax import MAX_NUMBER_DIGITS
+
+    m = _NUMBER.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"{text!r} is not a number (write e.g. 7, 7.5, 15/2 or 1e3)")
+    if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"{_clip(text)} has more than {MAX_NUMBER_DIGITS} digits")
+    if m.group("exp") is not None and abs(int(m.group("exp"))) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"{_clip(text)}: the exponent is outside"
+                         f" [-{MAX_NUMBER_DIGITS}, {MAX_NUMBER_DIGITS}]")
+    if m.group("den") is not None and int(m.group("den")) == 0:
+        raise ValueError(f"{_clip(text)} divides by zero")
+    return Fraction(text.strip())
+
+
+def _clip(text: str, width: int = 40) -> str:
+    """``text`` quoted, shortened to about ``width`` characters for a message."""
+    return repr(text if len(text) <= width else text[:width] + "...")
+
+
 def parse_param(text: str) -> tuple[str, Fraction]:
     """``NAME=VALUE`` with a decimal or fractional value."""
     if "=" not in text:
-        raise UsageError(f"--param expects NAME=VALUE, got {text!r}")
+        raise UsageError(f"--param expects NAME=VALUE, got {_clip(text)}")
     name, _, value = text.partition("=")
     try:
-        return name.strip(), Fraction(value.strip())
-    except (ValueError, ZeroDivisionError):
-        raise UsageError(f"--param {name}: {value!r} is not a number") from None
+        return name.strip(), parse_number(value)
+    except ValueError as exc:
+        raise UsageError(f"--param {name.strip()}: {exc}") from None
 
 
 class _BadSpec(Exception):

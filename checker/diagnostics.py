@@ -18,7 +18,8 @@ Codes of the spec front end (``tests/diagnostics/`` holds an example of each):
 * KVR001 not text (NUL bytes, not UTF-8); KVR002 no or misplaced ``model NAME``;
   KVR003 unexpected token; KVR004 unexpected character; KVR005 a declaration
   ends too early (or leaves a bracket open); KVR006 too deeply nested or too
-  long; KVR007 too many errors; KVR010 a bad ``{expr}`` hole in an assert message;
+  long; KVR007 too many errors; KVR008 a number with too many digits; KVR010 a bad
+  ``{expr}`` hole in an assert message;
 * KVR101 unknown name, variable or clock; KVR102 declared twice or shadowing;
   KVR103 unknown actor; KVR104 unknown event; KVR105 unknown type;
   KVR108 no actor; KVR109 no event;
@@ -30,7 +31,8 @@ Codes of the spec front end (``tests/diagnostics/`` holds an example of each):
 * KVR301 empty, infinite or too large domain; KVR302 parameter default missing
   or outside its range; KVR303 a bound that is not linear in parameters;
   KVR304 a deadline that is not a conjunction of upper bounds; KVR305 initial
-  value outside its type; KVR306 misuse of ``symmetric``.
+  value outside its type; KVR306 misuse of ``symmetric``; KVR307 a computed constant
+  too large (more than 30 digits in its numerator or denominator).
 """
 
 from __future__ import annotations

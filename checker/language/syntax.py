@@ -42,6 +42,8 @@ MAX_DECL_TOKENS = 2000
 """Tokens in one declaration (a real one has well under a hundred)."""
 MAX_TOKENS = 50_000
 """Tokens in one file (keeps the worst-case parse time to a few seconds)."""
+MAX_NUMBER_DIGITS = 30
+"""Digits of one number literal (a spec, ``--assume`` or ``-p NAME=VALUE``)."""
 MAX_HOLE_CHARS = 200
 """Length of one ``{expr}`` hole in an assert message."""
 MAX_MESSAGE_CHARS = 1000
@@ -393,12 +395,23 @@ class _Converter:
             meta.end_line + self.dl, self._col(meta.end_line, meta.end_column),
         )
 
+    def number(self, tok: Token) -> Fraction:
+        """The value of a number literal, refused when it has too many digits."""
+        text = str(tok)
+        if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
+            raise _ConvertError(Diagnostic(
+                "KVR008", f"number with more than {MAX_NUMBER_DIGITS} digits", self.path,
+                self.span(tok),
+                ("help: times and bounds are small numbers; scale the time unit instead",),
+            ))
+        return Fraction(text)
+
     # ---- expressions ----
     def expr(self, t: Tree[Any] | Token) -> ast.Expr:
         sp = self.span(t)
         if isinstance(t, Token):
             if t.type == "UNUMBER":
-                return ast.Num(sp, Fraction(str(t)))
+                return ast.Num(sp, self.number(t))
             if t.type == "NAME":
                 return ast.Ref(sp, str(t), sp, None)
             raise AssertionError(f"unexpected token {t.type}")
@@ -406,7 +419,7 @@ class _Converter:
         if d == "ref":
             return self.ref(t)
         if d == "num":
-            return ast.Num(sp, Fraction(str(t.children[0])))
+            return ast.Num(sp, self.number(t.children[0]))
         if d == "true":
             return ast.BoolLit(sp, True)
         if d == "false":
@@ -460,7 +473,7 @@ class _Converter:
         if d == "enum_type":
             return ast.EnumType(sp, tuple((str(c), self.span(c)) for c in t.children))
         if d == "range_type":
-            lo, hi = (int(str(c.children[0])) for c in t.children)
+            lo, hi = (int(self.number(c.children[0])) for c in t.children)
             return ast.RangeType(sp, lo, hi)
         if d == "value_type":
             inner = self.type(t.children[0])
@@ -509,7 +522,7 @@ class _Converter:
         raw = str(msg)[1:-1]
         msg_span = self.span(msg)
         if len(raw) > MAX_MESSAGE_CHARS:
-            raise _HoleError(Diagnostic(
+            raise _ConvertError(Diagnostic(
                 "KVR010", f"assert message is too long (more than {MAX_MESSAGE_CHARS}"
                 " characters)", self.path,
                 Span(msg_span.line, msg_span.column, msg_span.line, msg_span.column + 1),
@@ -552,9 +565,9 @@ class _Converter:
                 lo_b, lo_n, hi_n, hi_b = rng.children
                 lo_open = lo_b.data == "open"
                 hi_open = hi_b.data == "open"
-                lo = Fraction(str(lo_n.children[0]))
-                hi = Fraction(str(hi_n.children[0]))
-            dflt = Fraction(str(default.children[0])) if default is not None else None
+                lo = self.number(lo_n.children[0])
+                hi = self.number(hi_n.children[0])
+            dflt = self.number(default.children[0]) if default is not None else None
             dspan = self.span(default) if default is not None else None
             return ast.ParamDecl(
                 sp, str(name), self.span(name), lo, lo_open, hi, hi_open, dflt, dspan,
@@ -636,21 +649,23 @@ def _nesting_diagnostic(path: str, span: Span) -> Diagnostic:
     )
 
 
-class _HoleError(Exception):
+class _ConvertError(Exception):
+    """A diagnostic found while converting one declaration; the declaration is dropped."""
+
     def __init__(self, diag: Diagnostic) -> None:
         self.diag = diag
 
 
 def _parse_hole(path: str, text: str, span: Span) -> ast.Expr:
     if len(text) > MAX_HOLE_CHARS:
-        raise _HoleError(
+        raise _ConvertError(
             Diagnostic("KVR010", f"this `{{...}}` hole of the assert message is too long"
                        f" (more than {MAX_HOLE_CHARS} characters)", path, span)
         )
     try:
         tree = _parse(text, "expr")
     except UnexpectedInput as exc:
-        raise _HoleError(
+        raise _ConvertError(
             Diagnostic(
                 "KVR010", f"cannot parse `{{{text}}}` in the assert message as an expression",
                 path, span,
@@ -660,7 +675,7 @@ def _parse_hole(path: str, text: str, span: Span) -> ast.Expr:
     conv = _Converter(path, _Chunk(text, span.line, 0), span.column - 1)
     deep = _too_deep(tree)
     if deep is not None:
-        raise _HoleError(_nesting_diagnostic(path, span))
+        raise _ConvertError(_nesting_diagnostic(path, span))
     return conv.expr(tree)
 
 
@@ -903,7 +918,7 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
             continue
         try:
             decls.append(conv.decl(tree))
-        except _HoleError as err:
+        except _ConvertError as err:
             diags.append(err.diag)
     if diags:
         raise SpecError(diags, source)
@@ -938,7 +953,10 @@ def parse_expression(text: str, path: str = "<input>") -> ast.Expr:
         raise SpecError(
             [_nesting_diagnostic(path, Span(sp.line, sp.column, sp.line, sp.column + 1))], text
         )
-    return conv.expr(tree)
+    try:
+        return conv.expr(tree)
+    except _ConvertError as err:
+        raise SpecError([err.diag], text) from None
 
 
 def decode_source(data: bytes, path: str) -> str:
