@@ -395,7 +395,7 @@ class _Converter:
             meta.end_line + self.dl, self._col(meta.end_line, meta.end_column),
         )
 
-    def number(self, tok: Token) -> Fraction:
+    def number(self, tok: Tree[Any] | Token) -> Fraction:
         """The value of a number literal, refused when it has too many digits."""
         text = str(tok)
         if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
