@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -82,8 +83,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help='linear constraint(s) on parameters, e.g. "T_hold > T_prop + T_flight"')
     _add_free_args(prove)
     prove.add_argument("--json", action="store_true", help="print the result as JSON")
-    prove.add_argument("--max-states", type=int, metavar="N")
-    prove.add_argument("--timeout", type=float, metavar="SECONDS")
+    _add_limit_args(prove)
 
     synth = sub.add_parser(
         "synth",
@@ -99,8 +99,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_free_args(synth)
     synth.add_argument("--json", action="store_true",
                        help="print the result as JSON, with the region in SMT-LIB")
-    synth.add_argument("--max-states", type=int, metavar="N")
-    synth.add_argument("--timeout", type=float, metavar="SECONDS")
+    _add_limit_args(synth)
 
     draw = sub.add_parser("draw", help="draw a trace file (from check --trace) as a diagram")
     draw.add_argument("trace", metavar="TRACE.json")
@@ -112,7 +111,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_param_args(graph)
     graph.add_argument("-o", "--output", required=True, metavar="FILE",
                        help="output file: .dot, .svg, .png or .pdf")
-    graph.add_argument("--max-nodes", type=int, default=300, metavar="N",
+    graph.add_argument("--max-nodes", type=positive_int, default=300, metavar="N",
                        help="refuse to draw more symbolic states than this (default 300)")
     graph.add_argument("--zones", action="store_true", help="print each node's zone")
     graph.add_argument("--no-symmetry", action="store_true")
@@ -131,13 +130,40 @@ def _add_param_args(p: argparse.ArgumentParser) -> None:
                    help="set a timing parameter (repeatable); others keep their defaults")
 
 
+def positive_int(text: str) -> int:
+    """An option value that counts something: a whole number, at least 1."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {_clip(text)}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {_clip(text)}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A time limit: a finite number of seconds, more than 0."""
+    try:
+        value = float(parse_number(text))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, got {_clip(text)}") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {_clip(text)}")
+    return value
+
+
+def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument("--max-states", type=positive_int, metavar="N",
+                   help="stop (inconclusive) after storing N symbolic states")
+    p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                   help="stop (inconclusive) after this many seconds")
+
+
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
-    g.add_argument("--max-states", type=int, metavar="N",
-                   help="stop (inconclusive) after storing N symbolic states")
-    g.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="stop (inconclusive) after this many seconds")
-    g.add_argument("--max-memory", type=int, metavar="MIB",
+    _add_limit_args(g)
+    g.add_argument("--max-memory", type=positive_int, metavar="MIB",
                    help="stop (inconclusive) when the process uses more memory")
     g.add_argument("--dfs", action="store_true",
                    help="depth-first search (traces are then not the shortest)")

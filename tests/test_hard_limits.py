@@ -46,3 +46,40 @@ def test_a_huge_number_in_an_assumption_is_a_positioned_error(in_root: object) -
     assert code == 2 and out == ""
     assert err.startswith("<--assume>:1:14: error[KVR008]: number with more than 30 digits")
     assert "Traceback" not in err
+
+
+# ---- options -----------------------------------------------------------------------------------
+
+_COMMANDS = {
+    "check": ["check", DEFERRED],
+    "prove": ["prove", DEFERRED, "--assume", "T_hold > 1"],
+    "synth": ["synth", DEFERRED],
+}
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+@pytest.mark.parametrize("option, value, words", [
+    ("--timeout", "nan", "expected a number of seconds"),
+    ("--timeout", "inf", "expected a number of seconds"),
+    ("--timeout", "1e999", "expected a number of seconds"),
+    ("--timeout", "0", "must be more than 0 seconds"),
+    ("--timeout", "-1", "must be more than 0 seconds"),
+    ("--max-states", "-5", "must be at least 1"),
+    ("--max-states", "0", "must be at least 1"),
+    ("--max-states", "2.5", "expected a whole number"),
+])
+def test_bad_limits_are_refused_by_every_command(in_root: object, command: str, option: str,
+                                                  value: str, words: str) -> None:
+    code, out, err = run_cli(*_COMMANDS[command], f"{option}={value}")
+    assert (code, out) == (2, "")
+    assert err == f"kvrace {command}: argument {option}: {words}, got {value!r}\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", DEFERRED, "--max-memory=0"],
+    ["check", DEFERRED, "--max-memory=-5"],
+    ["graph", DEFERRED, "-o", "x.dot", "--max-nodes=0"],
+])
+def test_bad_counts_are_refused(in_root: object, argv: list[str]) -> None:
+    code, out, err = run_cli(*argv)
+    assert (code, out) == (2, "") and "must be at least 1" in err
