@@ -126,6 +126,16 @@ def _printable(line: str) -> str:
     return out
 
 
+_CONTROL = {c: "\ufffd" for c in (*range(32), 127, *range(0x80, 0xA0)) if c not in (9, 10)}
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal or a diagram label: every control character but
+    newline and tab (ESC, BEL, carriage return, the C1 controls, ...) becomes U+FFFD,
+    so text from a spec (an assert message) cannot drive the terminal."""
+    return text.translate(_CONTROL)
+
+
 class SpecError(Exception):
     """Raised by a phase that found one or more diagnostics."""
 
