@@ -11,21 +11,29 @@ Exit codes (the same for every subcommand):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import re
+import signal
+import socket
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, TextIO
 
-from checker.diagnostics import SpecError
+from checker.diagnostics import SpecError, printable
 from checker.explorer import Limits, Options, Stats
 from checker.model import ir
 from checker.model.interface import ModelRuntimeError, Undecided
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT_INTERNAL = 70
+"""An internal error (a bug in kvrace, or out of memory): never a verdict."""
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+"""Interrupted by SIGINT (Ctrl-C) or SIGTERM: 128 + the signal number."""
 
 
 class UsageError(Exception):
@@ -327,17 +335,26 @@ def _limits(args: argparse.Namespace) -> Limits:
     return Limits(args.max_states, args.timeout, args.max_memory)
 
 
-def _progress(err: TextIO, quiet: bool) -> Callable[[Stats], None] | None:
-    if quiet or not err.isatty():
-        return None
+def _progress(err: TextIO, quiet: bool) -> Callable[[Stats], None]:
+    """The engine's progress callback: remembers the statistics (for the line printed
+    on an interrupt) and shows them on stderr when it is a terminal."""
+    show = not quiet and err.isatty()
+    raw = getattr(err, "raw_write", err.write)
 
-    def show(st: Stats) -> None:
-        rate = st.zones / st.seconds if st.seconds else 0.0
-        err.write(f"\r  {st.zones} zones, {st.states} states, depth {st.depth},"
-                  f" {st.queued} queued, {rate:,.0f} zones/s   ")
-        err.flush()
+    def report(st: Stats) -> None:
+        _Explored.stats = st
+        if show:
+            rate = st.zones / st.seconds if st.seconds else 0.0
+            raw(f"\r  {st.zones} zones, {st.states} states, depth {st.depth},"
+                f" {st.queued} queued, {rate:,.0f} zones/s   ")
+            err.flush()
 
-    return show
+    return report
+
+
+def _shows_progress(err: TextIO, quiet: bool) -> bool:
+    """Whether the progress line is drawn (and must be erased at the end)."""
+    return not quiet and err.isatty()
 
 
 def _options(args: argparse.Namespace, err: TextIO) -> Options:
@@ -380,6 +397,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = _load(args.spec)
     params = _params(args)
     limits = _limits(args)
+    if args.diagram:
+        _check_diagram_path(args.diagram)
     options = _options(args, err)
     try:
         outcome = api.check(spec, params, limits=limits, options=options)
@@ -387,26 +406,14 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"{args.spec}: error[KVR400]: {e}\n")
         return EXIT_BAD_INPUT
     finally:
-        if options.progress is not None:
-            err.write("\r\033[K")
+        if _shows_progress(err, args.quiet):
+            getattr(err, "raw_write", err.write)("\r\033[K")
     code = {api.HOLDS: EXIT_OK, api.VIOLATED: EXIT_VIOLATION,
             api.INCONCLUSIVE: EXIT_INCONCLUSIVE, api.ERROR: EXIT_BAD_INPUT}[outcome.verdict]
     explanation = None
     if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
         explanation = api.explain(outcome)
-    notes: list[str] = []
-    if args.trace:
-        if outcome.trace is None:
-            notes.append("no trace file: there is no counterexample")
-        else:
-            _write_json(args.trace, tr.to_itf(outcome.trace))
-            notes.append(f"wrote {args.trace}")
-    diagram_note = None
-    if args.diagram:
-        if outcome.trace is None:
-            diagram_note = "no diagram: there is no counterexample to draw"
-        else:
-            diagram_note = _draw(outcome.trace, args.diagram)
+    # The verdict first: no failure of a side output below can lose or change it.
     if args.json:
         doc: dict[str, object] = {
             "spec": args.spec, "model": spec.name,
@@ -431,11 +438,37 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if explanation is not None:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
         out.write("\n" + stats_line(outcome.stats) + "\n")
-    if diagram_note:
-        notes.append(diagram_note)
-    for note in notes:
-        err.write(note + "\n")
+    out.flush()
+    trace = outcome.trace
+    if args.trace:
+        if trace is None:
+            err.write("no trace file: there is no counterexample\n")
+        else:
+            _side_output(err, args.trace, lambda: _write_json(args.trace, tr.to_itf(trace)))
+    if args.diagram:
+        if trace is None:
+            err.write("no diagram: there is no counterexample to draw\n")
+        else:
+            _side_output(err, args.diagram, lambda: _draw(trace, args.diagram))
     return code
+
+
+def _side_output(err: TextIO, path: str, write: Callable[[], str | None]) -> None:
+    """Write a side output (a trace file, a diagram) after the verdict was printed.
+
+    ``write`` returns what to tell the user (``wrote FILE``).  If it fails, for
+    any reason, the failure is a warning on stderr and the exit code stays the
+    verdict's: a side output can never lose or change a verdict.
+    """
+    try:
+        note = write()
+    except UsageError as exc:
+        note = f"kvrace: warning: {exc}; the verdict above stands"
+    except Exception as exc:  # any failure of a side output is a warning
+        note = (f"kvrace: warning: could not write {path} ({_short(exc)}); the verdict above"
+                " stands")
+    if note:
+        err.write(note + "\n")
 
 
 def _verdict_text(outcome: Any) -> str:
@@ -450,13 +483,26 @@ def _verdict_text(outcome: Any) -> str:
     return f"MODEL ERROR: {outcome.message}"
 
 
-def _write_json(path: str, doc: object) -> None:
+def _write_json(path: str, doc: object) -> str:
+    """Write ``doc`` to ``path`` as JSON; returns the note for the user."""
     try:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=2)
             f.write("\n")
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return f"wrote {path}"
+
+
+def _check_diagram_path(path: str) -> None:
+    """Refuse, before any work, a diagram file whose format kvrace cannot write."""
+    from checker import render
+
+    suffix = os.path.splitext(path)[1]
+    if suffix.lower() not in render.FORMATS:
+        shown = f"'{suffix}'" if suffix else "no extension"
+        raise UsageError(f"cannot write a diagram to {path}: unknown format ({shown});"
+                         " use .dot, .svg, .png or .pdf")
 
 
 def _draw(trace: Any, path: str) -> str:
@@ -651,18 +697,185 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
+MAX_TRACE_BYTES = 16 * 2**20
+"""Largest trace file ``draw`` reads."""
+MAX_TRACE_STEPS = 2000
+"""Most steps ``draw`` draws (a shortest counterexample has tens)."""
+MAX_TRACE_TEXT = 4000
+"""Longest string in a trace file (names, labels, assert messages)."""
+
+
+class _BadTrace(Exception):
+    """A trace file that does not follow the trace schema; the message says where."""
+
+
+def _text(v: object, where: str, optional: bool = False) -> None:
+    if v is None and optional:
+        return
+    if not isinstance(v, str):
+        raise _BadTrace(f"{where}: expected a string{' or null' if optional else ''},"
+                        f" found {_json_kind(v)}")
+    if len(v) > MAX_TRACE_TEXT:
+        raise _BadTrace(f"{where}: a string longer than {MAX_TRACE_TEXT} characters")
+
+
+def _whole(v: object, where: str, optional: bool = False) -> None:
+    if v is None and optional:
+        return
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise _BadTrace(f"{where}: expected an integer{' or null' if optional else ''},"
+                        f" found {_json_kind(v)}")
+    if abs(v) >= 10**9:
+        raise _BadTrace(f"{where}: {v} is out of range")
+
+
+def _time_value(v: object, where: str) -> None:
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = str(v)
+    if not isinstance(v, str):
+        raise _BadTrace(f"{where}: expected a number written as a string (\"7.5\", \"15/2\"),"
+                        f" found {_json_kind(v)}")
+    try:
+        parse_number(v)
+    except ValueError as exc:
+        raise _BadTrace(f"{where}: {exc}") from None
+
+
+def _scalar(v: object, where: str) -> None:
+    if v is None or isinstance(v, bool):
+        return
+    if isinstance(v, str):
+        _text(v, where)
+    elif isinstance(v, int):
+        _whole(v, where)
+    else:
+        raise _BadTrace(f"{where}: expected a value (string, integer, boolean or null),"
+                        f" found {_json_kind(v)}")
+
+
+def _json_kind(v: object) -> str:
+    """How a JSON value is called in a message."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "a list"
+    return "an object"
+
+
+def _members(v: object, where: str, required: Sequence[str]) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise _BadTrace(f"{where}: expected an object, found {_json_kind(v)}")
+    for key in required:
+        if key not in v:
+            raise _BadTrace(f"{where}: missing `{key}`")
+    return v
+
+
+def _list(v: object, where: str, limit: int) -> list[Any]:
+    if not isinstance(v, list):
+        raise _BadTrace(f"{where}: expected a list, found {_json_kind(v)}")
+    if len(v) > limit:
+        raise _BadTrace(f"{where}: more than {limit} entries")
+    return v
+
+
+def validate_trace(data: object) -> None:
+    """Check that ``data`` (a parsed JSON file) is a kvrace trace, as written by
+    ``check --trace``, with every value of the type and size ``draw`` expects.
+
+    Raises :class:`_BadTrace` naming the first offending place
+    (``states[3].#meta.event``)."""
+    if isinstance(data, dict) and "verdict" in data and "#meta" not in data:
+        raise _BadTrace("this is the output of `kvrace check --json`, not a trace file;"
+                        " write the trace with `kvrace check --trace FILE`")
+    top = _members(data, "the file", ["#meta", "vars", "states"])
+    meta = _members(top["#meta"], "#meta", ["model", "actors"])
+    _text(meta["model"], "#meta.model")
+    for i, a in enumerate(_list(meta["actors"], "#meta.actors", 1000)):
+        _text(a, f"#meta.actors[{i}]")
+    for key in ("source", "verdict"):
+        if key in meta:
+            _text(meta[key], f"#meta.{key}")
+    for key in ("property", "message"):
+        if key in meta:
+            _text(meta[key], f"#meta.{key}", optional=True)
+    params = _members(meta.get("params", {}), "#meta.params", [])
+    if len(params) > 1000:
+        raise _BadTrace("#meta.params: more than 1000 entries")
+    for k, v in params.items():
+        _time_value(v, f"#meta.params.{k}")
+    names = _list(top["vars"], "vars", 65_536)
+    for i, n in enumerate(names):
+        _text(n, f"vars[{i}]")
+    states = _list(top["states"], "states", MAX_TRACE_STEPS)
+    if not states:
+        raise _BadTrace("states: a trace has at least one state")
+    for i, raw in enumerate(states):
+        where = f"states[{i}]"
+        st = _members(raw, where, ["#meta", *names])
+        m = _members(st["#meta"], f"{where}.#meta", ["index", "label"])
+        _whole(m["index"], f"{where}.#meta.index")
+        _whole(m.get("receives"), f"{where}.#meta.receives", optional=True)
+        _text(m["label"], f"{where}.#meta.label")
+        for key in ("actor", "event", "failure"):
+            _text(m.get(key), f"{where}.#meta.{key}", optional=True)
+        for j, a in enumerate(_list(m.get("args", []), f"{where}.#meta.args", 100)):
+            _text(a, f"{where}.#meta.args[{j}]")
+        if "time" in m:
+            _time_value(m["time"], f"{where}.#meta.time")
+        for n in names:
+            v = st[n]
+            if not isinstance(v, dict):
+                _scalar(v, f"{where}.{n}")
+                continue
+            entries = _list(_members(v, f"{where}.{n}", ["#map"])["#map"], f"{where}.{n}",
+                            65_536)
+            for j, entry in enumerate(entries):
+                at = f"{where}.{n}[{j}]"
+                if not isinstance(entry, list) or len(entry) != 2:
+                    raise _BadTrace(f"{at}: expected a [key, value] pair")
+                key, value = entry
+                if isinstance(key, dict):
+                    parts = _list(_members(key, at, ["#tup"])["#tup"], at, 100)
+                    for part in parts:
+                        _scalar(part, at)
+                else:
+                    _scalar(key, at)
+                _scalar(value, at)
+
+
 def cmd_draw(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.model import trace as tr
 
     try:
-        with open(args.trace, encoding="utf-8") as f:
-            data = json.load(f)
+        with open(args.trace, "rb") as f:
+            raw = f.read(MAX_TRACE_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(f"{args.trace}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{args.trace}: not a JSON trace ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"{args.trace}: cannot read it ({exc.strerror or exc})") from None
+    if len(raw) > MAX_TRACE_BYTES:
+        raise UsageError(f"{args.trace}: larger than {MAX_TRACE_BYTES // 2**20} MiB;"
+                         " not a trace written by `kvrace check --trace`")
     try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{args.trace}: not a JSON trace (not UTF-8 text)") from None
+    except RecursionError:
+        raise UsageError(f"{args.trace}: not a JSON trace (nested too deeply)") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer too long to read
+        raise UsageError(f"{args.trace}: not a JSON trace ({_short(exc)})") from None
+    try:
+        validate_trace(data)
         trace = tr.from_itf(data)
+    except _BadTrace as exc:
+        raise UsageError(f"{args.trace}: not a kvrace trace: {exc}") from None
     except tr.TraceFormatError as exc:
         raise UsageError(f"{args.trace}: {exc}") from None
     note = _draw(trace, args.output)
@@ -701,22 +914,78 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _short(exc: BaseException, width: int = 200) -> str:
+    """An exception as one short line for a message."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+_SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: the run ends with exit code 128 + the signal number.
+
+    A BaseException, like KeyboardInterrupt, so that no ``except Exception`` in
+    an engine can swallow it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(_SIGNAL_NAMES.get(signal.Signals(signum), f"signal {signum}"))
+        self.signum = signum
+
+
+class _Explored:
+    """The last statistics an engine reported, for the line printed on an interrupt."""
+
+    stats: Stats | None = None
+
+
+def _interrupted_line(command: str, signum: int) -> str:
+    name = _SIGNAL_NAMES.get(signal.Signals(signum), f"signal {signum}")
+    what = {"check": "no verdict", "prove": "nothing is proved",
+            "synth": "no safe region is claimed"}.get(command, "stopped")
+    line = f"kvrace {command}: interrupted by {name}; {what}"
+    st = _Explored.stats
+    if st is not None:
+        line += (f" (explored {st.states} states, {st.zones} zones in {st.seconds:.1f} s"
+                 " before the interrupt)")
+    return line
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
-    """Run the command line; returns the exit code instead of exiting."""
-    out = stdout if stdout is not None else sys.stdout
-    err = stderr if stderr is not None else sys.stderr
+    """Run the command line; returns the exit code instead of exiting.
+
+    Output goes through :class:`_Output`: control characters coming from a spec
+    are replaced, and a closed or full stdout is reported on stderr as a warning
+    while the exit code stays the verdict's.
+    """
+    out = _Output(stdout if stdout is not None else sys.stdout)
+    err = _Output(stderr if stderr is not None else sys.stderr)
+    code = _run(argv, out, err)
+    out.flush()
+    if out.error is not None and not isinstance(out.error, BrokenPipeError):
+        err.write(f"kvrace: warning: the output could not be written ({_short(out.error)});"
+                  f" exit code {code} is the result\n")
+    err.flush()
+    return code
+
+
+def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
     parser = _build_parser()
+    command = "kvrace"
+    _Explored.stats = None
     try:
         args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
         if args.command is None:
             parser.print_help(out)
             return EXIT_BAD_INPUT
+        command = args.command
         handler = {
             "lint": cmd_lint, "show": cmd_show, "check": cmd_check, "prove": cmd_prove,
             "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph,
         }[args.command]
-        return handler(args, out, err)
+        return handler(args, out, err)  # type: ignore[arg-type]
     except UsageError as e:
         err.write(f"{e}\n")
         return EXIT_BAD_INPUT
@@ -733,45 +1002,126 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     except RecursionError:
         err.write("kvrace: the spec is nested too deeply to process\n")
         return EXIT_BAD_INPUT
+    except Interrupted as e:
+        err.write(_interrupted_line(command, e.signum) + "\n")
+        return 128 + e.signum
+    except KeyboardInterrupt:
+        err.write(_interrupted_line(command, signal.SIGINT) + "\n")
+        return EXIT_SIGINT
+    except MemoryError:
+        err.write(f"kvrace {command}: out of memory; no verdict (use --max-memory to stop"
+                  " cleanly, as inconclusive)\n")
+        return EXIT_INTERNAL
+    except Exception as exc:  # the last line of defence: never a traceback
+        err.write(f"kvrace {command}: internal error: {type(exc).__name__}: {_short(exc)}\n"
+                  "  this is a bug in kvrace, not a verdict; please report it with the"
+                  " command and the spec\n")
+        return EXIT_INTERNAL
 
 
-class _PipeSafe:
-    """stdout that stops writing, silently, once the reader has gone (``| head``)."""
+class _Output:
+    """A text stream for the command's output.
 
-    def __init__(self, stream: TextIO) -> None:
+    Control characters other than newline and tab are replaced (U+FFFD), so an
+    assert message cannot send terminal escapes; JSON output is unaffected
+    (json escapes them).  A write that fails — stdout closed, a reader gone
+    (``| head``), a full disk — is remembered in :attr:`error` and later writes
+    are dropped: the command still runs to its verdict and exit code.
+    """
+
+    def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
-        self.broken = False
+        self.error: BaseException | None = None if stream is not None else OSError(
+            "the stream is closed")
 
     def write(self, text: str) -> int:
-        if not self.broken:
+        """Write ``text`` without its control characters."""
+        return self.raw_write(printable(text))
+
+    def raw_write(self, text: str) -> int:
+        """Write ``text`` as it is (the progress line's own terminal codes)."""
+        if self.error is None and self.stream is not None:
             try:
                 self.stream.write(text)
-            except BrokenPipeError:
-                self.broken = True
+            except (OSError, ValueError) as exc:  # ValueError: the file was closed
+                self.error = exc
         return len(text)
 
     def flush(self) -> None:
-        if not self.broken:
+        """Flush the stream, remembering a failure."""
+        if self.error is None and self.stream is not None:
             try:
                 self.stream.flush()
-            except BrokenPipeError:
-                self.broken = True
+            except (OSError, ValueError) as exc:
+                self.error = exc
 
     def isatty(self) -> bool:
-        return self.stream.isatty()
+        """Whether the stream is a terminal."""
+        try:
+            return self.stream is not None and self.error is None and self.stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+
+class _SignalWatcher:
+    """Turns SIGINT and SIGTERM into :class:`Interrupted` in the main thread.
+
+    Python runs signal handlers only between bytecodes, so a long Z3 query would
+    delay them: a wakeup file descriptor tells a watcher thread that a signal
+    arrived, and the thread stops the running query
+    (:func:`checker.smt.interrupt_solvers`); the handler then raises in the main
+    thread.  A second signal while the first is being reported is ignored.
+    """
+
+    def __init__(self) -> None:
+        self.fired = False
+        self.reader, writer = socket.socketpair()
+        writer.setblocking(False)
+        self.writer = writer
+        signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self.handle)
+        threading.Thread(target=self.watch, name="kvrace-signals", daemon=True).start()
+
+    def handle(self, signum: int, frame: object) -> None:
+        """The Python-level handler: raise once, in the main thread."""
+        if self.fired:
+            return
+        self.fired = True
+        raise Interrupted(signum)
+
+    def watch(self) -> None:
+        """The watcher thread: on every signal, stop the solver query in progress."""
+        while True:
+            try:
+                data = self.reader.recv(64)
+            except OSError:
+                return
+            if not data:
+                return
+            smt = sys.modules.get("checker.smt")
+            if smt is not None:
+                # Best effort: the Python handler raises in the main thread anyway.
+                with contextlib.suppress(Exception):
+                    smt.interrupt_solvers()
 
 
 def entry_point() -> None:
     """Console-script entry: ``kvrace``."""
-    out = _PipeSafe(sys.stdout)
     try:
-        code = main(None, out, sys.stderr)  # type: ignore[arg-type]
-        out.flush()
+        _SignalWatcher()
+        code = main(None, sys.stdout, sys.stderr)
+    except Interrupted as e:  # before or after main's own handling
+        code = 128 + e.signum
     except KeyboardInterrupt:
-        sys.stderr.write("kvrace: interrupted\n")
-        code = 130
-    if out.broken:
-        # Keep Python from complaining about the closed pipe at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        code = EXIT_SIGINT
+    if sys.stdout is not None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        # Keep Python from complaining about a closed pipe or a full disk at exit.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
     sys.exit(code)
