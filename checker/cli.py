@@ -5,7 +5,14 @@ Exit codes (the same for every subcommand):
 * 0 — the spec is fine / every property holds / proved;
 * 1 — a violation was found (with its trace);
 * 2 — bad input or usage: a broken spec, an unknown parameter, a missing file;
-* 3 — inconclusive: a limit was hit (states, time, memory) or the solver said unknown.
+* 3 — inconclusive: a limit was hit (states, time, memory) or the solver said unknown;
+* 70 — internal error: an exception escaped (a bug in kvrace) or memory ran out; never
+  a verdict;
+* 130 / 143 — interrupted by SIGINT (Ctrl-C) / SIGTERM; one line says so.
+
+The verdict is printed first.  A side output that fails afterwards (``--trace``,
+``--diagram``, a closed or full stdout) is a warning on stderr; the exit code
+stays the verdict's.
 """
 
 from __future__ import annotations
@@ -49,7 +56,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="kvrace",
         description="Model checking of release protocols for remotely written memory.",
-        epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive",
+        epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive,"
+        " 70 internal error, 130 SIGINT, 143 SIGTERM",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     lint = sub.add_parser("lint", help="check specs for errors; print diagnostics")
@@ -947,8 +955,8 @@ def _interrupted_line(command: str, signum: int) -> str:
     line = f"kvrace {command}: interrupted by {name}; {what}"
     st = _Explored.stats
     if st is not None:
-        line += (f" (explored {st.states} states, {st.zones} zones in {st.seconds:.1f} s"
-                 " before the interrupt)")
+        line += (f" (had explored at least {st.states} states, {st.zones} zones in"
+                 f" {st.seconds:.1f} s)")
     return line
 
 
@@ -1070,7 +1078,8 @@ class _SignalWatcher:
     delay them: a wakeup file descriptor tells a watcher thread that a signal
     arrived, and the thread stops the running query
     (:func:`checker.smt.interrupt_solvers`); the handler then raises in the main
-    thread.  A second signal while the first is being reported is ignored.
+    thread.  A second signal while the first is being reported is ignored, and so
+    is a signal the process was started ignoring (``nohup``, a background job).
     """
 
     def __init__(self) -> None:
@@ -1080,7 +1089,8 @@ class _SignalWatcher:
         self.writer = writer
         signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
         for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, self.handle)
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored stays ignored
+                signal.signal(signum, self.handle)
         threading.Thread(target=self.watch, name="kvrace-signals", daemon=True).start()
 
     def handle(self, signum: int, frame: object) -> None:
@@ -1106,15 +1116,28 @@ class _SignalWatcher:
                     smt.interrupt_solvers()
 
 
-def entry_point() -> None:
-    """Console-script entry: ``kvrace``."""
+def _command_of(argv: Sequence[str]) -> str:
+    """The subcommand named on the command line, for messages printed before parsing."""
+    commands = ("lint", "show", "check", "prove", "synth", "draw", "graph")
+    return next((a for a in argv if a in commands), "kvrace")
+
+
+def entry_point(early_signals: Sequence[int] = ()) -> None:
+    """Console-script entry: ``kvrace``.
+
+    ``early_signals`` are signals caught while the program was starting (see
+    ``checker/__main__.py``): the run ends at once as interrupted.
+    """
     try:
         _SignalWatcher()
+        if early_signals:
+            raise Interrupted(early_signals[0])
         code = main(None, sys.stdout, sys.stderr)
-    except Interrupted as e:  # before or after main's own handling
-        code = 128 + e.signum
-    except KeyboardInterrupt:
-        code = EXIT_SIGINT
+    except (Interrupted, KeyboardInterrupt) as e:  # outside main's own handling
+        signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            sys.stderr.write(_interrupted_line(_command_of(sys.argv[1:]), signum) + "\n")
+        code = 128 + signum
     if sys.stdout is not None:
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
