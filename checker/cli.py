@@ -971,6 +971,13 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     out = _Output(stdout if stdout is not None else sys.stdout)
     err = _Output(stderr if stderr is not None else sys.stderr)
     code = _run(argv, out, err)
+    watcher = _SignalWatcher.active
+    if watcher is not None and watcher.received is not None and code != 128 + watcher.received:
+        # The signal's exception was swallowed (Z3 was cancelled, or it was raised in a
+        # destructor): whatever the command concluded from that, it was interrupted.
+        watcher.reporting = True
+        err.write(_interrupted_line(_command_of(argv or sys.argv[1:]), watcher.received) + "\n")
+        code = 128 + watcher.received
     out.flush()
     if out.error is not None and not isinstance(out.error, BrokenPipeError):
         err.write(f"kvrace: warning: the output could not be written ({_short(out.error)});"
@@ -1011,6 +1018,8 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
         err.write("kvrace: the spec is nested too deeply to process\n")
         return EXIT_BAD_INPUT
     except Interrupted as e:
+        if _SignalWatcher.active is not None:
+            _SignalWatcher.active.reporting = True
         err.write(_interrupted_line(command, e.signum) + "\n")
         return 128 + e.signum
     except KeyboardInterrupt:
@@ -1082,8 +1091,14 @@ class _SignalWatcher:
     is a signal the process was started ignoring (``nohup``, a background job).
     """
 
+    active: _SignalWatcher | None = None
+    """The watcher of this process, once installed."""
+
     def __init__(self) -> None:
-        self.fired = False
+        self.received: int | None = None
+        """The first signal received."""
+        self.reporting = False
+        """Set while the interrupt is being reported: later signals are ignored."""
         self.reader, writer = socket.socketpair()
         writer.setblocking(False)
         self.writer = writer
@@ -1091,14 +1106,25 @@ class _SignalWatcher:
         for signum in (signal.SIGINT, signal.SIGTERM):
             if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored stays ignored
                 signal.signal(signum, self.handle)
+        self.default_hook = sys.unraisablehook
+        sys.unraisablehook = self.unraisable
         threading.Thread(target=self.watch, name="kvrace-signals", daemon=True).start()
+        _SignalWatcher.active = self
 
     def handle(self, signum: int, frame: object) -> None:
-        """The Python-level handler: raise once, in the main thread."""
-        if self.fired:
+        """The Python-level handler: raise in the main thread until it is reported."""
+        if self.received is None:
+            self.received = signum
+        if not self.reporting:
+            raise Interrupted(self.received)
+
+    def unraisable(self, info: Any) -> None:
+        """An :class:`Interrupted` raised where Python cannot propagate it (a destructor)
+        is raised again, by re-sending the signal, in ordinary code; it is not printed."""
+        if isinstance(info.exc_value, Interrupted):
+            signal.raise_signal(info.exc_value.signum)
             return
-        self.fired = True
-        raise Interrupted(signum)
+        self.default_hook(info)
 
     def watch(self) -> None:
         """The watcher thread: on every signal, stop the solver query in progress."""
