@@ -17,6 +17,7 @@ stays the verdict's.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import contextlib
 import json
@@ -27,6 +28,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, TextIO
@@ -972,7 +974,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     err = _Output(stderr if stderr is not None else sys.stderr)
     code = _run(argv, out, err)
     watcher = _SignalWatcher.active
-    if watcher is not None and watcher.received is not None and code != 128 + watcher.received:
+    if watcher is not None and watcher.received is not None and not watcher.reporting:
         # The signal's exception was swallowed (Z3 was cancelled, or it was raised in a
         # destructor): whatever the command concluded from that, it was interrupted.
         watcher.reporting = True
@@ -1030,6 +1032,11 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
                   " cleanly, as inconclusive)\n")
         return EXIT_INTERNAL
     except Exception as exc:  # the last line of defence: never a traceback
+        watcher = _SignalWatcher.active
+        if watcher is not None and watcher.received is not None:
+            # e.g. ctypes.ArgumentError wrapping the interrupt raised in a Z3 call:
+            # main() reports the interrupt.
+            return 128 + watcher.received
         err.write(f"kvrace {command}: internal error: {type(exc).__name__}: {_short(exc)}\n"
                   "  this is a bug in kvrace, not a verdict; please report it with the"
                   " command and the spec\n")
@@ -1120,26 +1127,61 @@ class _SignalWatcher:
 
     def unraisable(self, info: Any) -> None:
         """An :class:`Interrupted` raised where Python cannot propagate it (a destructor)
-        is raised again, by re-sending the signal, in ordinary code; it is not printed."""
+        is not printed; the watcher thread raises it again in ordinary code."""
         if isinstance(info.exc_value, Interrupted):
-            signal.raise_signal(info.exc_value.signum)
-            return
+            return  # the watcher thread raises it again
         self.default_hook(info)
 
     def watch(self) -> None:
-        """The watcher thread: on every signal, stop the solver query in progress."""
+        """The watcher thread: on a signal, stop the solver query in progress; then,
+        until the main thread reports the interrupt, raise it there again every
+        :data:`RETRY` seconds (in case the exception was swallowed: by ctypes, a
+        destructor, a library's ``except``), and after :data:`DEADLINE` seconds end
+        the process with the interrupt's exit code whatever it is doing."""
+        first: float | None = None
+        signum: int = signal.SIGINT
         while True:
+            self.reader.settimeout(None if first is None else self.RETRY)
             try:
                 data = self.reader.recv(64)
+            except TimeoutError:
+                data = None
             except OSError:
                 return
-            if not data:
+            if data == b"":
                 return
-            smt = sys.modules.get("checker.smt")
-            if smt is not None:
-                # Best effort: the Python handler raises in the main thread anyway.
-                with contextlib.suppress(Exception):
-                    smt.interrupt_solvers()
+            if data:
+                signum = self.received or data[0]
+                if first is None:
+                    first = time.monotonic()
+            self.stop_solvers()
+            if first is None:
+                continue
+            if time.monotonic() - first > self.DEADLINE:
+                with contextlib.suppress(OSError):
+                    os.write(2, f"kvrace: interrupted by {_signal_name(signum)}; stopped\n"
+                             .encode())
+                os._exit(128 + signum)
+            if not self.reporting:
+                _thread.interrupt_main(signal.Signals(signum))
+
+    RETRY = 0.2
+    """Seconds between two attempts to raise the interrupt in the main thread."""
+    DEADLINE = 3.0
+    """Seconds after the first signal at which the process is ended regardless."""
+
+    @staticmethod
+    def stop_solvers() -> None:
+        """Stop the Z3 query in progress, if Z3 is in use (best effort)."""
+        smt = sys.modules.get("checker.smt")
+        if smt is not None:
+            with contextlib.suppress(Exception):
+                smt.interrupt_solvers()
+
+
+def _signal_name(signum: int) -> str:
+    """``SIGINT``, ``SIGTERM``, or ``signal N``."""
+    return _SIGNAL_NAMES.get(signal.Signals(signum), f"signal {signum}")
 
 
 def _command_of(argv: Sequence[str]) -> str:
