@@ -1128,8 +1128,10 @@ class _SignalWatcher:
     def unraisable(self, info: Any) -> None:
         """An :class:`Interrupted` raised where Python cannot propagate it (a destructor)
         is not printed; the watcher thread raises it again in ordinary code."""
-        if isinstance(info.exc_value, Interrupted):
-            return  # the watcher thread raises it again
+        if isinstance(info.exc_value, Interrupted) or self.received is not None:
+            # The watcher raises the interrupt again; and after an interrupt, objects
+            # it left half-built (a Z3 solver) may fail in their destructors: noise.
+            return
         self.default_hook(info)
 
     def watch(self) -> None:
