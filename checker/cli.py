@@ -5,25 +5,44 @@ Exit codes (the same for every subcommand):
 * 0 — the spec is fine / every property holds / proved;
 * 1 — a violation was found (with its trace);
 * 2 — bad input or usage: a broken spec, an unknown parameter, a missing file;
-* 3 — inconclusive: a limit was hit (states, time, memory) or the solver said unknown.
+* 3 — inconclusive: a limit was hit (states, time, memory) or the solver said unknown;
+* 70 — internal error: an exception escaped (a bug in kvrace) or memory ran out; never
+  a verdict;
+* 130 / 143 — interrupted by SIGINT (Ctrl-C) / SIGTERM; one line says so.
+
+The verdict is printed first.  A side output that fails afterwards (``--trace``,
+``--diagram``, a closed or full stdout) is a warning on stderr; the exit code
+stays the verdict's.
 """
 
 from __future__ import annotations
 
+import _thread
 import argparse
+import contextlib
 import json
+import math
 import os
+import re
+import signal
+import socket
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, TextIO
 
-from checker.diagnostics import SpecError
+from checker.diagnostics import SpecError, printable
 from checker.explorer import Limits, Options, Stats
 from checker.model import ir
 from checker.model.interface import ModelRuntimeError, Undecided
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT_INTERNAL = 70
+"""An internal error (a bug in kvrace, or out of memory): never a verdict."""
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+"""Interrupted by SIGINT (Ctrl-C) or SIGTERM: 128 + the signal number."""
 
 
 class UsageError(Exception):
@@ -39,7 +58,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="kvrace",
         description="Model checking of release protocols for remotely written memory.",
-        epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive",
+        epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive,"
+        " 70 internal error, 130 SIGINT, 143 SIGTERM",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     lint = sub.add_parser("lint", help="check specs for errors; print diagnostics")
@@ -81,8 +101,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help='linear constraint(s) on parameters, e.g. "T_hold > T_prop + T_flight"')
     _add_free_args(prove)
     prove.add_argument("--json", action="store_true", help="print the result as JSON")
-    prove.add_argument("--max-states", type=int, metavar="N")
-    prove.add_argument("--timeout", type=float, metavar="SECONDS")
+    _add_limit_args(prove)
     prove.add_argument("--no-deadlock", action="store_true",
                        help="do not require deadlock freedom")
 
@@ -100,8 +119,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_free_args(synth)
     synth.add_argument("--json", action="store_true",
                        help="print the result as JSON, with the region in SMT-LIB")
-    synth.add_argument("--max-states", type=int, metavar="N")
-    synth.add_argument("--timeout", type=float, metavar="SECONDS")
+    _add_limit_args(synth)
     synth.add_argument("--no-deadlock", action="store_true",
                        help="leave deadlock freedom out of the region")
 
@@ -115,7 +133,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_param_args(graph)
     graph.add_argument("-o", "--output", required=True, metavar="FILE",
                        help="output file: .dot, .svg, .png or .pdf")
-    graph.add_argument("--max-nodes", type=int, default=300, metavar="N",
+    graph.add_argument("--max-nodes", type=positive_int, default=300, metavar="N",
                        help="refuse to draw more symbolic states than this (default 300)")
     graph.add_argument("--zones", action="store_true", help="print each node's zone")
     graph.add_argument("--no-symmetry", action="store_true")
@@ -134,13 +152,40 @@ def _add_param_args(p: argparse.ArgumentParser) -> None:
                    help="set a timing parameter (repeatable); others keep their defaults")
 
 
+def positive_int(text: str) -> int:
+    """An option value that counts something: a whole number, at least 1."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {_clip(text)}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {_clip(text)}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A time limit: a finite number of seconds, more than 0."""
+    try:
+        value = float(parse_number(text))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, got {_clip(text)}") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {_clip(text)}")
+    return value
+
+
+def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument("--max-states", type=positive_int, metavar="N",
+                   help="stop (inconclusive) after storing N symbolic states")
+    p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                   help="stop (inconclusive) after this many seconds")
+
+
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
-    g.add_argument("--max-states", type=int, metavar="N",
-                   help="stop (inconclusive) after storing N symbolic states")
-    g.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="stop (inconclusive) after this many seconds")
-    g.add_argument("--max-memory", type=int, metavar="MIB",
+    _add_limit_args(g)
+    g.add_argument("--max-memory", type=positive_int, metavar="MIB",
                    help="stop (inconclusive) when the process uses more memory")
     g.add_argument("--dfs", action="store_true",
                    help="depth-first search (traces are then not the shortest)")
@@ -152,15 +197,48 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--quiet", "-q", action="store_true", help="no progress line")
 
 
+_NUMBER = re.compile(
+    r"(?P<sign>[+-]?)(?P<mant>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?"
+    r"|(?P<num>[+-]?\d+)/(?P<den>\d+)"
+)
+
+
+def parse_number(text: str) -> Fraction:
+    """A command-line number: decimal (``7.5``, ``1e3``) or fraction (``15/2``).
+
+    Like a spec's literals it has at most ``MAX_NUMBER_DIGITS`` digits, and an
+    exponent of at most that size, so no value can make kvrace compute for ever
+    (``1e99999999999``).  Raises ValueError with a message for the user.
+    """
+    from checker.language.syntax import MAX_NUMBER_DIGITS
+
+    m = _NUMBER.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"{text!r} is not a number (write e.g. 7, 7.5, 15/2 or 1e3)")
+    if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"{_clip(text)} has more than {MAX_NUMBER_DIGITS} digits")
+    if m.group("exp") is not None and abs(int(m.group("exp"))) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"{_clip(text)}: the exponent is outside"
+                         f" [-{MAX_NUMBER_DIGITS}, {MAX_NUMBER_DIGITS}]")
+    if m.group("den") is not None and int(m.group("den")) == 0:
+        raise ValueError(f"{_clip(text)} divides by zero")
+    return Fraction(text.strip())
+
+
+def _clip(text: str, width: int = 40) -> str:
+    """``text`` quoted, shortened to about ``width`` characters for a message."""
+    return repr(text if len(text) <= width else text[:width] + "...")
+
+
 def parse_param(text: str) -> tuple[str, Fraction]:
     """``NAME=VALUE`` with a decimal or fractional value."""
     if "=" not in text:
-        raise UsageError(f"--param expects NAME=VALUE, got {text!r}")
+        raise UsageError(f"--param expects NAME=VALUE, got {_clip(text)}")
     name, _, value = text.partition("=")
     try:
-        return name.strip(), Fraction(value.strip())
-    except (ValueError, ZeroDivisionError):
-        raise UsageError(f"--param {name}: {value!r} is not a number") from None
+        return name.strip(), parse_number(value)
+    except ValueError as exc:
+        raise UsageError(f"--param {name.strip()}: {exc}") from None
 
 
 class _BadSpec(Exception):
@@ -271,17 +349,26 @@ def _limits(args: argparse.Namespace) -> Limits:
     return Limits(args.max_states, args.timeout, args.max_memory)
 
 
-def _progress(err: TextIO, quiet: bool) -> Callable[[Stats], None] | None:
-    if quiet or not err.isatty():
-        return None
+def _progress(err: TextIO, quiet: bool) -> Callable[[Stats], None]:
+    """The engine's progress callback: remembers the statistics (for the line printed
+    on an interrupt) and shows them on stderr when it is a terminal."""
+    show = not quiet and err.isatty()
+    raw = getattr(err, "raw_write", err.write)
 
-    def show(st: Stats) -> None:
-        rate = st.zones / st.seconds if st.seconds else 0.0
-        err.write(f"\r  {st.zones} zones, {st.states} states, depth {st.depth},"
-                  f" {st.queued} queued, {rate:,.0f} zones/s   ")
-        err.flush()
+    def report(st: Stats) -> None:
+        _Explored.stats = st
+        if show:
+            rate = st.zones / st.seconds if st.seconds else 0.0
+            raw(f"\r  {st.zones} zones, {st.states} states, depth {st.depth},"
+                f" {st.queued} queued, {rate:,.0f} zones/s   ")
+            err.flush()
 
-    return show
+    return report
+
+
+def _shows_progress(err: TextIO, quiet: bool) -> bool:
+    """Whether the progress line is drawn (and must be erased at the end)."""
+    return not quiet and err.isatty()
 
 
 def _options(args: argparse.Namespace, err: TextIO) -> Options:
@@ -324,6 +411,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = _load(args.spec)
     params = _params(args)
     limits = _limits(args)
+    if args.diagram:
+        _check_diagram_path(args.diagram)
     options = _options(args, err)
     try:
         outcome = api.check(spec, params, limits=limits, options=options)
@@ -331,26 +420,14 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"{args.spec}: error[KVR400]: {e}\n")
         return EXIT_BAD_INPUT
     finally:
-        if options.progress is not None:
-            err.write("\r\033[K")
+        if _shows_progress(err, args.quiet):
+            getattr(err, "raw_write", err.write)("\r\033[K")
     code = {api.HOLDS: EXIT_OK, api.VIOLATED: EXIT_VIOLATION,
             api.INCONCLUSIVE: EXIT_INCONCLUSIVE, api.ERROR: EXIT_BAD_INPUT}[outcome.verdict]
     explanation = None
     if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
         explanation = api.explain(outcome)
-    notes: list[str] = []
-    if args.trace:
-        if outcome.trace is None:
-            notes.append("no trace file: there is no counterexample")
-        else:
-            _write_json(args.trace, tr.to_itf(outcome.trace))
-            notes.append(f"wrote {args.trace}")
-    diagram_note = None
-    if args.diagram:
-        if outcome.trace is None:
-            diagram_note = "no diagram: there is no counterexample to draw"
-        else:
-            diagram_note = _draw(outcome.trace, args.diagram)
+    # The verdict first: no failure of a side output below can lose or change it.
     if args.json:
         doc: dict[str, object] = {
             "spec": args.spec, "model": spec.name,
@@ -375,11 +452,37 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if explanation is not None:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
         out.write("\n" + stats_line(outcome.stats) + "\n")
-    if diagram_note:
-        notes.append(diagram_note)
-    for note in notes:
-        err.write(note + "\n")
+    out.flush()
+    trace = outcome.trace
+    if args.trace:
+        if trace is None:
+            err.write("no trace file: there is no counterexample\n")
+        else:
+            _side_output(err, args.trace, lambda: _write_json(args.trace, tr.to_itf(trace)))
+    if args.diagram:
+        if trace is None:
+            err.write("no diagram: there is no counterexample to draw\n")
+        else:
+            _side_output(err, args.diagram, lambda: _draw(trace, args.diagram))
     return code
+
+
+def _side_output(err: TextIO, path: str, write: Callable[[], str | None]) -> None:
+    """Write a side output (a trace file, a diagram) after the verdict was printed.
+
+    ``write`` returns what to tell the user (``wrote FILE``).  If it fails, for
+    any reason, the failure is a warning on stderr and the exit code stays the
+    verdict's: a side output can never lose or change a verdict.
+    """
+    try:
+        note = write()
+    except UsageError as exc:
+        note = f"kvrace: warning: {exc}; the verdict above stands"
+    except Exception as exc:  # any failure of a side output is a warning
+        note = (f"kvrace: warning: could not write {path} ({_short(exc)}); the verdict above"
+                " stands")
+    if note:
+        err.write(note + "\n")
 
 
 def _verdict_text(outcome: Any) -> str:
@@ -394,13 +497,26 @@ def _verdict_text(outcome: Any) -> str:
     return f"MODEL ERROR: {outcome.message}"
 
 
-def _write_json(path: str, doc: object) -> None:
+def _write_json(path: str, doc: object) -> str:
+    """Write ``doc`` to ``path`` as JSON; returns the note for the user."""
     try:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=2)
             f.write("\n")
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return f"wrote {path}"
+
+
+def _check_diagram_path(path: str) -> None:
+    """Refuse, before any work, a diagram file whose format kvrace cannot write."""
+    from checker import render
+
+    suffix = os.path.splitext(path)[1]
+    if suffix.lower() not in render.FORMATS:
+        shown = f"'{suffix}'" if suffix else "no extension"
+        raise UsageError(f"cannot write a diagram to {path}: unknown format ({shown});"
+                         " use .dot, .svg, .png or .pdf")
 
 
 def _draw(trace: Any, path: str) -> str:
@@ -605,18 +721,185 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
+MAX_TRACE_BYTES = 16 * 2**20
+"""Largest trace file ``draw`` reads."""
+MAX_TRACE_STEPS = 2000
+"""Most steps ``draw`` draws (a shortest counterexample has tens)."""
+MAX_TRACE_TEXT = 4000
+"""Longest string in a trace file (names, labels, assert messages)."""
+
+
+class _BadTrace(Exception):
+    """A trace file that does not follow the trace schema; the message says where."""
+
+
+def _text(v: object, where: str, optional: bool = False) -> None:
+    if v is None and optional:
+        return
+    if not isinstance(v, str):
+        raise _BadTrace(f"{where}: expected a string{' or null' if optional else ''},"
+                        f" found {_json_kind(v)}")
+    if len(v) > MAX_TRACE_TEXT:
+        raise _BadTrace(f"{where}: a string longer than {MAX_TRACE_TEXT} characters")
+
+
+def _whole(v: object, where: str, optional: bool = False) -> None:
+    if v is None and optional:
+        return
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise _BadTrace(f"{where}: expected an integer{' or null' if optional else ''},"
+                        f" found {_json_kind(v)}")
+    if abs(v) >= 10**9:
+        raise _BadTrace(f"{where}: {v} is out of range")
+
+
+def _time_value(v: object, where: str) -> None:
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = str(v)
+    if not isinstance(v, str):
+        raise _BadTrace(f"{where}: expected a number written as a string (\"7.5\", \"15/2\"),"
+                        f" found {_json_kind(v)}")
+    try:
+        parse_number(v)
+    except ValueError as exc:
+        raise _BadTrace(f"{where}: {exc}") from None
+
+
+def _scalar(v: object, where: str) -> None:
+    if v is None or isinstance(v, bool):
+        return
+    if isinstance(v, str):
+        _text(v, where)
+    elif isinstance(v, int):
+        _whole(v, where)
+    else:
+        raise _BadTrace(f"{where}: expected a value (string, integer, boolean or null),"
+                        f" found {_json_kind(v)}")
+
+
+def _json_kind(v: object) -> str:
+    """How a JSON value is called in a message."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "a list"
+    return "an object"
+
+
+def _members(v: object, where: str, required: Sequence[str]) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise _BadTrace(f"{where}: expected an object, found {_json_kind(v)}")
+    for key in required:
+        if key not in v:
+            raise _BadTrace(f"{where}: missing `{key}`")
+    return v
+
+
+def _list(v: object, where: str, limit: int) -> list[Any]:
+    if not isinstance(v, list):
+        raise _BadTrace(f"{where}: expected a list, found {_json_kind(v)}")
+    if len(v) > limit:
+        raise _BadTrace(f"{where}: more than {limit} entries")
+    return v
+
+
+def validate_trace(data: object) -> None:
+    """Check that ``data`` (a parsed JSON file) is a kvrace trace, as written by
+    ``check --trace``, with every value of the type and size ``draw`` expects.
+
+    Raises :class:`_BadTrace` naming the first offending place
+    (``states[3].#meta.event``)."""
+    if isinstance(data, dict) and "verdict" in data and "#meta" not in data:
+        raise _BadTrace("this is the output of `kvrace check --json`, not a trace file;"
+                        " write the trace with `kvrace check --trace FILE`")
+    top = _members(data, "the file", ["#meta", "vars", "states"])
+    meta = _members(top["#meta"], "#meta", ["model", "actors"])
+    _text(meta["model"], "#meta.model")
+    for i, a in enumerate(_list(meta["actors"], "#meta.actors", 1000)):
+        _text(a, f"#meta.actors[{i}]")
+    for key in ("source", "verdict"):
+        if key in meta:
+            _text(meta[key], f"#meta.{key}")
+    for key in ("property", "message"):
+        if key in meta:
+            _text(meta[key], f"#meta.{key}", optional=True)
+    params = _members(meta.get("params", {}), "#meta.params", [])
+    if len(params) > 1000:
+        raise _BadTrace("#meta.params: more than 1000 entries")
+    for k, v in params.items():
+        _time_value(v, f"#meta.params.{k}")
+    names = _list(top["vars"], "vars", 65_536)
+    for i, n in enumerate(names):
+        _text(n, f"vars[{i}]")
+    states = _list(top["states"], "states", MAX_TRACE_STEPS)
+    if not states:
+        raise _BadTrace("states: a trace has at least one state")
+    for i, raw in enumerate(states):
+        where = f"states[{i}]"
+        st = _members(raw, where, ["#meta", *names])
+        m = _members(st["#meta"], f"{where}.#meta", ["index", "label"])
+        _whole(m["index"], f"{where}.#meta.index")
+        _whole(m.get("receives"), f"{where}.#meta.receives", optional=True)
+        _text(m["label"], f"{where}.#meta.label")
+        for key in ("actor", "event", "failure"):
+            _text(m.get(key), f"{where}.#meta.{key}", optional=True)
+        for j, a in enumerate(_list(m.get("args", []), f"{where}.#meta.args", 100)):
+            _text(a, f"{where}.#meta.args[{j}]")
+        if "time" in m:
+            _time_value(m["time"], f"{where}.#meta.time")
+        for n in names:
+            v = st[n]
+            if not isinstance(v, dict):
+                _scalar(v, f"{where}.{n}")
+                continue
+            entries = _list(_members(v, f"{where}.{n}", ["#map"])["#map"], f"{where}.{n}",
+                            65_536)
+            for j, entry in enumerate(entries):
+                at = f"{where}.{n}[{j}]"
+                if not isinstance(entry, list) or len(entry) != 2:
+                    raise _BadTrace(f"{at}: expected a [key, value] pair")
+                key, value = entry
+                if isinstance(key, dict):
+                    parts = _list(_members(key, at, ["#tup"])["#tup"], at, 100)
+                    for part in parts:
+                        _scalar(part, at)
+                else:
+                    _scalar(key, at)
+                _scalar(value, at)
+
+
 def cmd_draw(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.model import trace as tr
 
     try:
-        with open(args.trace, encoding="utf-8") as f:
-            data = json.load(f)
+        with open(args.trace, "rb") as f:
+            raw = f.read(MAX_TRACE_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(f"{args.trace}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{args.trace}: not a JSON trace ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"{args.trace}: cannot read it ({exc.strerror or exc})") from None
+    if len(raw) > MAX_TRACE_BYTES:
+        raise UsageError(f"{args.trace}: larger than {MAX_TRACE_BYTES // 2**20} MiB;"
+                         " not a trace written by `kvrace check --trace`")
     try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{args.trace}: not a JSON trace (not UTF-8 text)") from None
+    except RecursionError:
+        raise UsageError(f"{args.trace}: not a JSON trace (nested too deeply)") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer too long to read
+        raise UsageError(f"{args.trace}: not a JSON trace ({_short(exc)})") from None
+    try:
+        validate_trace(data)
         trace = tr.from_itf(data)
+    except _BadTrace as exc:
+        raise UsageError(f"{args.trace}: not a kvrace trace: {exc}") from None
     except tr.TraceFormatError as exc:
         raise UsageError(f"{args.trace}: {exc}") from None
     note = _draw(trace, args.output)
@@ -655,22 +938,85 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _short(exc: BaseException, width: int = 200) -> str:
+    """An exception as one short line for a message."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+_SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: the run ends with exit code 128 + the signal number.
+
+    A BaseException, like KeyboardInterrupt, so that no ``except Exception`` in
+    an engine can swallow it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(_SIGNAL_NAMES.get(signal.Signals(signum), f"signal {signum}"))
+        self.signum = signum
+
+
+class _Explored:
+    """The last statistics an engine reported, for the line printed on an interrupt."""
+
+    stats: Stats | None = None
+
+
+def _interrupted_line(command: str, signum: int) -> str:
+    name = _SIGNAL_NAMES.get(signal.Signals(signum), f"signal {signum}")
+    what = {"check": "no verdict", "prove": "nothing is proved",
+            "synth": "no safe region is claimed"}.get(command, "stopped")
+    line = f"kvrace {command}: interrupted by {name}; {what}"
+    st = _Explored.stats
+    if st is not None:
+        line += (f" (had explored at least {st.states} states, {st.zones} zones in"
+                 f" {st.seconds:.1f} s)")
+    return line
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
-    """Run the command line; returns the exit code instead of exiting."""
-    out = stdout if stdout is not None else sys.stdout
-    err = stderr if stderr is not None else sys.stderr
+    """Run the command line; returns the exit code instead of exiting.
+
+    Output goes through :class:`_Output`: control characters coming from a spec
+    are replaced, and a closed or full stdout is reported on stderr as a warning
+    while the exit code stays the verdict's.
+    """
+    out = _Output(stdout if stdout is not None else sys.stdout)
+    err = _Output(stderr if stderr is not None else sys.stderr)
+    code = _run(argv, out, err)
+    watcher = _SignalWatcher.active
+    if watcher is not None and watcher.received is not None and not watcher.reporting:
+        # The signal's exception was swallowed (Z3 was cancelled, or it was raised in a
+        # destructor): whatever the command concluded from that, it was interrupted.
+        watcher.reporting = True
+        err.write(_interrupted_line(_command_of(argv or sys.argv[1:]), watcher.received) + "\n")
+        code = 128 + watcher.received
+    out.flush()
+    if out.error is not None and not isinstance(out.error, BrokenPipeError):
+        err.write(f"kvrace: warning: the output could not be written ({_short(out.error)});"
+                  f" exit code {code} is the result\n")
+    err.flush()
+    return code
+
+
+def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
     parser = _build_parser()
+    command = "kvrace"
+    _Explored.stats = None
     try:
         args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
         if args.command is None:
             parser.print_help(out)
             return EXIT_BAD_INPUT
+        command = args.command
         handler = {
             "lint": cmd_lint, "show": cmd_show, "check": cmd_check, "prove": cmd_prove,
             "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph,
         }[args.command]
-        return handler(args, out, err)
+        return handler(args, out, err)  # type: ignore[arg-type]
     except UsageError as e:
         err.write(f"{e}\n")
         return EXIT_BAD_INPUT
@@ -687,45 +1033,202 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     except RecursionError:
         err.write("kvrace: the spec is nested too deeply to process\n")
         return EXIT_BAD_INPUT
+    except Interrupted as e:
+        if _SignalWatcher.active is not None:
+            _SignalWatcher.active.reporting = True
+        err.write(_interrupted_line(command, e.signum) + "\n")
+        return 128 + e.signum
+    except KeyboardInterrupt:
+        err.write(_interrupted_line(command, signal.SIGINT) + "\n")
+        return EXIT_SIGINT
+    except MemoryError:
+        err.write(f"kvrace {command}: out of memory; no verdict (use --max-memory to stop"
+                  " cleanly, as inconclusive)\n")
+        return EXIT_INTERNAL
+    except Exception as exc:  # the last line of defence: never a traceback
+        watcher = _SignalWatcher.active
+        if watcher is not None and watcher.received is not None:
+            # e.g. ctypes.ArgumentError wrapping the interrupt raised in a Z3 call:
+            # main() reports the interrupt.
+            return 128 + watcher.received
+        err.write(f"kvrace {command}: internal error: {type(exc).__name__}: {_short(exc)}\n"
+                  "  this is a bug in kvrace, not a verdict; please report it with the"
+                  " command and the spec\n")
+        return EXIT_INTERNAL
 
 
-class _PipeSafe:
-    """stdout that stops writing, silently, once the reader has gone (``| head``)."""
+class _Output:
+    """A text stream for the command's output.
 
-    def __init__(self, stream: TextIO) -> None:
+    Control characters other than newline and tab are replaced (U+FFFD), so an
+    assert message cannot send terminal escapes; JSON output is unaffected
+    (json escapes them).  A write that fails — stdout closed, a reader gone
+    (``| head``), a full disk — is remembered in :attr:`error` and later writes
+    are dropped: the command still runs to its verdict and exit code.
+    """
+
+    def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
-        self.broken = False
+        self.error: BaseException | None = None if stream is not None else OSError(
+            "the stream is closed")
 
     def write(self, text: str) -> int:
-        if not self.broken:
+        """Write ``text`` without its control characters."""
+        return self.raw_write(printable(text))
+
+    def raw_write(self, text: str) -> int:
+        """Write ``text`` as it is (the progress line's own terminal codes)."""
+        if self.error is None and self.stream is not None:
             try:
                 self.stream.write(text)
-            except BrokenPipeError:
-                self.broken = True
+            except (OSError, ValueError) as exc:  # ValueError: the file was closed
+                self.error = exc
         return len(text)
 
     def flush(self) -> None:
-        if not self.broken:
+        """Flush the stream, remembering a failure."""
+        if self.error is None and self.stream is not None:
             try:
                 self.stream.flush()
-            except BrokenPipeError:
-                self.broken = True
+            except (OSError, ValueError) as exc:
+                self.error = exc
 
     def isatty(self) -> bool:
-        return self.stream.isatty()
+        """Whether the stream is a terminal."""
+        try:
+            return self.stream is not None and self.error is None and self.stream.isatty()
+        except (OSError, ValueError):
+            return False
 
 
-def entry_point() -> None:
-    """Console-script entry: ``kvrace``."""
-    out = _PipeSafe(sys.stdout)
+class _SignalWatcher:
+    """Turns SIGINT and SIGTERM into :class:`Interrupted` in the main thread.
+
+    Python runs signal handlers only between bytecodes, so a long Z3 query would
+    delay them: a wakeup file descriptor tells a watcher thread that a signal
+    arrived, and the thread stops the running query
+    (:func:`checker.smt.interrupt_solvers`); the handler then raises in the main
+    thread.  A second signal while the first is being reported is ignored, and so
+    is a signal the process was started ignoring (``nohup``, a background job).
+    """
+
+    active: _SignalWatcher | None = None
+    """The watcher of this process, once installed."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        """The first signal received."""
+        self.reporting = False
+        """Set while the interrupt is being reported: later signals are ignored."""
+        self.reader, writer = socket.socketpair()
+        writer.setblocking(False)
+        self.writer = writer
+        signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored stays ignored
+                signal.signal(signum, self.handle)
+        self.default_hook = sys.unraisablehook
+        sys.unraisablehook = self.unraisable
+        threading.Thread(target=self.watch, name="kvrace-signals", daemon=True).start()
+        _SignalWatcher.active = self
+
+    def handle(self, signum: int, frame: object) -> None:
+        """The Python-level handler: raise in the main thread until it is reported."""
+        if self.received is None:
+            self.received = signum
+        if not self.reporting:
+            raise Interrupted(self.received)
+
+    def unraisable(self, info: Any) -> None:
+        """An :class:`Interrupted` raised where Python cannot propagate it (a destructor)
+        is not printed; the watcher thread raises it again in ordinary code."""
+        if isinstance(info.exc_value, Interrupted) or self.received is not None:
+            # The watcher raises the interrupt again; and after an interrupt, objects
+            # it left half-built (a Z3 solver) may fail in their destructors: noise.
+            return
+        self.default_hook(info)
+
+    def watch(self) -> None:
+        """The watcher thread: on a signal, stop the solver query in progress; then,
+        until the main thread reports the interrupt, raise it there again every
+        :data:`RETRY` seconds (in case the exception was swallowed: by ctypes, a
+        destructor, a library's ``except``), and after :data:`DEADLINE` seconds end
+        the process with the interrupt's exit code whatever it is doing."""
+        first: float | None = None
+        signum: int = signal.SIGINT
+        while True:
+            self.reader.settimeout(None if first is None else self.RETRY)
+            try:
+                data = self.reader.recv(64)
+            except TimeoutError:
+                data = None
+            except OSError:
+                return
+            if data == b"":
+                return
+            if data:
+                signum = self.received or data[0]
+                if first is None:
+                    first = time.monotonic()
+            self.stop_solvers()
+            if first is None:
+                continue
+            if time.monotonic() - first > self.DEADLINE:
+                with contextlib.suppress(OSError):
+                    os.write(2, f"kvrace: interrupted by {_signal_name(signum)}; stopped\n"
+                             .encode())
+                os._exit(128 + signum)
+            if not self.reporting:
+                _thread.interrupt_main(signal.Signals(signum))
+
+    RETRY = 0.2
+    """Seconds between two attempts to raise the interrupt in the main thread."""
+    DEADLINE = 3.0
+    """Seconds after the first signal at which the process is ended regardless."""
+
+    @staticmethod
+    def stop_solvers() -> None:
+        """Stop the Z3 query in progress, if Z3 is in use (best effort)."""
+        smt = sys.modules.get("checker.smt")
+        if smt is not None:
+            with contextlib.suppress(Exception):
+                smt.interrupt_solvers()
+
+
+def _signal_name(signum: int) -> str:
+    """``SIGINT``, ``SIGTERM``, or ``signal N``."""
+    return _SIGNAL_NAMES.get(signal.Signals(signum), f"signal {signum}")
+
+
+def _command_of(argv: Sequence[str]) -> str:
+    """The subcommand named on the command line, for messages printed before parsing."""
+    commands = ("lint", "show", "check", "prove", "synth", "draw", "graph")
+    return next((a for a in argv if a in commands), "kvrace")
+
+
+def entry_point(early_signals: Sequence[int] = ()) -> None:
+    """Console-script entry: ``kvrace``.
+
+    ``early_signals`` are signals caught while the program was starting (see
+    ``checker/__main__.py``): the run ends at once as interrupted.
+    """
     try:
-        code = main(None, out, sys.stderr)  # type: ignore[arg-type]
-        out.flush()
-    except KeyboardInterrupt:
-        sys.stderr.write("kvrace: interrupted\n")
-        code = 130
-    if out.broken:
-        # Keep Python from complaining about the closed pipe at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _SignalWatcher()
+        if early_signals:
+            raise Interrupted(early_signals[0])
+        code = main(None, sys.stdout, sys.stderr)
+    except (Interrupted, KeyboardInterrupt) as e:  # outside main's own handling
+        signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            sys.stderr.write(_interrupted_line(_command_of(sys.argv[1:]), signum) + "\n")
+        code = 128 + signum
+    if sys.stdout is not None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        # Keep Python from complaining about a closed pipe or a full disk at exit.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
     sys.exit(code)

@@ -18,7 +18,8 @@ Codes of the spec front end (``tests/diagnostics/`` holds an example of each):
 * KVR001 not text (NUL bytes, not UTF-8); KVR002 no or misplaced ``model NAME``;
   KVR003 unexpected token; KVR004 unexpected character; KVR005 a declaration
   ends too early (or leaves a bracket open); KVR006 too deeply nested or too
-  long; KVR007 too many errors; KVR010 a bad ``{expr}`` hole in an assert message;
+  long; KVR007 too many errors; KVR008 a number with too many digits; KVR010 a bad
+  ``{expr}`` hole in an assert message;
 * KVR101 unknown name, variable or clock; KVR102 declared twice or shadowing;
   KVR103 unknown actor; KVR104 unknown event; KVR105 unknown type;
   KVR108 no actor; KVR109 no event;
@@ -30,7 +31,8 @@ Codes of the spec front end (``tests/diagnostics/`` holds an example of each):
 * KVR301 empty, infinite or too large domain; KVR302 parameter default missing
   or outside its range; KVR303 a bound that is not linear in parameters;
   KVR304 a deadline that is not a conjunction of upper bounds; KVR305 initial
-  value outside its type; KVR306 misuse of ``symmetric``.
+  value outside its type; KVR306 misuse of ``symmetric``; KVR307 a computed constant
+  too large (more than 30 digits in its numerator or denominator).
 """
 
 from __future__ import annotations
@@ -122,6 +124,16 @@ def _printable(line: str) -> str:
     if any(ord(c) < 32 or ord(c) == 127 for c in out):
         out = "".join("\ufffd" if ord(c) < 32 or ord(c) == 127 else c for c in out)
     return out
+
+
+_CONTROL = {c: "\ufffd" for c in (*range(32), 127, *range(0x80, 0xA0)) if c not in (9, 10)}
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal or a diagram label: every control character but
+    newline and tab (ESC, BEL, carriage return, the C1 controls, ...) becomes U+FFFD,
+    so text from a spec (an assert message) cannot drive the terminal."""
+    return text.translate(_CONTROL)
 
 
 class SpecError(Exception):

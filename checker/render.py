@@ -1,8 +1,8 @@
 """Diagrams: DOT generation for traces and state graphs, and rendering with Graphviz.
 
 This is the only module that talks to Graphviz.  It depends on
-:mod:`checker.model.trace` and the standard library only; it never runs the
-explorer, the language or Z3.
+:mod:`checker.model.trace`, :func:`checker.diagnostics.printable` and the standard
+library only; it never runs the explorer, the language or Z3.
 
 * :func:`sequence_dot` draws a :class:`~checker.model.trace.Trace` as a
   message-sequence chart: one vertical lane per actor, time running down, one
@@ -29,6 +29,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from checker.diagnostics import printable
 from checker.model.trace import JsonValue, Step, Trace, fmt_time, show_value
 
 __all__ = [
@@ -69,23 +70,32 @@ NOTE_REACH = 0.55
 
 
 def _html(text: str) -> str:
-    """Escape text for a Graphviz HTML-like label."""
-    return (
+    r"""Escape text for a Graphviz HTML-like label.
+
+    Graphviz expands ``\N``, ``\G``, ``\L``... even inside HTML labels, so a
+    backslash is doubled; control characters (which make the label invalid XML)
+    become U+FFFD and newlines spaces.
+    """
+    return printable(
         text.replace("&", "&amp;")
         .replace("<", "&lt;")
         .replace(">", "&gt;")
         .replace('"', "&quot;")
+        .replace("\\", "\\\\")
+        .replace("\r\n", " ")
         .replace("\n", " ")
+        .replace("\t", " ")
     )
 
 
 def _one_line(text: str) -> str:
     """Text for a DOT ``//`` comment."""
-    return " ".join(text.splitlines())
+    return printable(" ".join(text.splitlines()).replace("\t", " "))
 
 
 def _quote(text: str) -> str:
     """A DOT double-quoted string (newlines become centred line breaks)."""
+    text = printable(text.replace("\r\n", "\n"))
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
@@ -470,7 +480,7 @@ def state_graph_dot(
     w("  edge " + _attrs(fontname=FONT, fontsize=10, color="#424242") + ";")
     final = marked[-1] if marked else None
     for nid, label in nodes:
-        text = label.replace("\r\n", "\n")
+        text = printable(label.replace("\r\n", "\n"))
         dot_label = "\\l".join(
             x.replace("\\", "\\\\").replace('"', '\\"') for x in text.split("\n")) + "\\l"
         extra = ""

@@ -69,6 +69,17 @@ NONE_T = Ty("none")
 ERR_T = Ty("error")
 
 
+MAX_CONSTANT = 10**30
+"""Bound on a computed constant: its numerator and its denominator stay below this
+(number literals have at most 30 digits, see ``syntax.MAX_NUMBER_DIGITS``)."""
+_TOO_BIG = "this constant is too large (more than 30 digits in its numerator or denominator)"
+
+
+def _too_big(x: Fraction) -> bool:
+    """Whether ``x`` is outside the numbers kvrace computes with (:data:`MAX_CONSTANT`)."""
+    return abs(x.numerator) >= MAX_CONSTANT or x.denominator >= MAX_CONSTANT
+
+
 def _num(x: Fraction) -> str:
     """A number as written in a spec: ``2``, ``2.5``."""
     for digits in range(40):
@@ -1098,6 +1109,9 @@ class Elaborator:
             if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
                 v = {"+": lc.value + rc.value, "-": lc.value - rc.value,
                      "*": lc.value * rc.value}[op]
+                if _too_big(Fraction(v)):
+                    self.error("KVR307", _TOO_BIG, e.span)
+                    return ir.Const(0), ERR_T
                 return ir.Const(v), INT_T
             return ir.Binary(op, lc, rc), INT_T
         self.error("KVR201", f"`{op}` is only allowed in clock bounds", e.op_span)
@@ -1181,6 +1195,14 @@ class Elaborator:
         ordered = tuple((p, terms[p]) for p in self.params if terms.get(p, 0) != 0)
         return LinExpr(const, ordered)
 
+    def _bounded(self, const: Fraction, terms: dict[str, Fraction],
+                 span: Span) -> tuple[Fraction, dict[str, Fraction]] | None:
+        """``(const, terms)``, or None (reported) when a number in it is too large."""
+        if _too_big(const) or any(_too_big(c) for c in terms.values()):
+            self.error("KVR307", _TOO_BIG, span)
+            return None
+        return const, terms
+
     def _linear(self, e: ast.Expr) -> tuple[Fraction, dict[str, Fraction]] | None:
         if isinstance(e, ast.Num):
             return e.value, {}
@@ -1201,14 +1223,14 @@ class Elaborator:
                 terms = dict(left[1])
                 for p, c in right[1].items():
                     terms[p] = terms.get(p, Fraction(0)) + sign * c
-                return left[0] + sign * right[0], terms
+                return self._bounded(left[0] + sign * right[0], terms, e.span)
             if e.op == "*":
                 if left[1] and right[1]:
                     self.error("KVR303", f"{self.bound_what} must be linear: cannot multiply"
                                " two parameters", e.span)
                     return None
                 k, (c0, ts) = (left[0], right) if not left[1] else (right[0], left)
-                return k * c0, {p: k * c for p, c in ts.items()}
+                return self._bounded(k * c0, {p: k * c for p, c in ts.items()}, e.span)
             if right[1]:
                 self.error("KVR303", f"{self.bound_what} must be linear: cannot divide by a"
                            " parameter", e.span)
@@ -1217,7 +1239,7 @@ class Elaborator:
                 self.error("KVR303", "division by zero", e.span)
                 return None
             d = right[0]
-            return left[0] / d, {p: c / d for p, c in left[1].items()}
+            return self._bounded(left[0] / d, {p: c / d for p, c in left[1].items()}, e.span)
         if isinstance(e, ast.Ref) and e.name in self.poisoned:
             return None
         if isinstance(e, ast.Ref) and self._unknown(e):

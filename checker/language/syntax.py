@@ -14,8 +14,12 @@ parser slow or a later phase recurse too deeply.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import os
 import re
+import stat
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -23,6 +27,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+import lark
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
@@ -37,6 +42,8 @@ MAX_DECL_TOKENS = 2000
 """Tokens in one declaration (a real one has well under a hundred)."""
 MAX_TOKENS = 50_000
 """Tokens in one file (keeps the worst-case parse time to a few seconds)."""
+MAX_NUMBER_DIGITS = 30
+"""Digits of one number literal (a spec, ``--assume`` or ``-p NAME=VALUE``)."""
 MAX_HOLE_CHARS = 200
 """Length of one ``{expr}`` hole in an assert message."""
 MAX_MESSAGE_CHARS = 1000
@@ -92,18 +99,99 @@ def _reserve_keywords(tok: Token) -> Token:
     return tok
 
 
-@lru_cache(maxsize=1)
-def _parser() -> Lark:
-    grammar = resources.files("checker.language").joinpath("kvrace.lark").read_text("utf-8")
-    parser = Lark(
+CACHE_DIR_NAME = "kvrace"
+"""The per-user cache directory, under ``$XDG_CACHE_HOME`` (default ``~/.cache``)."""
+
+
+def _private_dir(path: str) -> bool:
+    """Whether ``path`` is a real directory (not a link) owned by this user that no
+    one else may write, read or list — the only place a pickled parser may be read
+    from, since unpickling a planted file would run its code."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(st.st_mode)
+        and st.st_uid == os.getuid()
+        and stat.S_IMODE(st.st_mode) & 0o077 == 0
+    )
+
+
+def _safe_parent(path: str) -> bool:
+    """Whether no other user can swap the cache directory inside ``path`` for their
+    own: ``path`` is owned by this user or root and is not writable by others, or
+    is sticky (like ``/tmp``)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if st.st_uid not in (0, os.getuid()):
+        return False
+    return stat.S_IMODE(st.st_mode) & 0o022 == 0 or bool(st.st_mode & stat.S_ISVTX)
+
+
+def parser_cache_file(grammar: str) -> str | None:
+    """Where the pickled parser for ``grammar`` is kept, or None for no cache.
+
+    The file lives in a per-user directory created with mode 0700; a directory
+    that is a symlink, owned by someone else, or open to other users is refused
+    (no cache, the parser is built in memory: about 0.1 s).  The name depends on
+    the grammar and the lark and Python versions, so installs do not collide.
+    lark's own ``cache=True`` is not used: it reads a predictable file in the
+    shared temporary directory, which any local user could plant.
+    """
+    if not hasattr(os, "getuid"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    directory = os.path.join(base, CACHE_DIR_NAME)
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    if not (_safe_parent(base) and _private_dir(directory)):
+        return None
+    key = hashlib.sha256(
+        "\0".join([grammar, lark.__version__, sys.version]).encode("utf-8")
+    ).hexdigest()[:32]
+    path = os.path.join(directory, f"parser-{key}.lark")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+        return None
+    return path
+
+
+def build_parser(grammar: str) -> Lark:
+    """The LALR parser of ``grammar``, loaded from the private cache when it is there."""
+    cache = parser_cache_file(grammar)
+    return Lark(
         grammar,
         parser="lalr",
         start=["header", "decl", "expr"],
         propagate_positions=True,
         maybe_placeholders=True,
         lexer_callbacks={"NAME": _reserve_keywords},
-        cache=True,  # a pickled parser in the temp dir, keyed by grammar and options
+        cache=cache if cache is not None else False,
     )
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = resources.files("checker.language").joinpath("kvrace.lark").read_text("utf-8")
+    parser = build_parser(grammar)
     for term in parser.terminals:
         if term.pattern.type != "str":
             continue
@@ -307,12 +395,23 @@ class _Converter:
             meta.end_line + self.dl, self._col(meta.end_line, meta.end_column),
         )
 
+    def number(self, tok: Tree[Any] | Token) -> Fraction:
+        """The value of a number literal, refused when it has too many digits."""
+        text = str(tok)
+        if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
+            raise _ConvertError(Diagnostic(
+                "KVR008", f"number with more than {MAX_NUMBER_DIGITS} digits", self.path,
+                self.span(tok),
+                ("help: times and bounds are small numbers; scale the time unit instead",),
+            ))
+        return Fraction(text)
+
     # ---- expressions ----
     def expr(self, t: Tree[Any] | Token) -> ast.Expr:
         sp = self.span(t)
         if isinstance(t, Token):
             if t.type == "UNUMBER":
-                return ast.Num(sp, Fraction(str(t)))
+                return ast.Num(sp, self.number(t))
             if t.type == "NAME":
                 return ast.Ref(sp, str(t), sp, None)
             raise AssertionError(f"unexpected token {t.type}")
@@ -320,7 +419,7 @@ class _Converter:
         if d == "ref":
             return self.ref(t)
         if d == "num":
-            return ast.Num(sp, Fraction(str(t.children[0])))
+            return ast.Num(sp, self.number(t.children[0]))
         if d == "true":
             return ast.BoolLit(sp, True)
         if d == "false":
@@ -374,7 +473,7 @@ class _Converter:
         if d == "enum_type":
             return ast.EnumType(sp, tuple((str(c), self.span(c)) for c in t.children))
         if d == "range_type":
-            lo, hi = (int(str(c.children[0])) for c in t.children)
+            lo, hi = (int(self.number(c.children[0])) for c in t.children)
             return ast.RangeType(sp, lo, hi)
         if d == "value_type":
             inner = self.type(t.children[0])
@@ -423,7 +522,7 @@ class _Converter:
         raw = str(msg)[1:-1]
         msg_span = self.span(msg)
         if len(raw) > MAX_MESSAGE_CHARS:
-            raise _HoleError(Diagnostic(
+            raise _ConvertError(Diagnostic(
                 "KVR010", f"assert message is too long (more than {MAX_MESSAGE_CHARS}"
                 " characters)", self.path,
                 Span(msg_span.line, msg_span.column, msg_span.line, msg_span.column + 1),
@@ -466,9 +565,9 @@ class _Converter:
                 lo_b, lo_n, hi_n, hi_b = rng.children
                 lo_open = lo_b.data == "open"
                 hi_open = hi_b.data == "open"
-                lo = Fraction(str(lo_n.children[0]))
-                hi = Fraction(str(hi_n.children[0]))
-            dflt = Fraction(str(default.children[0])) if default is not None else None
+                lo = self.number(lo_n.children[0])
+                hi = self.number(hi_n.children[0])
+            dflt = self.number(default.children[0]) if default is not None else None
             dspan = self.span(default) if default is not None else None
             return ast.ParamDecl(
                 sp, str(name), self.span(name), lo, lo_open, hi, hi_open, dflt, dspan,
@@ -550,21 +649,23 @@ def _nesting_diagnostic(path: str, span: Span) -> Diagnostic:
     )
 
 
-class _HoleError(Exception):
+class _ConvertError(Exception):
+    """A diagnostic found while converting one declaration; the declaration is dropped."""
+
     def __init__(self, diag: Diagnostic) -> None:
         self.diag = diag
 
 
 def _parse_hole(path: str, text: str, span: Span) -> ast.Expr:
     if len(text) > MAX_HOLE_CHARS:
-        raise _HoleError(
+        raise _ConvertError(
             Diagnostic("KVR010", f"this `{{...}}` hole of the assert message is too long"
                        f" (more than {MAX_HOLE_CHARS} characters)", path, span)
         )
     try:
         tree = _parse(text, "expr")
     except UnexpectedInput as exc:
-        raise _HoleError(
+        raise _ConvertError(
             Diagnostic(
                 "KVR010", f"cannot parse `{{{text}}}` in the assert message as an expression",
                 path, span,
@@ -574,7 +675,7 @@ def _parse_hole(path: str, text: str, span: Span) -> ast.Expr:
     conv = _Converter(path, _Chunk(text, span.line, 0), span.column - 1)
     deep = _too_deep(tree)
     if deep is not None:
-        raise _HoleError(_nesting_diagnostic(path, span))
+        raise _ConvertError(_nesting_diagnostic(path, span))
     return conv.expr(tree)
 
 
@@ -817,7 +918,7 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
             continue
         try:
             decls.append(conv.decl(tree))
-        except _HoleError as err:
+        except _ConvertError as err:
             diags.append(err.diag)
     if diags:
         raise SpecError(diags, source)
@@ -852,7 +953,10 @@ def parse_expression(text: str, path: str = "<input>") -> ast.Expr:
         raise SpecError(
             [_nesting_diagnostic(path, Span(sp.line, sp.column, sp.line, sp.column + 1))], text
         )
-    return conv.expr(tree)
+    try:
+        return conv.expr(tree)
+    except _ConvertError as err:
+        raise SpecError([err.diag], text) from None
 
 
 def decode_source(data: bytes, path: str) -> str:

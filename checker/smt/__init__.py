@@ -9,8 +9,27 @@
 
 Every query uses a fixed random seed and a timeout; Z3's ``unknown`` is its
 own outcome (:class:`SolverUnknown`), never "safe".
+
+Z3 does not install its own SIGINT handler (its ``ctrl_c`` parameter is off):
+a Ctrl-C or SIGTERM reaches Python's handler, and :func:`interrupt_solvers`
+(called by the command line from a watcher thread) stops a query in progress,
+so the signal is acted on at once instead of being swallowed by Z3.
 """
+
+import z3
 
 from checker.smt.timing import SolverUnknown, TraceShape, timestamps
 
-__all__ = ["SolverUnknown", "TraceShape", "timestamps"]
+z3.set_param("ctrl_c", False)
+
+
+def interrupt_solvers() -> None:
+    """Stop the Z3 query running now, if any (safe to call from any thread).
+
+    The query returns ``unknown``; the caller is expected to end the run (the
+    interruption also cancels later queries of the same context).
+    """
+    z3.main_ctx().interrupt()
+
+
+__all__ = ["SolverUnknown", "TraceShape", "interrupt_solvers", "timestamps"]
