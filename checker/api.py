@@ -25,6 +25,7 @@ from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
+from checker.model.interface import ModelRuntimeError
 
 __all__ = [
     "ERROR",
@@ -126,6 +127,9 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
             note = f"timestamps unknown (solver: {exc})"
         except ValueError:
             note = "timestamps unavailable: the trace is not feasible in time (please report)"
+        except ModelRuntimeError:
+            # The last state's own deadlines fault: the timing constraints need them.
+            note = "timestamps unavailable: the last state's deadlines cannot be evaluated"
     labels = [s.label for s in steps]
     trace = tr.build(model.spec, model.values, result.verdict, result.prop, result.message,
                      labels, states, events, receives, failures, times)

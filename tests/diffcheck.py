@@ -1,8 +1,10 @@
 """Comparing the zone explorer with the integer-time reference explorer on one model.
 
 Shared by ``tests/test_differential.py`` and the long differential campaign
-(``tests/campaign.py``).  :func:`compare_model` runs the reference explorer
-once (exhaustively) and the zone explorer in every configuration of
+(``tests/campaign.py``).  :func:`compare_model` first compares the compiled
+model with the IR interpreter (:mod:`checker.model.interp`) state by state
+(``tests/oracle.py``), then runs the reference explorer on the interpreter
+once (exhaustively) and the zone explorer, on the compiled model, in every configuration of
 :data:`ZONE_CONFIGS`, with deadlock checking on and off, and returns every
 disagreement as text; :func:`check_model` fails with the model text and both
 results when there is one.
@@ -30,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from oracle import compare_models
 from reference import (
     ASSERT,
     DEADLOCK,
@@ -48,6 +51,7 @@ from checker.explorer import CheckResult, Limits, Options, explore
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.model.interface import ModelRuntimeError
+from checker.model.interp import InterpretedModel
 
 ZONE_CONFIGS: list[tuple[str, dict[str, object]]] = [
     ("bfs", {"symmetry": True, "clock_reduction": True}),
@@ -100,7 +104,8 @@ def deadlock_grid(model: SpecModel, res: CheckResult) -> int | None:
 def trace_problem(model: SpecModel, res: CheckResult, prop: str) -> str | None:
     """Why the zone explorer's trace is not an integer-time run breaking ``prop``, if it
     is not one (deadlocks are checked by :func:`deadlock_grid`)."""
-    if not res.trace:  # a model error in the initial state itself
+    if (len(res.trace) <= 1 and prop == MODEL_ERROR) or not res.trace:
+        # A model error in the initial state itself.
         if prop != MODEL_ERROR:
             return "the trace is empty"
         try:
@@ -244,24 +249,21 @@ def known_bug(model: SpecModel, res: CheckResult, ref: RefResult, *, deadlock: b
 # Open bugs that a comparison shows as a crash rather than as two verdicts.  While one is
 # open, known_problem() names the problems it explains so that the random tests tolerate
 # (and count) them and keep checking everything else; the campaign reports them all.  Each
-# has a regression spec in tests/regressions/, an xfail(strict=True) test that starts
-# passing when the bug is fixed: then set its entry here to False.
+# has a regression spec in tests/regressions/.
 #
-# KB5 (open, issue #11 item 5): a model fault escapes as an uncaught exception instead of
-#      the verdict `error`: clock atoms of an enabled guard branch are evaluated outside
-#      the fault handler (`o == none or c[o] >= 1` with o = none), and clock atoms with
-#      fixed indices are computed when the model is built, even for instances whose guard
+# KB5 (fixed): a model fault escaped as an uncaught exception instead of the verdict
+#      `error`: clock atoms of an enabled guard branch were evaluated outside the fault
+#      handler (`o == none or c[o] >= 1` with o = none), and clock atoms with fixed
+#      indices were computed when the model was built, even for instances whose guard
 #      never holds (`i == 0 and c[i + 1] >= 1` for i = 1).
-# KB6 (open, found by the campaign, not tolerated: none of the CI seeds shows it): faults
-#      are not symmetric when `exists`/`forall`, `and`, `or` short-circuit in the order of a
-#      symmetric type's values, so symmetry reduction may keep a non-faulting representative
-#      (a wrong HOLDS) or map a faulting one back to a trace that does not fault
-#      (tests/regressions/symmetric_fault_*.kvr).
-# KB7 (open, found by the campaign, not tolerated): an invariant that faults in a successor
-#      is reported as a model error of its parent (a trace one event short, ending in a
-#      state where nothing faults; tests/regressions/invariant_fault_after_event.kvr).
+# KB6 (fixed): faults were not symmetric when `exists`/`forall` short-circuit in the order
+#      of a symmetric type's values, so symmetry reduction could keep a non-faulting
+#      representative (a wrong HOLDS) or map a faulting one back to a trace that does not
+#      fault (tests/regressions/symmetric_fault_*.kvr).
+# KB7 (fixed): an invariant that faults in a successor was reported as a model error of
+#      its parent (tests/regressions/invariant_fault_after_event.kvr).
 
-OPEN_BUGS: dict[str, bool] = {"KB5": True}
+OPEN_BUGS: dict[str, bool] = {"KB5": False}
 
 
 def known_problem(problem: str) -> str | None:
@@ -289,6 +291,8 @@ class Outcome:
     bugs: set[str] = field(default_factory=set)
     """Known bugs that explain disagreements (only with :data:`TOLERATE_KNOWN_BUGS`)."""
     dense_only_deadlock: bool = False
+    oracle_states: int = 0
+    """Discrete states where the compiled model and the interpreter were compared."""
 
     @property
     def ref_states(self) -> int:
@@ -318,8 +322,21 @@ def compare_model(text: str, *, max_states: int = RANDOM_REF_MAX_STATES) -> Outc
     except Exception as exc:  # the model elaborated: compiling it must not fail
         out.problems.append(f"compiling the model crashed: {type(exc).__name__}: {exc}")
         return out
+    # The compiled model against the interpreter, state by state.
     try:
-        ref = reference_explore(model, exhaustive=True, per_clock=True, max_states=max_states)
+        same = compare_models(spec, model.values, max_states=max_states)
+    except Exception as exc:
+        out.problems.append(f"the state-by-state comparison crashed: {type(exc).__name__}:"
+                            f" {exc}")
+        return out
+    out.oracle_states = same.states
+    out.problems.extend(f"compiled model and interpreter: {p}" for p in same.problems)
+    if out.problems:
+        return out
+    # The reference explorer runs on the interpreter, the zone explorer on the compiled model.
+    try:
+        ref = reference_explore(InterpretedModel(spec, model.values), exhaustive=True,
+                                per_clock=True, max_states=max_states)
     except Exception as exc:
         out.problems.append(f"reference explorer crashed: {type(exc).__name__}: {exc}")
         return out
@@ -372,6 +389,7 @@ def record(out: Outcome, stats: Counter[str] | None = None) -> None:
         stats["skipped"] += 1
         return
     stats["ref_states"] += out.ref_states
+    stats["oracle_states"] += out.oracle_states
     if out.verdict is not None:
         stats[out.verdict] += 1
     if out.dense_only_deadlock:

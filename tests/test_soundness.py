@@ -112,7 +112,7 @@ def test_an_unreached_faulting_clock_index_is_no_error(in_root: Path) -> None:
 def test_a_reached_faulting_clock_index_is_a_model_error(in_root: Path) -> None:
     code, out, err = run_cli("check", rel(REGRESSIONS / "reached_clock_index.kvr"))
     assert code == 2 and "Traceback" not in out + err
-    where = "tests/regressions/reached_clock_index.kvr:7:49"
+    where = "tests/regressions/reached_clock_index.kvr:8:49"
     assert f"MODEL ERROR: p.go(1): value 2 outside 0..1 at {where}" in out
 
 
