@@ -12,7 +12,9 @@ A :class:`Outcome` carries the verdict, the violated property, the trace
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,7 +27,7 @@ from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
-from checker.model.interface import ModelRuntimeError
+from checker.model.interface import LimitReached, ModelRuntimeError
 
 __all__ = [
     "ERROR",
@@ -178,9 +180,18 @@ def check(
     Raises SpecError for a broken spec, ParamError for an unknown parameter or
     a value outside its range.
     """
+    deadline = None
+    if limits is not None and limits.timeout is not None:
+        deadline = time.monotonic() + limits.timeout
+        if limits.deadline is not None:
+            deadline = min(deadline, limits.deadline)
+        limits = dataclasses.replace(limits, deadline=deadline)
     sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
     values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
-    model = SpecModel(sp, values)
+    try:
+        model = SpecModel(sp, values, deadline)
+    except LimitReached as lim:
+        return Outcome(sp, values, INCONCLUSIVE, None, None, None, Stats(), lim.what)
     result = explore(model, limits, options)
     trace = None
     note = None
@@ -190,12 +201,15 @@ def check(
                    trace, result.stats, result.limit, note, (model, result))
 
 
-def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True
-                ) -> nx.DiGraph | None:
+def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True,
+                timeout: float | None = None) -> nx.DiGraph | None:
     """The explored zone graph as a networkx DiGraph (node attributes ``label`` and
-    ``highlight``, edge attribute ``label``), or None above ``max_nodes`` states."""
-    result = explore(model, Limits(max_states=max_nodes + 1),
+    ``highlight``, edge attribute ``label``), or None above ``max_nodes`` states.
+    Raises LimitReached at the time limit."""
+    result = explore(model, Limits(max_states=max_nodes + 1, timeout=timeout),
                      Options(symmetry=symmetry, record_graph=True))
+    if result.limit is not None and not result.limit.startswith("state limit"):
+        raise LimitReached(result.limit)
     if result.verdict == INCONCLUSIVE or result.graph is None:
         return None
     g = nx.DiGraph()

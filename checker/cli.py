@@ -36,7 +36,7 @@ from typing import Any, TextIO
 from checker.diagnostics import SpecError, printable
 from checker.explorer import Limits, Options, Stats
 from checker.model import ir
-from checker.model.interface import ModelRuntimeError, Undecided
+from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 EXIT_INTERNAL = 70
@@ -137,6 +137,8 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="refuse to draw more symbolic states than this (default 300)")
     graph.add_argument("--zones", action="store_true", help="print each node's zone")
     graph.add_argument("--no-symmetry", action="store_true")
+    graph.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                       help="stop (inconclusive) after this many seconds")
     return p
 
 
@@ -346,7 +348,22 @@ def _limits(args: argparse.Namespace) -> Limits:
         v = getattr(args, name)
         if v is not None and v <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be positive")
-    return Limits(args.max_states, args.timeout, args.max_memory)
+    return Limits(args.max_states, args.timeout, args.max_memory, _deadline(args.timeout))
+
+
+_STARTED = [time.monotonic()]
+"""When the current command started: a --timeout counts from there."""
+
+
+def _deadline(timeout: float | None) -> float | None:
+    """The instant a command with ``--timeout`` must end by."""
+    return None if timeout is None else _STARTED[0] + timeout
+
+
+def _left(timeout: float | None) -> float | None:
+    """What is left of a command's ``--timeout`` now."""
+    end = _deadline(timeout)
+    return None if end is None else max(end - time.monotonic(), 0.001)
 
 
 def _progress(err: TextIO, quiet: bool) -> Callable[[Stats], None]:
@@ -546,11 +563,11 @@ def _free(args: argparse.Namespace, spec: ir.Spec) -> list[str]:
     return [p for p in declared if p in names]
 
 
-def _model(spec: ir.Spec, params: dict[str, Fraction]) -> Any:
+def _model(spec: ir.Spec, params: dict[str, Fraction], timeout: float | None = None) -> Any:
     from checker.model.compiled import ParamError, SpecModel
 
     try:
-        return SpecModel(spec, params)
+        return SpecModel(spec, params, _deadline(timeout))
     except ParamError as e:
         raise UsageError(f"{spec.path}: error[KVR400]: {e}") from None
 
@@ -564,8 +581,8 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     spec = _load(args.spec)
     free = _free(args, spec)
-    model = _model(spec, _params(args))
-    result = sy.explore_parametric(model, free, (), args.max_states, args.timeout,
+    model = _model(spec, _params(args), args.timeout)
+    result = sy.explore_parametric(model, free, (), args.max_states, _left(args.timeout),
                                    deadlock=not args.no_deadlock)
     cnf = sy.safe_region(result)
     order = [p.name for p in spec.params]
@@ -635,7 +652,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = _load(args.spec)
     free = _free(args, spec)
     params = _params(args)
-    model = _model(spec, params)
+    model = _model(spec, params, args.timeout)
     try:
         atoms = parse_assumption(args.assume, [p.name for p in spec.params])
     except SpecError as e:
@@ -654,7 +671,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             assumption.append(Lin.make(neg, -c0, op == ">"))
         else:
             assumption += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
-    res = sy.prove(model, assumption, free, args.max_states, args.timeout,
+    res = sy.prove(model, assumption, free, args.max_states, _left(args.timeout),
                    deadlock=not args.no_deadlock)
     st = res.synth.stats
     stats = (f"parametric zone exploration (EFsynth): {st.states} discrete states,"
@@ -915,8 +932,9 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.api import state_graph
 
     spec = _load(args.spec)
-    model = _model(spec, _params(args))
-    g = state_graph(model, args.max_nodes, zones=args.zones, symmetry=not args.no_symmetry)
+    model = _model(spec, _params(args), args.timeout)
+    g = state_graph(model, args.max_nodes, zones=args.zones, symmetry=not args.no_symmetry,
+                    timeout=args.timeout)
     if g is None:
         err.write(f"kvrace graph: the state graph has more than {args.max_nodes} symbolic"
                   " states; it would be unreadable.  Raise --max-nodes or draw a smaller"
@@ -1003,6 +1021,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
 
 
 def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
+    _STARTED[0] = time.monotonic()
     parser = _build_parser()
     command = "kvrace"
     _Explored.stats = None
@@ -1025,6 +1044,9 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
         return EXIT_BAD_INPUT
     except Undecided as e:
         err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
+        return EXIT_INCONCLUSIVE
+    except LimitReached as e:
+        out.write(f"INCONCLUSIVE: {e.what}; nothing was explored\n")
         return EXIT_INCONCLUSIVE
     except ModelRuntimeError as e:
         err.write(f"kvrace: model error: {e.message}\n"

@@ -87,7 +87,7 @@ def test_rational_parameters_never_overflow_the_zones(in_root: Path, value: str)
 
 def test_a_denominator_beyond_exact_zones_is_refused(in_root: Path) -> None:
     code, out, err = run_cli("check", rel(REGRESSIONS / "rational_overflow.kvr"), "-p",
-                             "A=1/" + "3" * 40)
+                             "A=1/" + "7" * 28)
     assert code == 2 and out == ""
     assert "too large for exact zones" in err and "Traceback" not in err
 

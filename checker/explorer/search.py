@@ -65,6 +65,9 @@ class Limits:
     max_states: int | None = None
     timeout: float | None = None
     max_memory_mb: int | None = None
+    deadline: float | None = None
+    """An absolute ``time.monotonic()`` instant the run must end by (the command's
+    start plus its timeout, so that the phases before exploration count too)."""
 
 
 @dataclass(frozen=True)
@@ -265,7 +268,7 @@ def _liveness(
     states: list[State] = []
     reads: list[int] = []
     # preds[j]: (i, resets, k): an edge from states[i] to syms[k]^-1(states[j]).
-    preds: list[list[tuple[int, int, int]]] = []
+    preds: list[list[tuple[int, tuple[int, ...], int]]] = []
     queue: deque[int] = deque()
 
     def intern(s: State) -> tuple[int, int]:
@@ -323,10 +326,9 @@ def _liveness(
             if e.failure is not None:
                 continue
             j, k = intern(e.target)
-            rmask = 0
-            for c in e.resets:
-                rmask |= 1 << c
-            preds[j].append((i, rmask, k))
+            # The reset clocks, not their bitmask: with thousands of clocks one mask per
+            # edge would take more memory than the whole model.
+            preds[j].append((i, e.resets, k))
         reads[i] |= r
     if not live.complete:
         # Unknown constants: use every bound of the model, for every clock.
@@ -347,8 +349,12 @@ def _liveness(
         j = work.popleft()
         queued[j] = False
         mj = mask[j]
-        for i, rmask, k in preds[j]:
-            new = mask[i] | (live.unmap(mj, k) & ~rmask)
+        for i, resets, k in preds[j]:
+            got = live.unmap(mj, k)
+            for c in resets:
+                if got >> c & 1:
+                    got ^= 1 << c
+            new = mask[i] | got
             if new != mask[i]:
                 mask[i] = new
                 if not queued[i]:
@@ -431,7 +437,10 @@ class _Explorer:
         self.bounds, self.scale = _scaled_bounds(model)
         self.stats = Stats()
         self.start = time.monotonic()
-        self.deadline_t = (self.start + limits.timeout) if limits.timeout is not None else None
+        ends = [t for t in (limits.deadline,
+                            self.start + limits.timeout if limits.timeout is not None else None)
+                if t is not None]
+        self.deadline_t = min(ends) if ends else None
         n_clocks = len(model.clock_names)
         self._edge_cache: dict[State, Sequence[Edge]] = {}
         self.syms: list[Symmetry] = list(model.symmetries()) if options.symmetry else []

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,6 +30,7 @@ from checker.model.interface import (
     ClockAtom,
     Edge,
     Hazard,
+    LimitReached,
     LinExpr,
     ModelRuntimeError,
     Param,
@@ -204,8 +206,13 @@ def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict
 class SpecModel:
     """A compiled specification with concrete parameter values."""
 
-    def __init__(self, spec: ir.Spec, values: Mapping[str, Fraction] | None = None) -> None:
+    def __init__(self, spec: ir.Spec, values: Mapping[str, Fraction] | None = None,
+                 deadline: float | None = None) -> None:
+        """``deadline`` (a ``time.monotonic()`` instant) bounds the time spent
+        instantiating events and properties: past it, LimitReached."""
         self.spec = spec
+        self._deadline = deadline
+        self._built = 0
         self.name = spec.name
         self.params: dict[str, Param] = {p.name: p for p in spec.params}
         self.values = instantiate_params(spec, values or {})
@@ -256,6 +263,7 @@ class SpecModel:
                 recv = self._compile(f"def f({sig}): return ({items})")
             dom = tuple(ft for _, ft in ev.params)
             for idx in ir.domain_points(dom):
+                self._tick()
                 label = ev.label + (
                     "(" + ", ".join(ft.show(v) for ft, v in zip(dom, idx, strict=True)) + ")"
                 )
@@ -278,6 +286,7 @@ class SpecModel:
             atoms, static = self._atoms(dl.atoms, sig)
             dom = tuple(ft for _, ft in dl.params)
             for idx in ir.domain_points(dom):
+                self._tick()
                 a = self._bind(atoms, idx, dl.nslots)
                 fixed = self._fixed(a) if static else a
                 self._deadlines.append(
@@ -301,6 +310,12 @@ class SpecModel:
             raise ParamError(str(exc)) from None
 
     # ---- compilation helpers --------------------------------------------------------
+    def _tick(self) -> None:
+        self._built += 1
+        if (self._deadline is not None and self._built % 256 == 0
+                and time.monotonic() > self._deadline):
+            raise LimitReached("time limit reached while building the model")
+
     def bound_id(self, b: LinExpr) -> int:
         """The index of bound ``b`` in :attr:`bounds` (added if new)."""
         if b not in self._bounds:

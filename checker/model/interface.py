@@ -199,6 +199,15 @@ class Undecided(Exception):
     """An engine could not decide a question (a solver's ``unknown``): inconclusive."""
 
 
+class LimitReached(Exception):
+    """A resource limit ended a phase before it finished (e.g. building a model):
+    the run is inconclusive, never a verdict."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
 class ModelRuntimeError(Exception):
     """A run-time model error: a value outside its domain, a ``none`` dereference.
 

@@ -395,8 +395,12 @@ class _Parametric:
         frontier: deque[tuple[State, list[Lin]]] = deque()
         for s0 in model.initial_states():
             clocks = self.clocks_of(s0)
-            zero = [Lin.make({clock_var(c): Fraction(1)}, Fraction(0), False) for c in clocks]
-            zero += [Lin.make({clock_var(c): Fraction(-1)}, Fraction(0), False) for c in clocks]
+            zero: list[Lin] = []
+            for c in clocks:
+                zero.append(Lin.make({clock_var(c): Fraction(1)}, Fraction(0), False))
+                zero.append(Lin.make({clock_var(c): Fraction(-1)}, Fraction(0), False))
+                if len(zero) % 1024 == 0:
+                    self.tick()
             start = self.conj([*ranges, *self.base], zero)
             if start is None:
                 continue
