@@ -469,6 +469,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if explanation is not None:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
         out.write("\n" + stats_line(outcome.stats) + "\n")
+        off = outcome.raw[0].symmetry_off if outcome.raw is not None else None
+        if options.symmetry and off is not None:
+            out.write(f"note: no symmetry reduction: {off}\n")
     out.flush()
     trace = outcome.trace
     if args.trace:
