@@ -6,7 +6,8 @@ Model ``k`` of a campaign is ``modelgen.model_for_seed(seed + k)``, so a campaig
 is the same on every machine whatever ``--jobs``; each model is compared by
 :func:`diffcheck.compare_model` in a worker process.  Progress goes to stderr;
 the last line of stdout is the summary: models, states compared (reference
-states), disagreements, skipped (the reference needed more than its state
+states, and discrete states where the compiled model and the interpreter were
+compared), disagreements, skipped (the reference needed more than its state
 limit), seconds.  Every disagreeing model is written to ``--out`` (default
 ``campaign-out``) as ``seed-N.kvr`` with the problems in a comment, ready to
 become a regression spec (``tests/regressions/``).  Exit 0 when no model
@@ -40,6 +41,7 @@ class Result:
     text: str
     skipped: bool
     ref_states: int
+    oracle_states: int
     verdict: str | None
     problems: tuple[str, ...]
 
@@ -50,9 +52,10 @@ def run_one(seed: int) -> Result:
     try:
         out = compare_model(text)
     except Exception as exc:  # the generator's model does not elaborate, or the harness broke
-        return Result(seed, text, False, 0, None,
+        return Result(seed, text, False, 0, 0, None,
                       (f"comparison failed: {type(exc).__name__}: {exc}",))
-    return Result(seed, text, out.skipped, out.ref_states, out.verdict, tuple(out.problems))
+    return Result(seed, text, out.skipped, out.ref_states, out.oracle_states, out.verdict,
+                  tuple(out.problems))
 
 
 def category(problem: str) -> str:
@@ -94,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     bad: list[Result] = []
     with multiprocessing.get_context("spawn").Pool(max(1, args.jobs)) as pool:
         for n, res in enumerate(pool.imap(run_one, seeds, chunksize=4), start=1):
+            stats["oracle_states"] += res.oracle_states
             if res.skipped:
                 stats["skipped"] += 1
             else:
@@ -115,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"verdicts (zone explorer, breadth-first): {verdicts}")
     if kinds:
         print("disagreeing models by kind: " + ", ".join(f"{k} {c}" for k, c in kinds.items()))
-    print(f"models {args.models}, states compared {stats['ref_states']}, "
-          f"disagreements {len(bad)}, skipped {stats['skipped']}, seconds {seconds:.1f}")
+    print(f"models {args.models}, states compared {stats['ref_states']}"
+          f" (reference explorer) and {stats['oracle_states']} (compiled model against the"
+          f" interpreter), disagreements {len(bad)}, skipped {stats['skipped']},"
+          f" seconds {seconds:.1f}")
     return 1 if bad else 0
 
 
