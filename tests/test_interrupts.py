@@ -5,22 +5,32 @@ the exit code of a verdict — including while Z3 is solving (``synth``,
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
-SPEC = "spec/sglang/generation_tagged_ack.kvr"
+DEFERRED = ROOT / "spec" / "sglang" / "deferred_release.kvr"
+SPEC = Path(tempfile.mkdtemp(prefix="kvrace-interrupts-")) / "big.kvr"
+atexit.register(shutil.rmtree, SPEC.parent, True)
+"""The flagship with four requests and two slots: every command below runs for
+minutes, far longer than the latest signal."""
+SPEC.write_text(DEFERRED.read_text()
+                .replace("symmetric type Req = {A, B}", "symmetric type Req = {A, B, C, D}")
+                .replace("symmetric type Slot = {s0}", "symmetric type Slot = {s0, s1}"))
 COMMANDS = {
-    # Each runs for many seconds, longer than the latest signal below.
-    "check": ["check", SPEC, "--no-symmetry", "--no-clock-reduction"],
-    "prove": ["prove", SPEC, "--assume", "T_timeout > T_flight"],
-    "synth": ["synth", SPEC],
+    "check": ["check", str(SPEC), "--no-symmetry", "--no-clock-reduction"],
+    "prove": ["prove", str(SPEC), "--assume", "T_hold > T_prop + T_chunk + T_flight"],
+    "synth": ["synth", str(SPEC)],
 }
 GRACE = 3.0
 """Seconds a run may take to end after the signal (1 s asked, with room for a busy machine)."""
