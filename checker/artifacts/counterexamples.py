@@ -175,8 +175,10 @@ VERSION_MATRIX = [
     " inferred |",
     "",
     "`deferred_release`, `repro_harness` and `kv_checksum` are not deployments: the seed's",
-    "idealised hold timer, the seed's test harness, and the Adler-32 checksum",
-    "(`checksum.py`; off by default) over immediate release.",
+    "idealised hold timer, the seed's test harness, and the KV checksum (`kv_checksum.py`,",
+    "SGLANG_DISAGGREGATION_KV_CHECKSUM, off by default; its SAMPLED level misses a stale",
+    "write into unsampled layers, and no level sees one that lands after verification)",
+    "over immediate release.",
 ]
 
 
