@@ -275,6 +275,8 @@ def _context_numbers(context: Sequence[Mapping[str, str]]) -> dict[str, str]:
     kv["study.rows.sum"] = str(sum(r[f"{c}_bound"] == r[f"{c}_sum"] and r[f"{c}_strict"] == "True"
                                    for r in context for c in study.CASES) // len(study.CASES))
     kv["study.bytes_per_token"] = thousands(study.KV_BYTES_PER_TOKEN)
+    kv["study.mla_layers"] = str(study.MLA_LAYERS)
+    kv["study.mla_values"] = str(study.MLA_VALUES_PER_LAYER)
     kv["study.chunk_tokens"] = thousands(study.CHUNK_TOKENS)
     kv["study.chunk_gb"] = f"{study.CHUNK_TOKENS * study.KV_BYTES_PER_TOKEN / study.GB:.2f}"
     kv["study.flight_base"] = study.fmt(study.MOONCAKE_BASE)
