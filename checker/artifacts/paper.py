@@ -343,8 +343,8 @@ def fig_context(context: Sequence[Mapping[str, str]]) -> str:
         r"\begin{loglogaxis}[width=0.92\linewidth, height=7cm,",
         r"  xlabel={context length (tokens)}, ylabel={minimal safe $T_{\mathit{hold}}$ (s)},",
         f"  xtick={{{','.join(tokens)}}}, xticklabels={{{','.join(labels)}}},",
-        r"  log basis y=10, grid=major, legend pos=outer north east, legend cell align=left,",
-        r"  legend style={font=\footnotesize}]",
+        r"  log basis y=10, grid=major, legend cell align=left,",
+        r"  legend style={font=\footnotesize, at={(0.5,-0.2)}, anchor=north, legend columns=2}]",
     ]
     for case, pattern in (("errored", "thick"), ("typical", "thick, densely dotted")):
         for name in dict.fromkeys(r["layout"] for r in context):
