@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -77,22 +78,59 @@ def test_the_papers_claims_about_proofs_match_the_data() -> None:
 
 def test_context_length_study_reproduces_for_small_contexts() -> None:
     rows = study.study(ROOT, ["8k", "32k"], ("chunked",))
-    assert [(r.context, r.chunks) for r in rows] == [("8k", 1), ("32k", 4)]
+    assert [(r.context, r.chunk_tokens, r.calls) for r in rows] == [("8k", 8192, 1),
+                                                                     ("32k", 8192, 1)]
     for r in rows:
-        assert r.T_flight > 30
-        assert r.bound == r.T_prop + r.T_chunk + r.T_flight and r.strict
-        assert (r.below, r.at, r.above) == ("violated", "violated", "holds")
+        for w in (r.typical, r.errored):
+            assert w.bound == w.sum and w.strict
+            assert (w.below, w.at, w.above) == ("violated", "violated", "holds")
+        assert r.typical.T_flight == Fraction("0.048") and r.typical.default_hold_safe
+        assert r.errored.T_flight == Fraction("30.576") and not r.errored.default_hold_safe
     committed = study.read_csv(ROOT / "paper" / "data" / "context_length.csv")
     fresh = list(csv.DictReader(study.csv_text(rows).splitlines()))
     assert fresh == committed[:2], REGENERATE
 
 
+def test_context_length_study_inputs_are_derived() -> None:
+    # DeepSeek-V3 MLA: 61 layers x (512 + 64) values x 2 bytes.
+    assert study.KV_BYTES_PER_TOKEN == 70_272
+    chunk = study.CHUNK_TOKENS * study.KV_BYTES_PER_TOKEN
+    assert round(chunk / study.GB, 2) == 0.58
+    # 12-50 ms on the wire at 50-12 GB/s.
+    assert study.ceil_ms(Fraction(chunk, study.LINK_FAST)) == Fraction("0.012")
+    assert study.ceil_ms(Fraction(chunk, study.LINK_SLOW)) == Fraction("0.048")
+    # Mooncake's budget: about 1.07 s per GiB on top of 30 s.
+    assert round(float(study.MOONCAKE_PER_BYTE * 2**30), 2) == 1.07
+    assert study.call_time(chunk, "errored") == Fraction("30.576")
+    # T_chunk is the rest of the current chunk's calls, whatever the context length.
+    assert study.layout(1_048_576, "chunked") == (8192, 1, chunk)
+    assert study.layout(1_048_576, "split") == (8192, 8, 1024 * 70_272)
+    assert study.layout(1_048_576, "unchunked") == (1_048_576, 1, 1_048_576 * 70_272)
+    assert study.parameters(8, 1024 * 70_272, "errored") == {
+        "T_prop": 1, "T_chunk": 7 * Fraction("30.072"), "T_flight": Fraction("30.072")}
+    assert study.typical_cover_tokens() == 4_952_185
+
+
 def test_context_length_csv_is_consistent() -> None:
-    for r in study.read_csv(ROOT / "paper" / "data" / "context_length.csv"):
-        assert r["bound"] == r["sum"] and r["strict"] == "True", r
-        assert (r["below"], r["at"], r["above"]) == ("violated", "violated", "holds"), r
-        # The paper's claim: the default 30 s hold is too short at every context length.
-        assert r["default_hold_safe"] == "False", r
+    rows = study.read_csv(ROOT / "paper" / "data" / "context_length.csv")
+    assert [(r["layout"], r["context"]) for r in rows] == [
+        (layout, context) for layout in study.LAYOUTS for context in study.SIZES]
+    for r in rows:
+        for case in study.CASES:
+            assert r[f"{case}_bound"] == r[f"{case}_sum"] and r[f"{case}_strict"] == "True", r
+            assert (r[f"{case}_below"], r[f"{case}_at"], r[f"{case}_above"]) == \
+                ("violated", "violated", "holds"), r
+        # The paper's claim: the default 30 s hold covers every typical window
+        # and no errored one.
+        assert r["typical_default_hold_safe"] == "True", r
+        assert r["errored_default_hold_safe"] == "False", r
+    # With chunked prefill the window does not grow with the context.
+    assert {r["errored_bound"] for r in rows if r["layout"] == "chunked"} == {"31.576"}
+    assert {r["errored_bound"] for r in rows if r["layout"] == "split"} == {"241.576"}
+    assert [r["errored_bound"] for r in rows if r["layout"] == "unchunked"] == [
+        "31.576", "33.303", "40.211", "67.843", "104.686"]
+    assert [r["typical_bound"] for r in rows if r["layout"] == "unchunked"] == [
+        "1.048", "1.192", "1.768", "4.071", "7.141"]
 
 
 def test_small_benchmark_cases_reproduce() -> None:

@@ -157,45 +157,81 @@ def test_paired_abort_synthesized_region() -> None:
 # ---- kv_checksum ------------------------------------------------------------------------
 
 CHECKSUM = "kv_checksum"
+FULL_DIGEST = ("var full_digest : bool = false", "var full_digest : bool = true ")
+NO_LATE_LANDING = (
+    "event decode.land(r: Req, l: Layers) receives prefill.post(r)\n"
+    "  when write[r, l] == flying\n",
+    "event decode.land(r: Req, l: Layers) receives prefill.post(r)\n"
+    "  when write[r, l] == flying\n"
+    "       and not (owner[slot[r]] != none and owner[slot[r]] != r\n"
+    "                and phase[owner[slot[r]]] == decoding)\n")
+"""Forbid writes landing in the pages of a request that already passed verification."""
+STALE_PREFIX = ["initial", "decode.allocate(A, s0)", "prefill.post(A)", "router.abort(A)",
+                "decode.release(A)", "decode.allocate(B, s0)", "prefill.post(B)",
+                "decode.land(B, sampled)", "decode.land(B, unsampled)"]
 
 
-def test_checksum_misses_a_stale_write_landing_after_verification() -> None:
+def test_sampled_digest_misses_a_stale_write_into_unsampled_layers() -> None:
+    # At the defaults (SAMPLED level) the shortest leak is caught by nobody
+    # before verification: A's write to the layers outside B's sample lands
+    # after B's own, B's sampled layers still match, and B decodes over A's KV.
     o = run(CHECKSUM)
     assert o.verdict == "violated"
     assert o.prop == "no_undetected_corruption[B]"
-    got = labels(o)
-    assert got[-1] == "decode.land(A, 0)"
-    assert got.index("decode.release(A)") < got.index("decode.allocate(B, s0)") \
-        < got.index("decode.verify(B)") < len(got) - 1
+    assert labels(o) == [*STALE_PREFIX, "decode.land(A, unsampled)", "decode.verify(B)"]
     assert o.trace is not None
     last = o.trace.steps[-1]
-    assert last.changes["page[s0, 0]"] == ("B", "A")
-    assert last.receives is not None and o.trace.steps[last.receives].label == "prefill.post(A, 0)"
+    assert last.changes == {"phase[B]": ("transferring", "decoding")}
+    assert last.state["page[s0, sampled]"] == "B" and last.state["page[s0, unsampled]"] == "A"
+    assert last.state["write[A, sampled]"] == "flying" and last.state["detected"] is False
+    stale = o.trace.steps[-2]
+    assert stale.receives is not None and o.trace.steps[stale.receives].label == "prefill.post(A)"
+    assert stale.changes["page[s0, unsampled]"] == ("B", "A")
 
 
-def test_checksum_catches_a_stale_write_landing_before_verification() -> None:
-    # Detection is reachable, and the run that reaches it lands A's write before B verifies.
+def test_sampled_digest_misses_it_even_with_no_late_landing() -> None:
+    # The escape is the sample's, not a write after verification.
+    o = variant(CHECKSUM, NO_LATE_LANDING, options=Options(deadlock=False))
+    assert o.verdict == "violated" and o.prop == "no_undetected_corruption[B]"
+    assert labels(o)[-2:] == ["decode.land(A, unsampled)", "decode.verify(B)"]
+
+
+def test_full_digest_is_still_damaged_after_verification() -> None:
+    # With every layer digested, the shortest leak is a write landing after B verified.
+    o = variant(CHECKSUM, FULL_DIGEST)
+    assert o.verdict == "violated" and o.prop == "no_undetected_corruption[B]"
+    assert labels(o) == [*STALE_PREFIX, "decode.verify(B)", "decode.land(A, sampled)"]
+    assert o.trace is not None
+    last = o.trace.steps[-1]
+    assert last.changes["page[s0, sampled]"] == ("B", "A")
+    assert last.state["phase[B]"] == "decoding" and last.state["detected"] is False
+    assert last.receives is not None and o.trace.steps[last.receives].label == "prefill.post(A)"
+
+
+def test_full_digest_catches_every_write_that_lands_before_verification() -> None:
+    variant(CHECKSUM, FULL_DIGEST, NO_LATE_LANDING, options=Options(deadlock=False)
+            ).assert_holds()
+
+
+def test_checksum_catches_a_stale_write_into_sampled_layers() -> None:
+    # Detection is reachable: A's write to B's sampled layers lands after B's
+    # own and before B verifies, and the mismatch frees B.
     o = variant(CHECKSUM, ("invariant no_undetected_corruption(r: Req):",
                            "invariant never_detected: not detected\n"
                            "invariant no_undetected_corruption(r: Req):"))
     assert o.verdict == "violated" and o.prop == "never_detected"
     got = labels(o)
     assert got[-1] == "decode.verify(B)"
-    assert got.index("decode.land(A, 0)") < got.index("decode.verify(B)")
+    assert got.index("decode.land(B, sampled)") < got.index("decode.land(A, sampled)") \
+        < got.index("decode.verify(B)")
+    assert o.trace is not None
+    assert o.trace.steps[-1].changes["phase[B]"] == ("transferring", "freed")
 
 
-def test_checksum_covers_every_write_that_lands_before_verification() -> None:
-    # Forbid writes landing in the pages of a request that already passed
-    # verification: then nothing goes unnoticed.
-    o = variant(CHECKSUM, (
-        "event decode.land(r: Req, k: Chunk) receives prefill.post(r, k)\n"
-        "  when write[r, k] == flying\n",
-        "event decode.land(r: Req, k: Chunk) receives prefill.post(r, k)\n"
-        "  when write[r, k] == flying\n"
-        "       and not (owner[slot[r]] != none and owner[slot[r]] != r\n"
-        "                and phase[owner[slot[r]]] == decoding)\n"),
-        options=Options(deadlock=False))
-    o.assert_holds()
+def test_checksum_synthesized_region_is_empty() -> None:
+    result = synth(spec(CHECKSUM).read_text(encoding="utf-8"), ["T_prop", "T_chunk", "T_flight"])
+    assert result.complete
+    assert sy.region_text(sy.safe_region(result), result.free) == "false"
 
 
 # ---- repro_harness ----------------------------------------------------------------------

@@ -107,11 +107,11 @@ def generate(root: Path) -> dict[str, bytes]:
         "",
     ]
     files["counterexamples/README.md"] = "\n".join(readme).encode()
-    files["spec/README.md"] = _spec_readme(rows).encode()
+    files["spec/README.md"] = _spec_readme(rows, root).encode()
     return files
 
 
-def _spec_readme(rows: Sequence[SpecRow]) -> str:
+def _spec_readme(rows: Sequence[SpecRow], root: Path) -> str:
     lines = [
         "# Specs",
         "",
@@ -125,6 +125,12 @@ def _spec_readme(rows: Sequence[SpecRow]) -> str:
         verdict = {"holds": "holds", "violated": f"violated ({r.prop})"}.get(r.verdict, r.verdict)
         lines.append(f"| `{r.path}` | {r.summary} | {verdict} | `kvrace check {r.path}` |")
     lines += ["", *VERSION_MATRIX]
+    # The context-length study, from its committed measurements (``--only measurements``).
+    from checker.artifacts import study
+
+    csv_path = root / study.CSV
+    if csv_path.exists():
+        lines += ["", *study.readme_lines(study.read_csv(csv_path))]
     return "\n".join(lines) + "\n"
 
 
@@ -175,8 +181,10 @@ VERSION_MATRIX = [
     " inferred |",
     "",
     "`deferred_release`, `repro_harness` and `kv_checksum` are not deployments: the seed's",
-    "idealised hold timer, the seed's test harness, and the Adler-32 checksum",
-    "(`checksum.py`; off by default) over immediate release.",
+    "idealised hold timer, the seed's test harness, and the KV checksum (`kv_checksum.py`,",
+    "SGLANG_DISAGGREGATION_KV_CHECKSUM, off by default; its SAMPLED level misses a stale",
+    "write into unsampled layers, and no level sees one that lands after verification)",
+    "over immediate release.",
 ]
 
 

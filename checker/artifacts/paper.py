@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import api, render
+from checker.artifacts import study
 
 DATA = Path("paper") / "data"
 OUT = "paper/generated"
@@ -148,19 +149,7 @@ def _numbers(specs: Mapping[str, Any], synth: Mapping[str, Any], bench: Mapping[
     kv["machine.python"] = m["python"]
     kv["machine.date"] = m["date"]
     kv["paper.date"] = m["date"]
-    for r in context:
-        key = f"context.{r['scenario']}.{r['context']}"
-        kv[f"{key}.bound"] = r["bound"]
-        kv[f"{key}.flight"] = r["T_flight"]
-        kv[f"{key}.chunks"] = r["chunks"]
-    from checker.artifacts import study
-
-    kv["study.bytes_per_token"] = thousands(study.KV_BYTES_PER_TOKEN)
-    kv["study.chunk_tokens"] = thousands(study.CHUNK_TOKENS)
-    kv["study.flight_base"] = study.fmt(study.MOONCAKE_BASE)
-    kv["study.flight_per_gib"] = study.fmt(study.MOONCAKE_PER_GIB)
-    kv["study.per_chunk"] = study.fmt(study.PER_CHUNK)
-    kv["study.t_prop"] = study.fmt(study.T_PROP)
+    kv.update(_context_numbers(context))
     kv["specs.max_seconds"] = f"{max(r['seconds'] for r in specs['specs']):.2f}"
     kv["specs.max_events"] = str(max(r["events"] or 0 for r in specs["specs"]))
     from checker.artifacts import measurements
@@ -258,47 +247,118 @@ def table_bench(bench: Mapping[str, Any]) -> str:
                     "states & zones & seconds & MiB", rows)
 
 
-def table_context(context: Sequence[Mapping[str, str]]) -> str:
-    """The context-length study."""
-    def line(r: Mapping[str, Any]) -> str:
-        op = ">" if r["strict"] == "True" else r"\geq"
-        check = "/".join(v[0] for v in (r["below"], r["at"], r["above"]))
-        safe = "safe" if r["default_hold_safe"] == "True" else \
-            r"\textcolor{red!70!black}{leaks}"
-        return (f"{r['scenario']} & {r['context']} & {r['chunks']} & {r['write_gib']} & "
-                f"{r['T_chunk']} & {r['T_flight']} & $T_{{\\mathit{{hold}}}} {op} "
-                f"{r['bound']}$ & {check} & {safe} \\\\")
+def _checks(r: Mapping[str, str], case: str) -> bool:
+    return (r[f"{case}_below"], r[f"{case}_at"], r[f"{case}_above"]) == \
+        ("violated", "violated", "holds")
 
-    return booktabs("l r r r r r r l l", r"scenario & context & chunks & GiB per call & "
-                    r"$T_{\mathit{chunk}}$ & $T_{\mathit{flight}}$ & minimal hold & "
-                    r"below/at/above & 30\,s hold", _grouped(context, "scenario", line))
+
+def _context_numbers(context: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    r"""``\kv`` values of the context-length study, from its CSV and its inputs."""
+    kv: dict[str, str] = {}
+    for r in context:
+        key = f"context.{r['layout']}.{r['context']}"
+        kv[f"{key}.calls"] = r["calls"]
+        kv[f"{key}.chunk_gb"] = r["chunk_gb"]
+        for case in study.CASES:
+            kv[f"{key}.{case}.bound"] = r[f"{case}_bound"]
+            kv[f"{key}.{case}.flight"] = r[f"{case}_T_flight"]
+            kv[f"{key}.{case}.chunk"] = r[f"{case}_T_chunk"]
+    for case in study.CASES:
+        bounds = [Fraction(r[f"{case}_bound"]) for r in context]
+        kv[f"study.{case}.min"] = study.fmt(min(bounds))
+        kv[f"study.{case}.max"] = study.fmt(max(bounds))
+        kv[f"study.{case}.covered"] = str(sum(r[f"{case}_default_hold_safe"] == "True"
+                                              for r in context))
+    kv["study.rows"] = str(len(context))
+    kv["study.rows.checked"] = str(sum(_checks(r, c) for r in context for c in study.CASES)
+                                   // len(study.CASES))
+    kv["study.rows.sum"] = str(sum(r[f"{c}_bound"] == r[f"{c}_sum"] and r[f"{c}_strict"] == "True"
+                                   for r in context for c in study.CASES) // len(study.CASES))
+    kv["study.bytes_per_token"] = thousands(study.KV_BYTES_PER_TOKEN)
+    kv["study.mla_layers"] = str(study.MLA_LAYERS)
+    kv["study.mla_values"] = str(study.MLA_VALUES_PER_LAYER)
+    kv["study.chunk_tokens"] = thousands(study.CHUNK_TOKENS)
+    kv["study.chunk_gb"] = f"{study.CHUNK_TOKENS * study.KV_BYTES_PER_TOKEN / study.GB:.2f}"
+    kv["study.flight_base"] = study.fmt(study.MOONCAKE_BASE)
+    kv["study.ns_per_byte"] = study.fmt(study.MOONCAKE_PER_BYTE * 10**9)
+    kv["study.s_per_gib"] = f"{float(study.MOONCAKE_PER_BYTE * 2**30):.2f}"
+    kv["study.link_slow"] = str(study.LINK_SLOW // study.GB)
+    kv["study.link_fast"] = str(study.LINK_FAST // study.GB)
+    chunk_bytes = study.CHUNK_TOKENS * study.KV_BYTES_PER_TOKEN
+    kv["study.chunk_ms_slow"] = study.fmt(study.ceil_ms(Fraction(chunk_bytes, study.LINK_SLOW))
+                                          * 1000)
+    kv["study.chunk_ms_fast"] = study.fmt(study.ceil_ms(Fraction(chunk_bytes, study.LINK_FAST))
+                                          * 1000)
+    kv["study.split_indices"] = thousands(study.SPLIT_INDICES)
+    kv["study.split_calls"] = str(study.layout(study.CHUNK_TOKENS, "split")[1])
+    kv["study.t_prop"] = study.fmt(study.T_PROP)
+    kv["study.default_hold"] = study.fmt(study.DEFAULT_HOLD)
+    kv["study.eps_ms"] = study.fmt(study.EPS * 1000)
+    cover = study.typical_cover_tokens()
+    kv["study.cover_mtokens"] = f"{cover / 2**20:.1f}"
+    kv["study.cover_gb"] = f"{cover * study.KV_BYTES_PER_TOKEN / study.GB:.0f}"
+    return kv
+
+
+def table_context(context: Sequence[Mapping[str, str]]) -> str:
+    """The context-length study: the typical and the errored window, and the hold each needs."""
+    def covered(r: Mapping[str, Any], case: str) -> str:
+        return "yes" if r[f"{case}_default_hold_safe"] == "True" else \
+            r"\textcolor{red!70!black}{no}"
+
+    def hold(r: Mapping[str, Any], case: str) -> str:
+        op = ">" if r[f"{case}_strict"] == "True" else r"\geq"
+        return f"${op} {r[f'{case}_bound']}$"
+
+    def line(r: Mapping[str, Any]) -> str:
+        typical = Fraction(r["typical_T_chunk"]) + Fraction(r["typical_T_flight"])
+        errored = Fraction(r["errored_T_chunk"]) + Fraction(r["errored_T_flight"])
+        return (f"{r['layout']} & {r['context']} & {r['calls']} & {r['chunk_gb']} & "
+                f"{r['chunk_ms_fast']}--{study.fmt(typical * 1000)} & {hold(r, 'typical')} & "
+                f"{covered(r, 'typical')} & {study.fmt(errored)} & {hold(r, 'errored')} & "
+                f"{covered(r, 'errored')} \\\\")
+
+    header = (r"& & & & \multicolumn{3}{c}{typical write} & \multicolumn{3}{c}{errored call} \\"
+              "\n" r"\cmidrule(lr){5-7}\cmidrule(l){8-10}" "\n"
+              r"layout & context & calls & GB & ms & hold (s) & 30\,s & s & hold (s) & 30\,s")
+    return booktabs("l r r r r l l r l l", header, _grouped(context, "layout", line))
 
 
 def fig_context(context: Sequence[Mapping[str, str]]) -> str:
-    """The minimal safe hold against context length (pgfplots), with the 30 s default."""
-    def coords(scenario: str) -> str:
-        return " ".join(f"({r['tokens']},{r['bound']})" for r in context
-                        if r["scenario"] == scenario)
+    """The minimal safe hold against context length (log-log), with the 30 s default."""
+    def coords(name: str, case: str) -> str:
+        return " ".join(f"({r['tokens']},{r[f'{case}_bound']})" for r in context
+                        if r["layout"] == name)
 
-    tokens = [r["tokens"] for r in context if r["scenario"] == "chunked"]
-    labels = [r["context"] for r in context if r["scenario"] == "chunked"]
-    return "\n".join([
+    first = [r for r in context if r["layout"] == context[0]["layout"]]
+    tokens = [r["tokens"] for r in first]
+    labels = [r["context"] for r in first]
+    styles = {"chunked": "blue!70!black, mark=*", "split": "violet!80!black, mark=triangle*",
+              "unchunked": "orange!80!black, mark=square*"}
+    names = {"chunked": r"8{,}192-token chunks, one call each",
+             "split": r"8{,}192-token chunks split into calls",
+             "unchunked": "one chunk per request"}
+    lines = [
         r"\begin{tikzpicture}",
-        r"\begin{semilogxaxis}[width=0.92\linewidth, height=6.2cm,",
+        r"\begin{loglogaxis}[width=0.92\linewidth, height=7cm,",
         r"  xlabel={context length (tokens)}, ylabel={minimal safe $T_{\mathit{hold}}$ (s)},",
         f"  xtick={{{','.join(tokens)}}}, xticklabels={{{','.join(labels)}}},",
-        r"  ymin=0, grid=major, legend pos=north west, legend cell align=left]",
-        r"\addplot[thick, mark=*, blue!70!black] coordinates {" + coords("chunked") + "};",
-        r"\addlegendentry{chunked prefill (8{,}192-token chunks)}",
-        r"\addplot[thick, mark=square*, orange!80!black] coordinates {"
-        + coords("unchunked") + "};",
-        r"\addlegendentry{one write call per request}",
+        r"  log basis y=10, grid=major, legend cell align=left,",
+        r"  legend style={font=\footnotesize, at={(0.5,-0.2)}, anchor=north, legend columns=2}]",
+    ]
+    for case, pattern in (("errored", "thick"), ("typical", "thick, densely dotted")):
+        for name in dict.fromkeys(r["layout"] for r in context):
+            lines.append(f"\\addplot[{pattern}, {styles.get(name, 'black')}] coordinates {{"
+                         + coords(name, case) + "};")
+            lines.append(f"\\addlegendentry{{{case}: {names.get(name, tex(name))}}}")
+    lines += [
         r"\addplot[thick, dashed, red!70!black, domain=" + tokens[0] + ":" + tokens[-1]
         + r", samples=2] {30};",
-        r"\addlegendentry{SGLang default release timeout (30\,s)}",
-        r"\end{semilogxaxis}",
+        r"\addlegendentry{SGLang's default release timeout (30\,s)}",
+        r"\end{loglogaxis}",
         r"\end{tikzpicture}",
-    ]) + "\n"
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # ----------------------------------------------------------------------------- per spec

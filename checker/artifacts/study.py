@@ -1,42 +1,55 @@
 """How long must decode hold an aborted request's KV slot, as the context grows?
 
 ``python -m checker.artifacts --only measurements`` writes its table to
-``paper/data/context_length.csv``; the paper plots it.
+``paper/data/context_length.csv``; the paper and ``spec/README.md`` show it.
 
-For each context length the script instantiates the parameters of
-``spec/sglang/deferred_release.kvr`` (the upstream fix: decode holds an aborted
-slot for ``T_hold``), synthesizes the safe region over ``T_hold`` alone with
-the other parameters fixed (parametric zone exploration, EFsynth), reads the
-minimal safe hold off that region, and cross-checks it with the zone explorer
-at the bound itself and just below and just above it.  The bound is derived
-from the model, not assumed; the table shows that it equals
-``T_prop + T_chunk + T_flight`` at every size.
+The window a hold must cover is ``T_prop + T_chunk + T_flight``
+(``spec/sglang/deferred_release.kvr``): the abort's propagation, the rest of
+the *current* chunk's sequential write calls (once prefill marks a room
+Failed, ``add_transfer_request`` and the transfer worker skip every further
+chunk), and one call on the wire.  Each row fixes a transfer layout and a
+context length and gives two instances of that window:
 
-Assumptions (all stated here; change them and rerun):
+* **typical**: every call moves its bytes at the link's bandwidth;
+* **errored**: every call of the current chunk runs until Mooncake gives up
+  on it (``batchTransferSync``, Mooncake ``transfer_engine_py.cpp``: 30 s +
+  1 ns per byte; the retries of a slice share that one deadline), the worst a
+  call can take before it returns.  Returning -1 does not cancel the posted
+  writes; no hold covers a write that outlives its call's return.
 
-* **KV bytes per token: 70,272 B** — the KV-cache footprint of a DeepSeek-V3-style
-  MLA model: 61 layers x (512 + 64) cached values x 2 bytes (bf16).  A GQA
-  70B-class model (80 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes =
-  327,680 B/token) needs about 4.7x more, which only makes the holds longer.
-* **Chunk size: 8,192 tokens** (the chunked-prefill size).  Each chunk is one
-  synchronous batched RDMA write call covering all layers (SGLang's PD
-  transfer), so with chunked prefill a write call carries at most one chunk's
-  KV, and a longer context means *more* chunks.  With chunked prefill off
-  (scenario ``unchunked``) one write call carries the whole context, and a
-  longer context means a *larger* write call.
-* **T_flight** (one write call on the wire): the Mooncake transfer timeout of
-  that call, 30 s + 1 s per GiB, rounded up to the millisecond — the call
-  returns by then at the latest.  (Writes were seen to continue after the
-  engine returned its timeout error; no hold covers those.)
-* **T_chunk** (remaining chunks): the conservative reading of the upstream
-  bound's t_remaining_chunks — the abort reaches prefill right after the first
-  chunk was posted and every remaining chunk had been committed, prefill
-  starting one every 0.5 s: ``T_chunk = (chunks - 1) x 0.5 s``.
-* **T_prop** (abort propagation, decode to prefill): fixed at 1 s.
+For each instance the script synthesizes the safe region over ``T_hold``
+alone with the other three parameters fixed (parametric zone exploration,
+EFsynth), reads the minimal safe hold off it, and cross-checks it with the
+zone explorer just below it, at it and just above it.  The bound is derived
+from the model, not assumed; the table shows that it equals the sum of the
+three delays in every row, and whether SGLang's default 30 s release timeout
+covers it.
 
-The flagship spec's ranges (T_flight up to 10 s, T_hold up to 40 s) are too
-narrow for these values, so the script checks a variant of its text with wider
-``param`` lines; the flagship file is not changed.
+Inputs (all stated here, with their sources; change them and rerun):
+
+* KV bytes per token: DeepSeek-V3's MLA cache, derived from its model
+  configuration (``config.json`` of deepseek-ai/DeepSeek-V3: 61 layers,
+  ``kv_lora_rank`` 512 + ``qk_rope_head_dim`` 64 cached values per layer,
+  bf16) = 70,272 B; an 8,192-token chunk is then about 0.58 GB.
+* Chunk size: 8,192 tokens, the chunked-prefill size; each chunk is one
+  transfer (``disaggregation/prefill.py`` sends a chunk per chunked-prefill
+  step).  Layout ``unchunked`` (chunked prefill off) sends the whole context
+  as one chunk.
+* Calls per chunk: one on Mooncake's default path
+  (``SGLANG_MOONCAKE_MAX_TRANSFER_BATCH_INDICES`` unset, ``environ.py``).
+  Layout ``split`` sets it to 1,024 indices at one token per index, so a
+  chunk becomes 8 sequential calls, each with its own timeout budget
+  (``mooncake/conn.py``).
+* Link bandwidth: 12 to 50 GB/s, the line rate of one 100 to 400 Gb/s RDMA
+  NIC; the typical instance uses the slow end (the hold must cover it), the
+  fast end is reported for scale.
+* ``T_prop``: 1 s (an assumption: the ABORT message from decode to prefill).
+* The default hold: SGLang's deferred-release timeout, 30 s
+  (``SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE`` timeout, ``environ.py``).
+
+Times are rounded up to the millisecond.  The flagship spec's ranges are too
+narrow for these values, so the script checks a variant of its text with
+wider ``param`` lines; the flagship file is not changed.
 """
 
 from __future__ import annotations
@@ -48,7 +61,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -62,18 +75,26 @@ from checker.smt.synth import explore_parametric, safe_region
 SPEC = Path("spec") / "sglang" / "deferred_release.kvr"
 CSV = Path("paper") / "data" / "context_length.csv"
 
-GIB = 2**30
-KV_BYTES_PER_TOKEN = 70_272
-CHUNK_TOKENS = 8_192
+# DeepSeek-V3 config.json: num_hidden_layers, kv_lora_rank + qk_rope_head_dim, bf16 bytes.
+MLA_LAYERS = 61
+MLA_VALUES_PER_LAYER = 512 + 64
+BF16_BYTES = 2
+KV_BYTES_PER_TOKEN = MLA_LAYERS * MLA_VALUES_PER_LAYER * BF16_BYTES
+CHUNK_TOKENS = 8_192  # chunked-prefill size
+SPLIT_INDICES = 1_024  # SGLANG_MOONCAKE_MAX_TRANSFER_BATCH_INDICES in layout `split`
+TOKENS_PER_INDEX = 1  # page size 1: one index per token
+GB = 10**9
+LINK_SLOW = 12 * GB  # bytes/s: a 100 Gb/s RDMA NIC (12.5 GB/s line rate), rounded down
+LINK_FAST = 50 * GB  # bytes/s: a 400 Gb/s RDMA NIC
+MOONCAKE_BASE = Fraction(30)  # batchTransferSync timeout: 30 s ...
+MOONCAKE_PER_BYTE = Fraction(1, 10**9)  # ... plus 1 ns per byte
 T_PROP = Fraction(1)
-PER_CHUNK = Fraction(1, 2)
-MOONCAKE_BASE = Fraction(30)
-MOONCAKE_PER_GIB = Fraction(1)
-EPS = Fraction(1, 100)  # "just below" / "just above" the bound, seconds
 DEFAULT_HOLD = Fraction(30)  # SGLang's default deferred-release timeout
+EPS = Fraction(1, 1000)  # "just below" / "just above" the bound, seconds
 
 SIZES = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "512k": 524_288, "1M": 1_048_576}
-SCENARIOS = ("chunked", "unchunked")
+LAYOUTS = ("chunked", "split", "unchunked")
+CASES = ("typical", "errored")
 
 WIDE_PARAMS = {
     "T_prop": "param T_prop   in [0, 10000] = 2",
@@ -83,19 +104,12 @@ WIDE_PARAMS = {
 }
 
 
-@dataclass
-class Row:
-    """One context length under one scenario."""
+@dataclass(frozen=True)
+class Window:
+    """One instance of the window (typical or errored) and what kvrace says of it."""
 
-    scenario: str
-    context: str
-    tokens: int
-    chunks: int
-    write_gib: float
-    T_prop: Fraction
     T_chunk: Fraction
     T_flight: Fraction
-    sum: Fraction  # T_prop + T_chunk + T_flight
     bound: Fraction  # the minimal hold read off the synthesized region
     strict: bool  # safe iff T_hold > bound (True) or >= bound (False)
     below: str  # zone-explorer verdict at bound - EPS
@@ -104,9 +118,36 @@ class Row:
     synth_seconds: float
 
     @property
+    def sum(self) -> Fraction:
+        return T_PROP + self.T_chunk + self.T_flight
+
+    @property
     def default_hold_safe(self) -> bool:
         """Whether SGLang's default 30 s hold covers the window."""
         return self.bound < DEFAULT_HOLD if self.strict else self.bound <= DEFAULT_HOLD
+
+
+@dataclass(frozen=True)
+class Row:
+    """One context length under one transfer layout."""
+
+    layout: str
+    context: str
+    tokens: int
+    chunk_tokens: int  # tokens of the current chunk
+    calls: int  # sequential write calls of that chunk
+    call_bytes: int
+    typical: Window
+    errored: Window
+
+    @property
+    def chunk_gb(self) -> Fraction:
+        return Fraction(self.chunk_tokens * KV_BYTES_PER_TOKEN, GB)
+
+    @property
+    def chunk_ms_fast(self) -> Fraction:
+        """The whole chunk at the fast end of the link (for scale)."""
+        return ceil_ms(Fraction(self.chunk_tokens * KV_BYTES_PER_TOKEN, LINK_FAST)) * 1000
 
 
 def wide_spec(root: Path) -> ir.Spec:
@@ -123,19 +164,32 @@ def ceil_ms(x: Fraction) -> Fraction:
     return Fraction(math.ceil(x * 1000), 1000)
 
 
-def parameters(tokens: int, scenario: str) -> tuple[int, int, dict[str, Fraction]]:
-    """(chunks, bytes per write call, fixed parameter values) for a context length."""
-    if scenario == "chunked":
-        chunks = -(-tokens // CHUNK_TOKENS)
-        call_tokens = min(tokens, CHUNK_TOKENS)
-    elif scenario == "unchunked":
-        chunks, call_tokens = 1, tokens
+def layout(tokens: int, name: str) -> tuple[int, int, int]:
+    """(tokens of the current chunk, calls per chunk, bytes per call)."""
+    if name == "unchunked":
+        chunk = tokens
+    elif name in ("chunked", "split"):
+        chunk = min(tokens, CHUNK_TOKENS)
     else:
-        raise ValueError(f"unknown scenario {scenario!r}")
-    call_bytes = call_tokens * KV_BYTES_PER_TOKEN
-    t_flight = ceil_ms(MOONCAKE_BASE + MOONCAKE_PER_GIB * Fraction(call_bytes, GIB))
-    t_chunk = (chunks - 1) * PER_CHUNK
-    return chunks, call_bytes, {"T_prop": T_PROP, "T_chunk": t_chunk, "T_flight": t_flight}
+        raise ValueError(f"unknown layout {name!r}")
+    per_call = SPLIT_INDICES * TOKENS_PER_INDEX if name == "split" else chunk
+    calls = -(-chunk // per_call)
+    return chunk, calls, min(chunk, per_call) * KV_BYTES_PER_TOKEN
+
+
+def call_time(call_bytes: int, case: str) -> Fraction:
+    """How long one call may take: at the slow link's bandwidth, or until Mooncake's timeout."""
+    if case == "typical":
+        return ceil_ms(Fraction(call_bytes, LINK_SLOW))
+    if case == "errored":
+        return ceil_ms(MOONCAKE_BASE + MOONCAKE_PER_BYTE * call_bytes)
+    raise ValueError(f"unknown case {case!r}")
+
+
+def parameters(calls: int, call_bytes: int, case: str) -> dict[str, Fraction]:
+    """T_prop, T_chunk (the rest of the current chunk's calls) and T_flight (one call)."""
+    t = call_time(call_bytes, case)
+    return {"T_prop": T_PROP, "T_chunk": (calls - 1) * t, "T_flight": t}
 
 
 def hold_bound(cnf: Sequence[Sequence[Lin]]) -> tuple[Fraction, bool]:
@@ -151,36 +205,43 @@ def hold_bound(cnf: Sequence[Sequence[Lin]]) -> tuple[Fraction, bool]:
     return c.const / -a, bool(c.strict)
 
 
-def study_one(spec: ir.Spec, scenario: str, context: str) -> Row:
-    tokens = SIZES[context]
-    chunks, call_bytes, values = parameters(tokens, scenario)
+def window(spec: ir.Spec, values: dict[str, Fraction]) -> Window:
+    """Synthesize the minimal hold for fixed delays and check around it."""
     start = time.monotonic()
     result = explore_parametric(SpecModel(spec, values), ["T_hold"])
     seconds = time.monotonic() - start
     if not result.complete:
-        raise RuntimeError(f"{scenario} {context}: synthesis inconclusive ({result.limit})")
+        raise RuntimeError(f"{values}: synthesis inconclusive ({result.limit})")
     bound, strict = hold_bound(safe_region(result))
 
     def verdict(hold: Fraction) -> str:
         return check(spec, {**values, "T_hold": hold}, timestamps=False).verdict
 
-    return Row(scenario, context, tokens, chunks, round(call_bytes / GIB, 3),
-               values["T_prop"], values["T_chunk"], values["T_flight"],
-               sum(values.values(), Fraction(0)), bound, strict,
-               verdict(bound - EPS), verdict(bound), verdict(bound + EPS), round(seconds, 1))
+    return Window(values["T_chunk"], values["T_flight"], bound, strict, verdict(bound - EPS),
+                  verdict(bound), verdict(bound + EPS), round(seconds, 1))
 
 
 def study(root: Path, contexts: list[str] | None = None,
-          scenarios: tuple[str, ...] = SCENARIOS, progress: bool = False) -> list[Row]:
-    """The study's rows (every context length by default)."""
+          layouts: tuple[str, ...] = LAYOUTS, progress: bool = False) -> list[Row]:
+    """The study's rows (every context length and layout by default)."""
     spec = wide_spec(root)
+    cache: dict[tuple[Fraction, ...], Window] = {}
     rows = []
-    for scenario in scenarios:
+    for name in layouts:
         for context in contexts or list(SIZES):
-            row = study_one(spec, scenario, context)
+            tokens = SIZES[context]
+            chunk, calls, call_bytes = layout(tokens, name)
+            found = []
+            for case in CASES:
+                values = parameters(calls, call_bytes, case)
+                key = tuple(values.values())
+                if key not in cache:  # equal delays, equal answer: synthesize once
+                    cache[key] = window(spec, values)
+                found.append(cache[key])
+            row = Row(name, context, tokens, chunk, calls, call_bytes, *found)
             if progress:
-                print(f"  {scenario:9} {context:>4}: T_hold > {fmt(row.bound)}"
-                      f"  ({row.synth_seconds} s)", file=sys.stderr)
+                print(f"  {name:9} {context:>4}: typical T_hold > {fmt(row.typical.bound)},"
+                      f" errored T_hold > {fmt(row.errored.bound)}", file=sys.stderr)
             rows.append(row)
     return rows
 
@@ -189,13 +250,25 @@ def fmt(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):.3f}".rstrip("0")
 
 
-COLUMNS = ["scenario", "context", "tokens", "chunks", "write_gib", "T_prop", "T_chunk",
-           "T_flight", "sum", "bound", "strict", "below", "at", "above", "default_hold_safe"]
+COLUMNS = ["layout", "context", "tokens", "chunk_tokens", "calls", "chunk_gb", "chunk_ms_fast",
+           "T_prop", *(f"{case}_{k}" for case in CASES
+                       for k in ("T_chunk", "T_flight", "sum", "bound", "strict", "below", "at",
+                                 "above", "default_hold_safe"))]
 """The CSV's columns (no run times, so that reruns reproduce the file exactly)."""
 
 
 def cells(row: Row) -> list[str]:
-    d = {**asdict(row), "default_hold_safe": row.default_hold_safe}
+    d: dict[str, object] = {
+        "layout": row.layout, "context": row.context, "tokens": row.tokens,
+        "chunk_tokens": row.chunk_tokens, "calls": row.calls,
+        "chunk_gb": f"{float(row.chunk_gb):.2f}", "chunk_ms_fast": row.chunk_ms_fast,
+        "T_prop": T_PROP,
+    }
+    for case in CASES:
+        w: Window = getattr(row, case)
+        for k in ("T_chunk", "T_flight", "sum", "bound", "strict", "below", "at", "above",
+                  "default_hold_safe"):
+            d[f"{case}_{k}"] = getattr(w, k)
     return [fmt(v) if isinstance(v, Fraction) else str(v) for v in (d[c] for c in COLUMNS)]
 
 
@@ -212,3 +285,60 @@ def read_csv(path: Path) -> list[dict[str, str]]:
     """The rows of a committed study CSV."""
     with path.open(newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
+
+
+def typical_cover_tokens() -> int:
+    """The largest single call (in tokens) whose typical window the default hold covers."""
+    budget = DEFAULT_HOLD - T_PROP  # seconds left for the call on the slow link
+    return math.floor(budget * LINK_SLOW / KV_BYTES_PER_TOKEN)
+
+
+def readme_lines(rows: Sequence[dict[str, str]]) -> list[str]:
+    """The study as a Markdown section (for ``spec/README.md``), from its CSV rows."""
+    chunk_bytes = CHUNK_TOKENS * KV_BYTES_PER_TOKEN
+    slow_ms = fmt(ceil_ms(Fraction(chunk_bytes, LINK_SLOW)) * 1000)
+    fast_ms = fmt(ceil_ms(Fraction(chunk_bytes, LINK_FAST)) * 1000)
+    lines = [
+        "## How long a hold must be, by context length",
+        "",
+        "From `paper/data/context_length.csv` (`checker/artifacts/study.py`, which states",
+        "every input and its source).  The window is T_prop + T_chunk + T_flight of",
+        "`deferred_release.kvr`, with T_chunk the rest of the *current* chunk's calls; kvrace",
+        "synthesizes the minimal hold for each instance and checks it just below, at and",
+        f"just above it.  *Typical*: each call at {LINK_SLOW // GB} GB/s (an"
+        f" {CHUNK_TOKENS:,}-token DeepSeek-V3",
+        f"chunk is {chunk_bytes / GB:.2f} GB: {fast_ms}-{slow_ms} ms at"
+        f" {LINK_FAST // GB}-{LINK_SLOW // GB} GB/s).  *Errored*: each call",
+        f"runs to Mooncake's `batchTransferSync` timeout, {fmt(MOONCAKE_BASE)} s +"
+        f" {fmt(MOONCAKE_PER_BYTE * 10**9)} ns per byte",
+        f"(about {float(MOONCAKE_PER_BYTE * 2**30):.2f} s per GiB).  Layouts: `chunked`, one"
+        " call per chunk (Mooncake's",
+        "default); `split`, SGLANG_MOONCAKE_MAX_TRANSFER_BATCH_INDICES ="
+        f" {SPLIT_INDICES:,} (each call its",
+        "own budget); `unchunked`, chunked prefill off.  T_prop ="
+        f" {fmt(T_PROP)} s.",
+        "",
+        "| layout | context | calls per chunk | chunk GB | typical write (s) | hold needed |"
+        " errored calls (s) | hold needed | 30 s default covers |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        op = {case: ">" if r[f"{case}_strict"] == "True" else ">=" for case in CASES}
+        typical = Fraction(r["typical_T_chunk"]) + Fraction(r["typical_T_flight"])
+        errored = Fraction(r["errored_T_chunk"]) + Fraction(r["errored_T_flight"])
+        covers = [case for case in CASES if r[f"{case}_default_hold_safe"] == "True"]
+        lines.append(
+            f"| {r['layout']} | {r['context']} | {r['calls']} | {r['chunk_gb']} | {fmt(typical)}"
+            f" | T_hold {op['typical']} {r['typical_bound']} | {fmt(errored)}"
+            f" | T_hold {op['errored']} {r['errored_bound']} | {', '.join(covers) or 'neither'} |")
+    cover = typical_cover_tokens()
+    lines += [
+        "",
+        f"The default {fmt(DEFAULT_HOLD)} s hold covers the typical window of any call up to"
+        f" {cover / 2**20:.1f}M tokens",
+        f"({cover * KV_BYTES_PER_TOKEN / GB:.0f} GB at {LINK_SLOW // GB} GB/s) and the errored"
+        " window of none: Mooncake's budget for",
+        f"one call alone is at least {fmt(MOONCAKE_BASE)} s.  No hold covers a write that"
+        " lands after its call returned -1.",
+    ]
+    return lines
