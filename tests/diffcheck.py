@@ -50,7 +50,7 @@ from reference import (
 from checker.explorer import CheckResult, Limits, Options, explore
 from checker.language import load_text
 from checker.model.compiled import SpecModel
-from checker.model.interface import ModelRuntimeError
+from checker.model.interface import ModelRuntimeError, State
 from checker.model.interp import InterpretedModel
 
 ZONE_CONFIGS: list[tuple[str, dict[str, object]]] = [
@@ -70,8 +70,26 @@ run (``holds``, ``violated``, ``error``), ``ref_states``, ``skipped``,
 ``dense_only_deadlocks`` and the known bugs tolerated."""
 
 
-def zone_round(prop: str, events: int) -> int:
-    """The breadth-first round in which the zone explorer reports a finding."""
+def state_faults(model: SpecModel, s: State) -> bool:
+    """Whether ``s`` itself faults: its deadlines, invariants or responses."""
+    try:
+        model.deadlines(s)
+        model.violations(s)
+        model.hazards(s)
+    except ModelRuntimeError:
+        return True
+    return False
+
+
+def zone_round(prop: str, events: int, model: SpecModel | None = None,
+               state: State | None = None) -> int:
+    """The breadth-first round in which the zone explorer reports a finding: a
+    property broken by a generated state (or by its entering edge) in the round that
+    expands its parent; a deadlock, or a fault of a state's edges, in the round that
+    expands the state; a fault of ``state`` itself (judged with ``model``) when it is
+    generated."""
+    if prop == MODEL_ERROR and model is not None and state is not None:
+        return events - 1 if state_faults(model, state) else events
     return events if prop in (DEADLOCK, MODEL_ERROR) else events - 1
 
 
@@ -104,42 +122,41 @@ def deadlock_grid(model: SpecModel, res: CheckResult) -> int | None:
 def trace_problem(model: SpecModel, res: CheckResult, prop: str) -> str | None:
     """Why the zone explorer's trace is not an integer-time run breaking ``prop``, if it
     is not one (deadlocks are checked by :func:`deadlock_grid`)."""
-    if (len(res.trace) <= 1 and prop == MODEL_ERROR) or not res.trace:
-        # A model error in the initial state itself.
-        if prop != MODEL_ERROR:
-            return "the trace is empty"
-        try:
-            for s in model.initial_states():
-                model.deadlines(s)
-                model.violations(s)
-                model.hazards(s)
-                for e in model.edges(s):
-                    if e.failure is None:
-                        model.deadlines(e.target)
-        except ModelRuntimeError:
-            return None
-        return "the trace is empty, but the initial state has no model error"
+    if not res.trace:
+        if prop == MODEL_ERROR:
+            try:
+                model.initial_states()  # observing the initial state can fault
+            except ModelRuntimeError:
+                return None
+        return "the trace is empty"
     start = res.trace[0].state
+    final = res.trace[-1].state
     edges = [s.edge for s in res.trace[1:] if s.edge is not None]
     if len(edges) != len(res.trace) - 1:
         return "the trace has a step without an edge"
+    if prop == MODEL_ERROR and state_faults(model, final):
+        # The final state's own fault: the run enters it with the last edge.
+        if not edges:
+            return None
+        try:
+            vals = replay(model, start, edges[:-1])
+        except ValueError as err:
+            return f"the trace is not a path of the model: {err}"
+        sem = Semantics(model)
+        if not any(sem.all_hold(edges[-1].guard, v) for v in vals[-1]):
+            return "the last edge of the trace cannot fire in integer time"
+        return None
     try:
         vals = replay(model, start, edges)
     except ValueError as err:
         return f"the trace is not a path of the model: {err}"
     if not vals[-1]:
         return "the trace cannot be followed in integer time"
-    final = res.trace[-1].state
     if prop == ASSERT:
         return None if edges and edges[-1].failure is not None else "no failing edge at the end"
     if prop == MODEL_ERROR:
         try:
-            model.deadlines(final)
-            model.violations(final)
-            model.hazards(final)
-            for e in model.edges(final):  # a successor's deadlines fault: the state's error
-                if e.failure is None:
-                    model.deadlines(e.target)
+            model.edges(final)
         except ModelRuntimeError:
             return None
         return "no model error at the end of the trace"
@@ -209,10 +226,12 @@ def disagreement(
         return None
     if f.events != events and not dense_only:
         return f"zone explorer: {prop} after {events} events, reference: after {f.events}"
-    earliest = min(zone_round(p, g.events) for p, g in findings.items())
-    if earliest < zone_round(prop, events):
+    final = res.trace[-1].state if res.trace else None
+    earliest = min(zone_round(p, g.events, model, g.state) for p, g in findings.items())
+    if earliest < zone_round(prop, events, model, final):
         return f"zone explorer: {prop} after {events} events (round " \
-            f"{zone_round(prop, events)}), but the reference has an earlier finding: " \
+            f"{zone_round(prop, events, model, final)}), but the reference has an earlier" \
+            " finding: " \
             f"{show_findings(findings)}"
     return None
 
@@ -372,7 +391,8 @@ def compare_model(text: str, *, max_states: int = RANDOM_REF_MAX_STATES) -> Outc
         for name, res in by_config.items():
             if name.startswith("bfs"):
                 prop = MODEL_ERROR if res.verdict == "error" else (res.prop or "")
-                keys[name] = (res.verdict, zone_round(prop, max(len(res.trace) - 1, 0))
+                keys[name] = (res.verdict, zone_round(prop, max(len(res.trace) - 1, 0), model,
+                                                      res.trace[-1].state if res.trace else None)
                               if res.verdict != "holds" else None)
         if len(set(keys.values())) > 1:
             out.problems.append(f"deadlock={deadlock}: the reductions change the verdict: {keys}")

@@ -24,7 +24,10 @@ The properties are those of the zone explorer, with the same meaning:
 * ``deadlock`` (when asked for): the state has active deadlines, one time unit
   cannot pass, and no edge can fire now — in integer time that is all of
   "no edge can fire after any delay";
-* ``model error``: the model raised :class:`ModelRuntimeError` (verdict ``error``).
+* ``model error``: the model raised :class:`ModelRuntimeError` (verdict ``error``);
+  a fault of a state's own deadlines, invariants or responses is an error of
+  that state, found by the run that enters it (an edge into it counts as one
+  that can fire).
 
 For *closed* constraints (``<=``, ``>=``) with integer constants, the
 reachable discrete states, asserts, invariants and hazards ``c > k`` are the
@@ -65,6 +68,16 @@ ASSERT, DEADLOCK, MODEL_ERROR = "assert", "deadlock", "model error"
 
 Clocks = tuple[int, ...]
 Node = tuple[State, Clocks]
+
+
+class TargetFault(ModelRuntimeError):
+    """An edge whose guard holds leads to a state whose deadlines fault: a model
+    error of that target state (reached by the edge), not of the source."""
+
+    def __init__(self, message: str, target: State, clocks: Clocks) -> None:
+        super().__init__(message, None, target)
+        self.target = target
+        self.clocks = clocks
 
 
 class ValuedModel(TimedModel, Protocol):
@@ -242,17 +255,25 @@ class Semantics:
         for c in e.resets:
             after[c] = 0
         t = tuple(after)
-        return t if self.all_hold(self.deadlines(e.target), t) else None
+        try:
+            target = self.deadlines(e.target)
+        except ModelRuntimeError as err:
+            raise TargetFault(err.message, e.target, t) from None
+        return t if self.all_hold(target, t) else None
 
     def start(self, s: State) -> Clocks | None:
         """The clocks in initial state ``s``, or None if its deadlines exclude 0."""
         return self.zero if self.all_hold(self.deadlines(s), self.zero) else None
 
     def deadlocked(self, s: State, clocks: Clocks, edges: Sequence[Edge]) -> bool:
-        """Active deadlines, no step of time, no edge that can fire."""
+        """Active deadlines, no step of time, no edge that can fire (an edge into a
+        faulting state can: it reaches a model error)."""
         if not self.deadlines(s) or self.delay(s, clocks) is not None:
             return False
-        return all(self.fire(e, clocks) is None for e in edges)
+        try:
+            return all(self.fire(e, clocks) is None for e in edges)
+        except TargetFault:
+            return False
 
     def closure(self, s: State, clocks: set[Clocks]) -> set[Clocks]:
         """``clocks`` and every valuation reachable from them by waiting in ``s``."""
@@ -362,7 +383,12 @@ def _search(model: ValuedModel, sem: Semantics, deadlock: bool, exhaustive: bool
             try:
                 fires = False
                 for e in sem.edges(s):
-                    after = sem.fire(e, clocks)
+                    try:
+                        after = sem.fire(e, clocks)
+                    except TargetFault as err:
+                        found(MODEL_ERROR, err.message, depth + 1, (err.target, err.clocks))
+                        fires = True
+                        continue
                     if after is None:
                         continue
                     fires = True

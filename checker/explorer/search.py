@@ -668,7 +668,12 @@ class _Explorer:
             ok = True
             resets = set(e.resets)
             # A violating edge fires (and is reported); it enters no state.
-            target_deadlines = self.deadlines(e.target) if e.failure is None else ()
+            try:
+                target_deadlines = self.deadlines(e.target) if e.failure is None else ()
+            except ModelRuntimeError:
+                # Entering the target is a model error, reported with the run that
+                # enters it: the edge can fire.
+                target_deadlines = ()
             for a in target_deadlines:
                 if a.clock in resets:
                     b = self.bounds[a.bound]

@@ -38,7 +38,17 @@ from fractions import Fraction
 import z3
 
 from checker.explorer.search import live_clocks
-from checker.model.interface import GT, LE, LT, ClockAtom, Edge, LinExpr, State, TimedModel
+from checker.model.interface import (
+    GT,
+    LE,
+    LT,
+    ClockAtom,
+    Edge,
+    LinExpr,
+    ModelRuntimeError,
+    State,
+    TimedModel,
+)
 from checker.smt.poly import (
     Lin,
     OutOfTime,
@@ -231,7 +241,11 @@ class _Parametric:
             extra = self.atoms(e.guard)
             resets = set(e.resets)
             # A violating edge fires (and is reported); it enters no state.
-            for a in self.model.deadlines(e.target) if e.failure is None else ():
+            try:
+                target = self.model.deadlines(e.target) if e.failure is None else ()
+            except ModelRuntimeError:
+                target = ()  # entering the target is a model error: the edge can fire
+            for a in target:
                 c = atom_lin(a, self.bounds)
                 if a.clock in resets:
                     var = clock_var(a.clock)
