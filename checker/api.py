@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 import networkx as nx
 
@@ -27,7 +28,7 @@ from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
-from checker.model.interface import LimitReached, ModelRuntimeError
+from checker.model.interface import LimitReached, ModelRuntimeError, TimedModel
 
 __all__ = [
     "ERROR",
@@ -95,6 +96,22 @@ class Outcome:
         return "holds"
 
 
+class _LenientDeadlines:
+    """A model whose deadlines that fault count as none (to time an error trace)."""
+
+    def __init__(self, model: SpecModel) -> None:
+        self._model = model
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._model, name)
+
+    def deadlines(self, s: tuple[int, ...]) -> list[object]:
+        try:
+            return list(self._model.deadlines(s))
+        except ModelRuntimeError:
+            return []
+
+
 def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
                 ) -> tuple[tr.Trace, str | None]:
     """The :class:`~checker.model.trace.Trace` of an explorer result, with timestamps."""
@@ -130,8 +147,14 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
         except ValueError:
             note = "timestamps unavailable: the trace is not feasible in time (please report)"
         except ModelRuntimeError:
-            # The last state's own deadlines fault: the timing constraints need them.
-            note = "timestamps unavailable: the last state's deadlines cannot be evaluated"
+            # The last state's own deadlines fault (the model error): time it without them.
+            try:
+                lenient = cast(TimedModel, _LenientDeadlines(model))
+                got = smt.timestamps(lenient, model.values, shape)
+                times = got[: len(states)]
+                note = "the last state's deadlines cannot be evaluated: timed without them"
+            except (smt.SolverUnknown, ValueError, ModelRuntimeError):
+                note = "timestamps unavailable: the last state's deadlines cannot be evaluated"
     labels = [s.label for s in steps]
     trace = tr.build(model.spec, model.values, result.verdict, result.prop, result.message,
                      labels, states, events, receives, failures, times)
