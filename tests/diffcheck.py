@@ -88,7 +88,7 @@ def zone_round(prop: str, events: int, model: SpecModel | None = None,
     expands its parent; a deadlock, or a fault of a state's edges, in the round that
     expands the state; a fault of ``state`` itself (judged with ``model``) when it is
     generated."""
-    if prop == MODEL_ERROR and model is not None and state is not None:
+    if prop == MODEL_ERROR and model is not None and state:  # () when initial_states() faults
         return events - 1 if state_faults(model, state) else events
     return events if prop in (DEADLOCK, MODEL_ERROR) else events - 1
 
