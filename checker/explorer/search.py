@@ -157,7 +157,18 @@ class _Limit(Exception):
 
 
 def _peak_rss_mb() -> float:
-    # ru_maxrss is in KiB on Linux.
+    """This process's peak resident memory, in MiB.
+
+    Linux's ``ru_maxrss`` survives ``execve``: a process started by a large one
+    reports the parent's peak.  ``VmHWM`` belongs to the process's own address
+    space, so it is read first."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0  # in kB
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
