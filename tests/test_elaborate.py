@@ -300,7 +300,7 @@ def test_option_values_are_checked_where_dereferenced() -> None:
     (br,) = spec.events[0].branches
     assert isinstance(br.data, ir.Read)
     (idx,) = br.data.index
-    assert isinstance(idx, ir.Some) and idx.site == "line 6"
+    assert isinstance(idx, ir.Some) and idx.site == "<input>:6:21"
 
 
 def test_ranges_are_checked_where_they_may_overflow() -> None:
