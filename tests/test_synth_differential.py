@@ -98,7 +98,7 @@ def test_synthesized_region_agrees_with_the_explorer(seed: int) -> None:
     text = render(r)
     spec = load_text(text, "<synthrand>")
     base = SpecModel(spec)
-    result = explore_parametric(base, PARAMS, max_states=3000, timeout=60)
+    result = explore_parametric(base, PARAMS, max_states=500, timeout=20)
     if not result.complete:
         pytest.skip("parametric exploration did not finish")
     cnf = safe_region(result)
