@@ -186,21 +186,15 @@ class _Parametric:
 
     def elapse(self, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
         """Time successors: every clock advances by the same d >= 0."""
-        names = {clock_var(c) for c in clocks}
-        shifted: list[Lin] = []
-        for c in poly:
-            total = sum((a for v, a in c.coefs if v in names), Fraction(0))
-            if total == 0:
-                shifted.append(c)
-                continue
-            coefs = dict(c.coefs)
-            coefs[DELAY] = -total
-            shifted.append(Lin.make(coefs, c.const, c.strict))
-        shifted.append(Lin.make({DELAY: Fraction(-1)}, Fraction(0), False))
-        return eliminate(shifted, DELAY)
+        return self._shift(poly, clocks, -1)
 
     def down(self, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
         """Time predecessors: the valuations from which some delay d >= 0 reaches ``poly``."""
+        return self._shift(poly, clocks, 1)
+
+    def _shift(self, poly: Sequence[Lin], clocks: Sequence[int], sign: int
+               ) -> list[Lin] | None:
+        """``poly`` with every clock x replaced by x + sign * d, d >= 0 eliminated."""
         names = {clock_var(c) for c in clocks}
         shifted: list[Lin] = []
         for c in poly:
@@ -209,7 +203,7 @@ class _Parametric:
                 shifted.append(c)
                 continue
             coefs = dict(c.coefs)
-            coefs[DELAY] = total
+            coefs[DELAY] = sign * total
             shifted.append(Lin.make(coefs, c.const, c.strict))
         shifted.append(Lin.make({DELAY: Fraction(-1)}, Fraction(0), False))
         return eliminate(shifted, DELAY)
