@@ -403,7 +403,7 @@ def _search(model: ValuedModel, sem: Semantics, deadlock: bool, exhaustive: bool
                 seen.add((s, later))
                 queue.append((s, later))
             if deadlock and stuck:
-                found(DEADLOCK, "deadlock: no event can fire and time cannot pass", depth, node)
+                found(DEADLOCK, "no event can fire and time cannot pass", depth, node)
         if findings and not exhaustive:
             return result()
         layer = []

@@ -823,7 +823,7 @@ class _Explorer:
             if self.options.deadlock and self.deadlocked(s, z, n, pos, edges):
                 return self.violation(
                     node, "deadlock",
-                    "deadlock: no event can fire and time cannot pass",
+                    "no event can fire and time cannot pass",
                 )
             seen: dict[int, int] = {}
             for e in edges:
