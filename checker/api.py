@@ -28,7 +28,13 @@ from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
-from checker.model.interface import LimitReached, ModelRuntimeError, TimedModel
+from checker.model.interface import (
+    ClockAtom,
+    Edge,
+    LimitReached,
+    ModelRuntimeError,
+    TimedModel,
+)
 
 __all__ = [
     "ERROR",
@@ -112,6 +118,29 @@ class _LenientDeadlines:
             return []
 
 
+def _time_stops(model: SpecModel, final: tuple[int, ...], edges: list[Edge],
+                times: list[Fraction]) -> str | None:
+    """Until when the deadlines of a deadlock trace's last state let time pass, and
+    which one bounds it: the earliest bound, counted from each clock's last reset at
+    the trace's times."""
+    reset_at: dict[int, Fraction] = {}
+    for i, e in enumerate(edges):
+        for c in e.resets:
+            reset_at[c] = times[i + 1]
+    best: tuple[Fraction, bool, ClockAtom] | None = None
+    for a in model.deadlines(final):
+        at = reset_at.get(a.clock, Fraction(0)) + model.bounds[a.bound].evaluate(model.values)
+        strict = a.op == "<"
+        if best is None or (at, not strict) < (best[0], not best[1]):
+            best = (at, strict, a)
+    if best is None:
+        return None
+    at, strict, a = best
+    until = "before" if strict else "until"
+    return (f"in the last state, the deadlines let time pass {until} t={tr.fmt_time(at)}"
+            f" at most ({model.clock_names[a.clock]} {a.op} {model.bounds[a.bound]})")
+
+
 def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
                 ) -> tuple[tr.Trace, str | None]:
     """The :class:`~checker.model.trace.Trace` of an explorer result, with timestamps."""
@@ -155,6 +184,8 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
                 note = "the last state's deadlines cannot be evaluated: timed without them"
             except (smt.SolverUnknown, ValueError, ModelRuntimeError):
                 note = "timestamps unavailable: the last state's deadlines cannot be evaluated"
+    if result.prop == "deadlock" and times is not None and note is None:
+        note = _time_stops(model, states[-1], edges, times)
     labels = [s.label for s in steps]
     trace = tr.build(model.spec, model.values, result.verdict, result.prop, result.message,
                      labels, states, events, receives, failures, times)

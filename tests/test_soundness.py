@@ -85,6 +85,12 @@ def test_rational_parameters_never_overflow_the_zones(in_root: Path, value: str)
     assert code == 1 and "VIOLATED: deadlock" in out
 
 
+def test_a_deadlock_trace_says_until_when_time_may_pass(in_root: Path) -> None:
+    code, out, _ = run_cli("check", rel(REGRESSIONS / "rational_overflow.kvr"))
+    assert code == 1 and "VIOLATED: deadlock: no event can fire and time cannot pass" in out
+    assert "the deadlines let time pass until t=300 at most (x <= 300)" in out
+
+
 def test_a_denominator_beyond_exact_zones_is_refused(in_root: Path) -> None:
     code, out, err = run_cli("check", rel(REGRESSIONS / "rational_overflow.kvr"), "-p",
                              "A=1/" + "7" * 28)
