@@ -78,6 +78,9 @@ class Outcome:
     limit: str | None
     timing_note: str | None = None
     raw: tuple[SpecModel, CheckResult] | None = None
+    never_fired: tuple[str, ...] = ()
+    """With HOLDS: the events (``actor.name``) that never fired in any explored run —
+    properties about them may hold vacuously."""
 
     def assert_holds(self) -> None:
         """Fail (AssertionError) unless every property holds."""
@@ -251,8 +254,12 @@ def check(
     note = None
     if result.trace:
         trace, note = build_trace(model, result, timestamps)
+    never: tuple[str, ...] = ()
+    if result.verdict == HOLDS:
+        fired = {model.instance(e)[0].label for e in result.fired}
+        never = tuple(ev.label for ev in sp.events if ev.label not in fired)
     return Outcome(sp, dict(model.values), result.verdict, result.prop, result.message,
-                   trace, result.stats, result.limit, note, (model, result))
+                   trace, result.stats, result.limit, note, (model, result), never)
 
 
 def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True,

@@ -452,6 +452,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "verdict": outcome.verdict, "property": outcome.prop, "message": outcome.message,
             "limit": outcome.limit, "stats": stats_json(outcome.stats),
             "trace": tr.to_itf(outcome.trace) if outcome.trace is not None else None,
+            "never_fired": list(outcome.never_fired),
         }
         if explanation is not None:
             doc["feasible_region"] = explanation
@@ -459,6 +460,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(f"model {spec.name}  ({_param_text(outcome.params)})\n")
         out.write(_verdict_text(outcome) + "\n")
+        if outcome.never_fired:
+            out.write("warning: these events never fired, so what the properties say about"
+                      " them holds vacuously: " + ", ".join(outcome.never_fired) + "\n")
         if outcome.trace is not None:
             kind = "shortest " if options.search == "bfs" else ""
             n = len(outcome.trace.steps) - 1

@@ -9,6 +9,7 @@ the interpreter, so a compilation bug cannot hide behind the shared code.
 
 from __future__ import annotations
 
+import json
 import random
 from fractions import Fraction
 from pathlib import Path
@@ -194,3 +195,25 @@ def test_prove_refutes_a_parametric_deadlock(in_root: Path) -> None:
     code, out, _ = run_cli("prove", rel(REGRESSIONS / "parametric_deadlock.kvr"),
                            "--assume", "A >= B - 1")
     assert code == 1 and "REFUTED" in out and "deadlock" in out
+
+
+# ---- vacuity ---------------------------------------------------------------------------------
+
+def test_a_holds_whose_events_never_fire_says_so(in_root: Path, tmp_path: Path) -> None:
+    text = DEFERRED.read_text().replace("  when write[r, k] == flying\n",
+                                        "  when write[r, k] == flying and false\n")
+    assert "and false" in text
+    broken = tmp_path / "broken_land.kvr"
+    broken.write_text(text)
+    code, out, _ = run_cli("check", str(broken), "--no-deadlock")
+    assert code == 0 and "HOLDS" in out
+    assert "warning: these events never fired" in out and "decode.land" in out
+    code, out, _ = run_cli("check", str(broken), "--no-deadlock", "--json")
+    assert json.loads(out)["never_fired"] == ["decode.land", "decode.finish"]
+
+
+def test_a_holds_that_exercises_every_event_has_no_warning(in_root: Path) -> None:
+    code, out, _ = run_cli("check", rel(DEFERRED))
+    assert code == 0 and "warning" not in out
+    code, out, _ = run_cli("check", rel(DEFERRED), "--json")
+    assert json.loads(out)["never_fired"] == []

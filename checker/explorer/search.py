@@ -130,6 +130,9 @@ class CheckResult:
     scale: int = 1
     """Clock constants were multiplied by ``scale`` to make them integers."""
     graph: StateGraph | None = None
+    fired: frozenset[int] = frozenset()
+    """The event instances that fired at least once (with symmetry reduction, those of
+    the representatives: every declaration that fired is among them)."""
 
     @property
     def holds(self) -> bool:
@@ -480,6 +483,7 @@ class _Explorer:
         self.current = -1
         """The node being expanded (for model errors raised outside edges())."""
         self.graph_edges: list[tuple[int, int, str]] = []
+        self.fired: set[int] = set()
 
     def deadlines(self, s: State) -> Sequence[ClockAtom]:
         """The model's deadlines in ``s`` (memoised; deadlines are asked for often)."""
@@ -750,6 +754,7 @@ class _Explorer:
         self.stats.peak_memory_mb = _peak_rss_mb()
         res.stats = self.stats
         res.scale = self.scale
+        res.fired = frozenset(self.fired)
         return res
 
     def violation(self, node: int, prop: str, message: str,
@@ -847,6 +852,7 @@ class _Explorer:
                 try:
                     if not self.close(t, tz, m, tpos):
                         continue
+                    self.fired.add(e.event)
                     bad = self.state_violation(t, tz, m, tpos)
                 except ModelRuntimeError as err:
                     # A fault of the target state: the run to it ends with this edge.
