@@ -57,8 +57,10 @@ __all__ = [
     "bound_value",
     "canonicalize",
     "constrain",
+    "down",
     "embed",
     "extrapolate_lu",
+    "extrapolate_m",
     "free",
     "includes",
     "intersect",
@@ -66,6 +68,7 @@ __all__ = [
     "key",
     "negate",
     "permute",
+    "post",
     "project",
     "reset",
     "satisfies",
@@ -212,6 +215,21 @@ def constrain(d: Dbm, n: int, i: int, j: int, b: int) -> bool:
 def up(d: Dbm, n: int) -> None:
     """Let time elapse (future): drop every upper bound ``x_i - x_0``; stays canonical."""
     d[n::n] = [INF] * (n - 1)
+
+
+def down(d: Dbm, n: int) -> None:
+    """Let time go backwards (past): the time predecessors of the canonical ``d``, in place.
+
+    Stays canonical.  Each lower bound becomes the tightest one the differences still
+    imply: ``0 - x_j <= min(0, min_i (x_i - x_j))`` over the clocks ``x_i``.
+    """
+    for j in range(1, n):
+        b = LE_ZERO
+        for i in range(1, n):
+            c = d[i * n + j]
+            if c < b:
+                b = c
+        d[j] = b
 
 
 def reset(d: Dbm, n: int, i: int) -> None:
@@ -393,6 +411,83 @@ def extrapolate_lu(d: Dbm, n: int, lower: Sequence[int], upper: Sequence[int]) -
             changed = True
     if changed:
         canonicalize(d, n)
+
+
+def extrapolate_m(d: Dbm, n: int, m: Sequence[int]) -> None:
+    """Apply classic Extra_M (per-clock maximal constants ``m``) to ``d`` in place,
+    then re-canonicalize.
+
+    Each off-diagonal entry ``(c_ij, ~)`` becomes ``< inf`` if ``i != 0`` and
+    ``c_ij > M(x_i)``, else ``< -M(x_j)`` if ``j != 0`` and ``c_ij < -M(x_j)``, else
+    stays.  A negative ``m[i]`` (-1 for "no constant seen") counts as 0, so that
+    ``x >= 0`` is never relaxed; ``m[0]`` is ignored.
+
+    Coarser abstractions (Extra+_LU) add valuations that are only *simulated* by
+    real ones, which can fake a deadlock; Extra_M adds only valuations that are
+    region-equivalent to real ones, so deadlock checks stay exact.
+    """
+    changed = False
+    m = [max(c, 0) for c in m]
+    for i in range(n):
+        ri = i * n
+        mi = m[i]
+        for j in range(n):
+            if i == j:
+                continue
+            b = d[ri + j]
+            if b >= INF:
+                continue
+            c = b >> 1
+            if i != 0 and c > mi:
+                d[ri + j] = INF
+                changed = True
+            elif j != 0 and c < -m[j]:
+                d[ri + j] = 2 * -m[j]
+                changed = True
+    if changed:
+        canonicalize(d, n)
+
+
+# ------------------------------------------------------------------------ successor
+
+
+def post(
+    z: Dbm,
+    n: int,
+    guard: Sequence[tuple[int, int, int]],
+    keep: Sequence[tuple[int, int]],
+    m: int,
+    inv: Sequence[tuple[int, int, int]],
+) -> Dbm | None:
+    """The zone reached from the canonical ``z`` by one discrete step, or None if empty.
+
+    ``z`` is not modified.  The step is, in order:
+
+    1. intersect a copy of ``z`` with every ``x_i - x_j (b)`` of ``guard``
+       (``(i, j, b)`` index ``z``'s clocks, ``b`` an encoded bound);
+    2. move to the target's clocks (dimension ``m``): each ``(old, new)`` of ``keep``
+       carries clock ``old`` of ``z`` over as clock ``new``; every other new clock
+       is reset (equal to the reference clock), as :func:`project` then
+       :func:`embed` do;
+    3. intersect with the target's invariant ``inv`` (indices of the new zone), let
+       time pass (:func:`up`), intersect with ``inv`` again.
+
+    The result is canonical.  It is None as soon as step 1 or 3 meets the empty zone.
+    """
+    d = z[:]
+    for i, j, b in guard:
+        if not constrain(d, n, i, j, b):
+            return None
+    zp = project(d, n, [old for old, _ in keep])
+    t = embed(zp, len(keep) + 1, [0, *(new for _, new in keep)], m)
+    for i, j, b in inv:
+        if not constrain(t, m, i, j, b):
+            return None
+    up(t, m)
+    for i, j, b in inv:
+        if not constrain(t, m, i, j, b):
+            return None
+    return t
 
 
 # ----------------------------------------------------------------------- inspection
