@@ -324,7 +324,9 @@ parse_args(const char *fname, const char *const *names, Py_ssize_t count,
 /* ------------------------------------------------------------ scratch memory */
 
 /* One block of scratch memory per call: on the stack when small, else on the
- * heap.  Pieces are carved from it in 8-byte multiples. */
+ * heap.  Pieces are carved from it in 8-byte multiples.  A function declares
+ * ``arena_t ar;`` and sets ``ar.base = NULL`` first (so that arena_free is safe
+ * on every path); ``= {0}`` would clear the whole 16 KiB block on every call. */
 #define STACK_BYTES 16384
 #define RUP(x) (((size_t)(x) + 7) & ~(size_t)7)
 
@@ -660,12 +662,13 @@ c_canonicalize(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     PARSE("canonicalize", "d", "n");
     PyObject *d = a_[0], *res = NULL;
     Py_ssize_t n, count;
-    arena_t ar = {0};
+    arena_t ar;
     bnd *buf, *orig;
     Py_ssize_t *idx;
     PyObject **tmp;
     int r;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
         return NULL;
     count = n * n;
@@ -724,12 +727,13 @@ c_constrain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     PyObject *d = a_[0], *res = NULL;
     Py_ssize_t n, i, j, count;
     bnd b, dij, dji, s;
-    arena_t ar = {0};
+    arena_t ar;
     bnd *buf, *orig, *col, *rowv;
     Py_ssize_t *rowq;
     PyObject **tmp;
     int r;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0 ||
         get_index(a_[2], n, "i", &i) < 0 || get_index(a_[3], n, "j", &j) < 0 ||
         read_bound(a_[4], &b) < 0)
@@ -799,10 +803,11 @@ c_down(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     PARSE("down", "d", "n");
     PyObject *d = a_[0], *res = NULL;
     Py_ssize_t n, i, j, count;
-    arena_t ar = {0};
+    arena_t ar;
     bnd *buf, *orig;
     PyObject **tmp;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
         return NULL;
     count = n * n;
@@ -858,9 +863,10 @@ c_reset(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     PARSE("reset", "d", "n", "i");
     PyObject *d = a_[0];
     Py_ssize_t n, i, k;
-    arena_t ar = {0};
+    arena_t ar;
     PyObject **saved;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0 ||
         get_index(a_[2], n, "i", &i) < 0)
         return NULL;
@@ -892,9 +898,10 @@ c_free(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     PARSE("free", "d", "n", "i");
     PyObject *d = a_[0];
     Py_ssize_t n, i, k;
-    arena_t ar = {0};
+    arena_t ar;
     PyObject **saved;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0 ||
         get_index(a_[2], n, "i", &i) < 0)
         return NULL;
@@ -958,9 +965,10 @@ c_project(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     PARSE("project", "d", "n", "keep");
     PyObject *d = a_[0], *fast, *res = NULL;
     Py_ssize_t n, m, k;
-    arena_t ar = {0};
+    arena_t ar;
     Py_ssize_t *src;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
         return NULL;
     fast = PySequence_Fast(a_[2], "keep must be a sequence of clock indices");
@@ -997,9 +1005,10 @@ c_embed(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
     PARSE("embed", "d", "n", "old_to_new", "m");
     PyObject *d = a_[0], *fast, *res = NULL;
     Py_ssize_t n, m, i, t;
-    arena_t ar = {0};
+    arena_t ar;
     Py_ssize_t *src;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0 ||
         get_dim(a_[3], "m", &m) < 0)
         return NULL;
@@ -1042,9 +1051,10 @@ c_permute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     PARSE("permute", "d", "n", "perm");
     PyObject *d = a_[0], *fast, *res = NULL;
     Py_ssize_t n, i, p;
-    arena_t ar = {0};
+    arena_t ar;
     Py_ssize_t *inv;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
         return NULL;
     fast = PySequence_Fast(a_[2], "perm must be a sequence of clock indices");
@@ -1112,10 +1122,11 @@ c_intersect(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     PARSE("intersect", "a", "b", "n");
     PyObject *a = a_[0], *b = a_[1], *res = NULL;
     Py_ssize_t n, count, *idx, *rowq;
-    arena_t ar = {0};
+    arena_t ar;
     bnd *av, *bv, *out, *col, *rowv;
     int r;
 
+    ar.base = NULL;
     if (get_dim(a_[2], "n", &n) < 0 || check_dbm(a, n, "a") < 0 ||
         check_dbm(b, n, "b") < 0)
         return NULL;
@@ -1155,10 +1166,11 @@ c_subtract(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     PARSE("subtract", "a", "b", "n");
     PyObject *a = a_[0], *b = a_[1], *res = NULL, *pieces = NULL;
     Py_ssize_t n, count, k, *idx, *rowq;
-    arena_t ar = {0};
+    arena_t ar;
     bnd *av, *bv, *rest, *piece, *col, *rowv;
     int r;
 
+    ar.base = NULL;
     if (get_dim(a_[2], "n", &n) < 0 || check_dbm(a, n, "a") < 0 ||
         check_dbm(b, n, "b") < 0)
         return NULL;
@@ -1271,10 +1283,11 @@ c_extrapolate_lu(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     PARSE("extrapolate_lu", "d", "n", "lower", "upper");
     PyObject *d = a_[0], *res = NULL;
     Py_ssize_t n, count, *idx;
-    arena_t ar = {0};
+    arena_t ar;
     bnd *buf, *orig, *lo, *hi, *row0;
     PyObject **tmp;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
         return NULL;
     count = n * n;
@@ -1315,10 +1328,11 @@ c_extrapolate_m(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     PARSE("extrapolate_m", "d", "n", "m");
     PyObject *d = a_[0], *res = NULL;
     Py_ssize_t n, count, *idx;
-    arena_t ar = {0};
+    arena_t ar;
     bnd *buf, *orig, *mv;
     PyObject **tmp;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
         return NULL;
     count = n * n;
@@ -1385,10 +1399,11 @@ c_post(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     PyObject *gf = NULL, *kf = NULL, *vf = NULL;
     Py_ssize_t n, m, w, k, ninv, nkeep, p, q, i, j;
     Py_ssize_t *src, *rowq, *inv_i, *inv_j;
-    arena_t ar = {0};
+    arena_t ar;
     bnd *zb, *tb, *col, *rowv, *inv_b, b;
     int r;
 
+    ar.base = NULL;
     if (get_dim(a_[1], "n", &n) < 0 || check_dbm(z, n, "z") < 0 ||
         get_dim(a_[4], "m", &m) < 0)
         return NULL;
