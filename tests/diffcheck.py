@@ -59,7 +59,11 @@ ZONE_CONFIGS: list[tuple[str, dict[str, object]]] = [
     ("bfs -clock", {"symmetry": True, "clock_reduction": False}),
     ("bfs -sym -clock", {"symmetry": False, "clock_reduction": False}),
     ("dfs", {"search": "dfs"}),
+    ("bfs python-dbm", {"dbm": "python"}),
+    ("bfs extra-m", {"extrapolation": "m"}),
 ]
+"""Every configuration runs on every model.  ``bfs`` uses the compiled DBM core when
+it is built; ``bfs python-dbm`` must then explore exactly the same zone graph."""
 
 RANDOM_REF_MAX_STATES = 40_000
 """A random model whose reference exploration needs more states is skipped."""
@@ -312,6 +316,9 @@ class Outcome:
     dense_only_deadlock: bool = False
     oracle_states: int = 0
     """Discrete states where the compiled model and the interpreter were compared."""
+    lu_restarts: int = 0
+    """Runs where a deadlock of the LU abstraction was not confirmed by the exact replay
+    and the explorer started again with Extra_M."""
 
     @property
     def ref_states(self) -> int:
@@ -385,6 +392,17 @@ def compare_model(text: str, *, max_states: int = RANDOM_REF_MAX_STATES) -> Outc
             by_config[name] = res
             if name == "bfs" and res.prop == DEADLOCK and DEADLOCK not in ref.findings:
                 out.dense_only_deadlock = True
+        c_run, py_run = by_config.get("bfs"), by_config.get("bfs python-dbm")
+        if c_run is not None and py_run is not None:
+            a = (c_run.verdict, c_run.prop, [t.label for t in c_run.trace], c_run.stats.states,
+                 c_run.stats.zones, c_run.stats.transitions)
+            b = (py_run.verdict, py_run.prop, [t.label for t in py_run.trace],
+                 py_run.stats.states, py_run.stats.zones, py_run.stats.transitions)
+            if a != b:
+                out.problems.append(f"deadlock={deadlock}: the compiled DBM core and the Python"
+                                    f" reference explore differently: {a} != {b}")
+        if deadlock and "bfs" in by_config and by_config["bfs"].stats.extrapolation == "m":
+            out.lu_restarts += 1
         # Symmetry reduction (and clock reduction) never change a breadth-first verdict
         # nor the round that reports it.
         keys = {}
@@ -410,6 +428,7 @@ def record(out: Outcome, stats: Counter[str] | None = None) -> None:
         return
     stats["ref_states"] += out.ref_states
     stats["oracle_states"] += out.oracle_states
+    stats["lu_restarts"] += out.lu_restarts
     if out.verdict is not None:
         stats[out.verdict] += 1
     if out.dense_only_deadlock:

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from checker.explorer import backend, search
+from checker.explorer import backend
 from checker.explorer import dbm as D
 
 C: ModuleType | None
@@ -493,23 +493,6 @@ def test_no_reference_leaks() -> None:
 
 
 # ------------------------------------------- the new Python reference functions
-
-
-def test_down_and_extrapolate_m_match_search() -> None:
-    """dbm.down and dbm.extrapolate_m are search.py's _down and _extrapolate_m."""
-    rng = random.Random(9)
-    for n in DIMS:
-        for _ in range(30):
-            d = rand_dbm(rng, n)
-            a, b = d[:], d[:]
-            D.down(a, n)
-            search._down(b, n)
-            assert a == b
-            m = [rng.randint(-1, 10) for _ in range(n)]
-            a, b = d[:], d[:]
-            D.extrapolate_m(a, n, m)
-            search._extrapolate_m(b, n, m)
-            assert a == b
 
 
 def in_past(d: D.Dbm, n: int, v: Sequence[Fraction]) -> bool:

@@ -57,21 +57,24 @@ def test_deferred_release_verdicts() -> None:
 
 # Exact sizes: (symmetry, clock reduction, deadlock check) -> (states, zones, transitions).
 # A guard `a or b` has no edge for b where a holds without clocks (b is not read there).
+# Zones are those stored at the end (a zone covered later by a larger one is retired).
+# Without symmetry, with clock reduction, the flagship's 235 zones are exactly the
+# states TChecker's covreach stores for the same automaton (one zone per discrete state).
 DEFERRED_COUNTS = {
-    (True, True, True): (120, 201, 371),
-    (True, True, False): (120, 200, 371),
-    (True, False, True): (120, 1037, 1485),
-    (True, False, False): (120, 949, 1485),
-    (False, True, True): (235, 399, 740),
-    (False, True, False): (235, 395, 740),
-    (False, False, True): (235, 2073, 2968),
-    (False, False, False): (235, 1897, 2968),
+    (True, True, True): (120, 120, 216),
+    (True, True, False): (120, 120, 216),
+    (True, False, True): (120, 723, 1165),
+    (True, False, False): (120, 723, 1165),
+    (False, True, True): (235, 235, 430),
+    (False, True, False): (235, 235, 430),
+    (False, False, True): (235, 1445, 2328),
+    (False, False, False): (235, 1445, 2328),
 }
 IMMEDIATE_COUNTS = {
-    (True, True, True): (41, 48, 78),
-    (False, True, True): (69, 81, 128),
-    (True, False, True): (41, 64, 87),
-    (False, False, True): (69, 106, 141),
+    (True, True, True): (41, 41, 74),
+    (False, True, True): (69, 69, 120),
+    (True, False, True): (40, 49, 75),
+    (False, False, True): (68, 84, 125),
 }
 
 
@@ -130,7 +133,8 @@ def test_state_limit_is_inconclusive_never_holds() -> None:
     r = explore(model, Limits(max_states=20))
     assert r.verdict == "inconclusive"
     assert r.limit is not None and "state limit" in r.limit
-    assert r.stats.zones == 20
+    assert r.stats.stored == 20
+    assert r.stats.zones <= 20
 
 
 def test_time_limit_is_inconclusive() -> None:

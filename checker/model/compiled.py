@@ -39,6 +39,7 @@ from checker.model.interface import (
     Violation,
     scaled_bounds,
 )
+from checker.model.symmetry import SortCanonizer
 
 MAX_PERMUTATIONS = 5_040
 """Symmetry reduction enumerates permutations of the symmetric values (at
@@ -189,6 +190,54 @@ class _Instance:
     receives: Callable[..., tuple[int, ...]] | None
 
 
+def _first_test(guard: ir.Expr, args: tuple[int, ...]) -> tuple[int, frozenset[int]] | None:
+    """``(cell, values)`` when the leftmost conjunct of ``guard`` (for an instance with
+    these arguments) is a test of one cell against constants that cannot fault: the
+    guard is false unless ``s[cell] in values``.
+
+    Only the leftmost conjunct: evaluation is left to right, so skipping a guard on a
+    later one could hide a fault an earlier one raises."""
+    while isinstance(guard, ir.Binary) and guard.op == "and":
+        guard = guard.left
+
+    def const(e: ir.Expr) -> int | None:
+        if isinstance(e, ir.Const):
+            return e.value
+        if isinstance(e, ir.Local) and e.slot < len(args):
+            return args[e.slot]
+        return None
+
+    def cell(e: ir.Expr) -> int | None:
+        if not isinstance(e, ir.Read):
+            return None
+        idx = [const(i) for i in e.index]
+        if any(i is None for i in idx):
+            return None
+        point = tuple(i for i in idx if i is not None)
+        for ft, v in zip(e.var.domain, point, strict=True):
+            if not ft.lo <= v <= ft.hi:
+                return None
+        return e.var.offset + ir.cell_index(e.var.domain, point)
+
+    if isinstance(guard, ir.Unary) and guard.op == "not":
+        c = cell(guard.operand)
+        return None if c is None else (c, frozenset({0}))
+    if isinstance(guard, ir.Binary) and guard.op == "==":
+        for a, b in ((guard.left, guard.right), (guard.right, guard.left)):
+            c, v = cell(a), const(b)
+            if c is not None and v is not None:
+                return c, frozenset({v})
+    if isinstance(guard, ir.Member):
+        c = cell(guard.value)
+        opts = [const(o) for o in guard.options]
+        if c is not None and all(o is not None for o in opts):
+            return c, frozenset(o for o in opts if o is not None)
+    c = cell(guard)
+    if c is not None and guard.__class__ is ir.Read and guard.var.value.base.kind == "bool":
+        return c, frozenset({1})
+    return None
+
+
 def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict[str, Fraction]:
     """Default parameter values with ``overrides`` applied; checks names and ranges."""
     params = {p.name: p for p in spec.params}
@@ -304,6 +353,18 @@ class SpecModel:
                 )
         self.bounds: list[LinExpr] = list(self._bounds)
         self.event_count = len(self._instances)
+        # Which instances may be enabled, by the value of their guard's first cell.
+        self._always: list[int] = []
+        index: dict[int, dict[int, list[int]]] = {}
+        for i, inst in enumerate(self._instances):
+            test = _first_test(spec.events[inst.event].guard, inst.args)
+            if test is None:
+                self._always.append(i)
+            else:
+                by_value = index.setdefault(test[0], {})
+                for v in sorted(test[1]):
+                    by_value.setdefault(v, []).append(i)
+        self._by_cell = sorted(index.items())
         try:
             scaled_bounds(self.bounds, self.values)
         except ValueError as exc:
@@ -392,7 +453,15 @@ class SpecModel:
     def edges(self, s: State) -> list[Edge]:
         """Every enabled (event instance, convex guard branch) from ``s``."""
         out: list[Edge] = []
-        for i, inst in enumerate(self._instances):
+        ids = list(self._always)
+        for c, by_value in self._by_cell:
+            got = by_value.get(s[c])
+            if got:
+                ids.extend(got)
+        ids.sort()
+        instances = self._instances
+        for i in ids:
+            inst = instances[i]
             try:
                 enabled = [atoms if isinstance(atoms, tuple) else atoms(s)
                            for guard, atoms in inst.branches if guard(s)]
@@ -459,6 +528,28 @@ class SpecModel:
         return (f"a quantifier over the symmetric type {q.type} has a body that can fault,"
                 " so faults may depend on the order of its values")
 
+    @functools.cached_property
+    def canonizer(self) -> SortCanonizer | None:
+        """Canonical forms under the symmetric types by sorted value signatures (None
+        without symmetric types, or when :attr:`symmetry_off` says why not)."""
+        sym_types = [t for t in self.spec.types if t.symmetric and t.size > 1]
+        if not sym_types or ir.order_dependent_faults(self.spec) is not None:
+            return None
+        cells: list[tuple[int, tuple[ir.FiniteType, ...], ir.FiniteType | None, object]] = []
+        for var in self.spec.vars:
+            base = var.value.base if var.value.base.symmetric else None
+            cells.append((var.offset, var.domain, base, var.name))
+        clocks: list[tuple[int, tuple[ir.FiniteType, ...], object]] = [
+            (clk.offset, clk.domain, clk.name) for clk in self.spec.clocks]
+        cell, clock = self.spec.state_size, self.spec.clock_count
+        for resp in self.spec.responses:
+            dom = tuple(ft for _, ft in resp.params)
+            cells.append((cell, dom, None, ("pending", resp.name)))
+            clocks.append((clock, dom, ("observer", resp.name)))
+            cell += ir.domain_size(dom)
+            clock += ir.domain_size(dom)
+        return SortCanonizer(sym_types, self.state_size, cells, clocks, self._permutation)
+
     def symmetries(self) -> list[Symmetry]:
         """Every non-identity permutation of the values of the symmetric types (none
         when a fault may depend on their order: see :attr:`symmetry_off`)."""
@@ -474,43 +565,91 @@ class SpecModel:
             out.append(self._symmetry(pmap))
         return out
 
-    def _symmetry(self, pmap: Mapping[ir.FiniteType, tuple[int, ...]]) -> Symmetry:
-        def image(domain: tuple[ir.FiniteType, ...], idx: tuple[int, ...]) -> tuple[int, ...]:
-            return tuple(pmap[t][v] if t in pmap else v for t, v in zip(domain, idx, strict=True))
+    @functools.cached_property
+    def _perm_layout(self) -> tuple[list[ir.FiniteType], list[Any], list[Any], list[Any]]:
+        """What a permutation moves, precomputed: per family of cells, clocks and event
+        instances with symmetric indices, each member's position and index, and the
+        stride of each symmetric index position."""
+        sym_types = [t for t in self.spec.types if t.symmetric and t.size > 1]
+        tix = {t: k for k, t in enumerate(sym_types)}
 
-        src = [0] * self.state_size
-        valmaps: list[tuple[int, ...] | None] = [None] * self.state_size
+        def family(first: int, domain: tuple[ir.FiniteType, ...]) -> Any:
+            strides = [0] * len(domain)
+            acc = 1
+            for p in range(len(domain) - 1, -1, -1):
+                strides[p] = acc
+                acc *= domain[p].size
+            moves = [(p, tix[ft], strides[p]) for p, ft in enumerate(domain) if ft in tix]
+            if not moves:
+                return None
+            members = [(first + ir.cell_index(domain, idx), idx)
+                       for idx in ir.domain_points(domain)]
+            return (members, moves)
+
+        cells: list[Any] = []
+        clocks: list[Any] = []
         for var in self.spec.vars:
-            vm = None
-            if var.value.base in pmap:
-                vm = (*pmap[var.value.base], ir.NONE)
-            for idx in ir.domain_points(var.domain):
-                old = var.offset + ir.cell_index(var.domain, idx)
-                new = var.offset + ir.cell_index(var.domain, image(var.domain, idx))
-                src[new] = old
-                valmaps[new] = vm
-        clocks = list(range(len(self.clock_names)))
+            vk = tix.get(var.value.base, -1)
+            cells.append((var.offset, var.size, family(var.offset, var.domain), vk))
         for clk in self.spec.clocks:
-            for idx in ir.domain_points(clk.domain):
-                old = clk.offset + ir.cell_index(clk.domain, idx)
-                clocks[old] = clk.offset + ir.cell_index(clk.domain, image(clk.domain, idx))
-        cell = self.spec.state_size
-        clock = self.spec.clock_count
+            fam = family(clk.offset, clk.domain)
+            if fam is not None:
+                clocks.append(fam)
+        cell, clock = self.spec.state_size, self.spec.clock_count
         for resp in self.spec.responses:
             dom = tuple(ft for _, ft in resp.params)
-            for idx in ir.domain_points(dom):
-                j = ir.cell_index(dom, image(dom, idx))
-                src[cell + j] = cell + ir.cell_index(dom, idx)
-                clocks[clock + ir.cell_index(dom, idx)] = clock + j
             n = ir.domain_size(dom)
+            cells.append((cell, n, family(cell, dom), -1))
+            fam = family(clock, dom)
+            if fam is not None:
+                clocks.append(fam)
             cell += n
             clock += n
-        events = [
-            self._instance_of[(inst.event, image(
-                tuple(ft for _, ft in self.spec.events[inst.event].params), inst.args))]
-            for inst in self._instances
-        ]
-        return Symmetry(tuple(src), tuple(valmaps), tuple(clocks), tuple(events))
+        events: list[Any] = []
+        for i, inst in enumerate(self._instances):
+            dom = tuple(ft for _, ft in self.spec.events[inst.event].params)
+            moves = [(p, tix[ft]) for p, ft in enumerate(dom) if ft in tix]
+            if moves:
+                events.append((i, inst.event, inst.args, moves))
+        return sym_types, cells, clocks, events
+
+    def _symmetry(self, pmap: Mapping[ir.FiniteType, tuple[int, ...]]) -> Symmetry:
+        sym_types = self._perm_layout[0]
+        return self._permutation(tuple(pmap.get(t, tuple(t.values())) for t in sym_types))
+
+    def _permutation(self, images: tuple[tuple[int, ...], ...]) -> Symmetry:
+        """The :class:`Symmetry` moving value ``v`` of the ``k``-th symmetric type to
+        ``images[k][v]``."""
+        _, cells, clock_fams, events = self._perm_layout
+        src = list(range(self.state_size))
+        valmaps: list[tuple[int, ...] | None] = [None] * self.state_size
+        for first, size, fam, vk in cells:
+            if vk >= 0:
+                vm = (*images[vk], ir.NONE)
+                valmaps[first:first + size] = [vm] * size
+            if fam is None:
+                continue
+            members, moves = fam
+            for old, idx in members:
+                new = old
+                for p, k, stride in moves:
+                    new += (images[k][idx[p]] - idx[p]) * stride
+                src[new] = old
+        clocks = list(range(len(self.clock_names)))
+        for members, moves in clock_fams:
+            for old, idx in members:
+                new = old
+                for p, k, stride in moves:
+                    new += (images[k][idx[p]] - idx[p]) * stride
+                clocks[old] = new
+        evs = list(range(len(self._instances)))
+        instance_of = self._instance_of
+        for i, event, args, moves in events:
+            img = list(args)
+            for p, k in moves:
+                img[p] = images[k][args[p]]
+            evs[i] = instance_of[(event, tuple(img))]
+        return Symmetry(tuple(src), tuple(valmaps), tuple(clocks), tuple(evs))
 
     def describe(self, s: State) -> dict[str, object]:
         """Variable name (with index) to readable value."""

@@ -186,6 +186,17 @@ class Symmetry:
         object.__setattr__(self, "_gather", gather)
         object.__setattr__(self, "_renames", renames)
 
+    def clock_inverse(self) -> tuple[int, ...]:
+        """``clock_inverse()[c]``: the clock this permutation maps onto ``c``."""
+        got: tuple[int, ...] | None = self.__dict__.get("_clock_inverse")
+        if got is None:
+            inv = [0] * len(self.clocks)
+            for c, img in enumerate(self.clocks):
+                inv[img] = c
+            got = tuple(inv)
+            object.__setattr__(self, "_clock_inverse", got)
+        return got
+
     def state(self, s: State) -> State:
         """The image of state ``s`` under this permutation."""
         gather = self._gather  # type: ignore[attr-defined]

@@ -1,0 +1,331 @@
+"""The clock-bounds pass: live clocks and local LU bounds per discrete state.
+
+An untimed pass explores the discrete states (ignoring clock constraints, so it
+over-approximates what is reachable), one representative per symmetry orbit,
+and solves backwards to a fixpoint, per state ``s``:
+
+* ``live(s)``: the clocks ``s`` may still read before resetting them,
+  ``reads(s) | OR over edges s -> t of (live(t) - resets)``.  Every other clock
+  is dropped from ``s``'s zone, which keeps models with many indexed clocks
+  small and is exact for every property kvrace checks.
+* ``L(s, x)`` and ``U(s, x)``: the largest constant ``x`` is compared with from
+  below (``x > c``, ``x >= c``) and from above (``x < c``, ``x <= c``, deadlines)
+  by a guard, deadline or hazard of ``s`` or of a state reachable from ``s``
+  before ``x`` is reset (the local clock bounds of Behrmann et al., "Static
+  guard analysis in timed automata verification", TACAS 2003; TChecker's
+  clock-bounds analysis).  Zones of ``s`` are extrapolated by ``s``'s own bounds.
+
+The pass runs under the same limits as the search; when it stops early every
+clock counts as live with the model's largest constant, which is still exact.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Sequence
+
+from checker.explorer.canon import Canonizer
+from checker.explorer.limits import peak_rss_mb
+from checker.model.interface import (
+    LE,
+    LT,
+    ClockAtom,
+    Edge,
+    ModelRuntimeError,
+    State,
+    Symmetry,
+    TimedModel,
+)
+
+EDGE_CACHE = 1 << 16
+"""How many discrete states' edges are memoised (the search expands a state once per zone)."""
+
+Bounds = dict[int, tuple[int, int]]
+"""Per live clock, its (L, U) constants; -1 when the clock is never compared that way."""
+
+
+class Liveness:
+    """Per discrete state: the bitmask of live clocks and their local LU bounds.
+
+    Both are stored for the representative of each orbit and mapped back to
+    other members on demand.
+    """
+
+    def __init__(self, n_clocks: int, canon: Canonizer | None = None, top: int = 0) -> None:
+        self.live: dict[State, int] = {}
+        self.local: dict[State, Bounds] = {}
+        self.all_mask = (1 << n_clocks) - 1
+        self.n_clocks = n_clocks
+        self.top = top
+        """The model's largest constant: the bound of every clock when nothing is known."""
+        self.lower = [top] * n_clocks
+        self.upper = [top] * n_clocks
+        self.complete = False
+        self.canon_ = canon
+        self._rep: dict[State, tuple[State, Symmetry | None]] = {}
+        self._mask_cache: dict[State, int] = {}
+        self._lu_cache: dict[State, Bounds | None] = {}
+
+    def canon(self, s: State) -> tuple[State, Symmetry | None]:
+        """The representative of ``s`` and the permutation giving it (None: ``s``)."""
+        if self.canon_ is None:
+            return s, None
+        got = self._rep.get(s)
+        if got is None:
+            best, syms = self.canon_.candidates(s)
+            got = (best, syms[0])
+            if len(self._rep) > 1 << 18:
+                self._rep.clear()
+            self._rep[s] = got
+        return got
+
+    @staticmethod
+    def unmap(mask: int, sym: Symmetry | None) -> int:
+        """The mask of ``s`` from the mask of its representative ``sym(s)``."""
+        if sym is None:
+            return mask
+        inv = sym.clock_inverse()
+        out = 0
+        c = 0
+        while mask:
+            if mask & 1:
+                out |= 1 << inv[c]
+            mask >>= 1
+            c += 1
+        return out
+
+    def mask(self, s: State) -> int:
+        """The clocks ``s`` may still read before resetting them (all, if unknown)."""
+        got = self.live.get(s)
+        if got is not None:
+            return got
+        if not self.complete or self.canon_ is None:
+            return self.all_mask
+        got = self._mask_cache.get(s)
+        if got is None:
+            rep, sym = self.canon(s)
+            base = self.live.get(rep)
+            got = self.all_mask if base is None else self.unmap(base, sym)
+            if len(self._mask_cache) > 1 << 18:
+                self._mask_cache.clear()
+            self._mask_cache[s] = got
+        return got
+
+    def bounds(self, s: State) -> Bounds | None:
+        """The local (L, U) constants of ``s``'s live clocks; None if unknown (then
+        the global :attr:`lower` and :attr:`upper` apply)."""
+        got = self.local.get(s)
+        if got is not None or not self.complete or self.canon_ is None:
+            return got
+        if s in self._lu_cache:
+            return self._lu_cache[s]
+        rep, sym = self.canon(s)
+        base = self.local.get(rep)
+        if base is None or sym is None:
+            out = base
+        else:
+            inv = sym.clock_inverse()
+            out = {inv[c]: lu for c, lu in base.items()}
+        if len(self._lu_cache) > 1 << 18:
+            self._lu_cache.clear()
+        self._lu_cache[s] = out
+        return out
+
+
+def _atoms_mask(atoms: Sequence[ClockAtom]) -> int:
+    m = 0
+    for a in atoms:
+        m |= 1 << a.clock
+    return m
+
+
+def _note(atoms: Sequence[ClockAtom], bounds: Sequence[int], lu: Bounds) -> None:
+    for a in atoms:
+        b = bounds[a.bound]
+        lo, up = lu.get(a.clock, (-1, -1))
+        if a.op in (LT, LE):
+            if b > up:
+                lu[a.clock] = (lo, b)
+        elif b > lo:
+            lu[a.clock] = (b, up)
+        elif a.clock not in lu:
+            lu[a.clock] = (lo, up)
+
+
+class _Stop(Exception):
+    pass
+
+
+def clock_bounds(
+    model: TimedModel,
+    bounds: Sequence[int],
+    cap: int | None,
+    deadline: float | None,
+    canon: Canonizer | None = None,
+    edge_cache: dict[State, Sequence[Edge]] | None = None,
+    max_memory_mb: int | None = None,
+    local: bool = True,
+) -> Liveness:
+    """The untimed pre-pass (see the module docstring).
+
+    Stops (leaving :attr:`Liveness.complete` False: every clock live, with the
+    largest constant) past ``cap`` states, the ``time.monotonic()`` ``deadline``
+    or ``max_memory_mb``.  Without ``local``, only liveness and the global
+    per-clock constants are computed."""
+    n_clocks = len(model.clock_names)
+    top = max(bounds, default=0)
+    live = Liveness(n_clocks, canon, top)
+    index: dict[State, int] = {}
+    states: list[State] = []
+    reads: list[int] = []
+    lus: list[Bounds] = []
+    # preds[j]: (i, resets, sym): an edge from states[i] to sym^-1(states[j]).
+    preds: list[list[tuple[int, tuple[int, ...], Symmetry | None]]] = []
+    queue: deque[int] = deque()
+    everything: Bounds | None = None
+
+    def intern(s: State) -> tuple[int, Symmetry | None]:
+        rep, sym = live.canon(s)
+        j = index.get(rep)
+        if j is None:
+            j = len(states)
+            index[rep] = j
+            states.append(rep)
+            preds.append([])
+            reads.append(0)
+            lus.append({})
+            queue.append(j)
+        return j, sym
+
+    def unknown(i: int) -> None:
+        # A model error here: no constants known, every bound of the model may matter.
+        nonlocal everything
+        reads[i] = live.all_mask
+        if everything is None:
+            everything = {c: (top, top) for c in range(n_clocks)}
+        lus[i] = dict(everything)
+
+    try:
+        for s in model.initial_states():
+            intern(s)
+        while queue:
+            i = queue.popleft()
+            s = states[i]
+            if (cap is not None and len(states) > cap) or (
+                deadline is not None and time.monotonic() > deadline
+            ) or (max_memory_mb is not None and len(states) % 256 == 0
+                  and peak_rss_mb() > max_memory_mb):
+                raise _Stop
+            lu = lus[i]
+            failed = False
+            try:
+                dls = model.deadlines(s)
+                hz = model.hazards(s)
+            except ModelRuntimeError:
+                dls, hz = [], []
+                failed = True
+            try:
+                edges = model.edges(s)
+            except ModelRuntimeError:
+                edges = []
+                failed = True
+            else:
+                if edge_cache is not None and len(edge_cache) < EDGE_CACHE:
+                    edge_cache[s] = edges  # the search expands these representatives again
+            r = _atoms_mask(dls)
+            _note(dls, bounds, lu)
+            for h in hz:
+                r |= _atoms_mask(h.atoms)
+                _note(h.atoms, bounds, lu)
+            for e in edges:
+                r |= _atoms_mask(e.guard)
+                _note(e.guard, bounds, lu)
+                if e.failure is not None:
+                    continue
+                j, sym = intern(e.target)
+                # The reset clocks, not their bitmask: with thousands of clocks one mask
+                # per edge would take more memory than the whole model.
+                preds[j].append((i, e.resets, sym))
+            reads[i] |= r
+            if failed:
+                unknown(i)
+    except _Stop:
+        return live
+    # Global constants (for states the search meets that the pass did not, which
+    # can only be with symmetry off in one and on in the other: never) and for the
+    # liveness-only mode.
+    lower, upper = [-1] * n_clocks, [-1] * n_clocks
+    for lu in lus:
+        for c, (lo, up) in lu.items():
+            if lo > lower[c]:
+                lower[c] = lo
+            if up > upper[c]:
+                upper[c] = up
+    if canon is not None:
+        # Constants were seen on representatives only: make them the same across
+        # orbits, closing under generators of the permutation group.
+        gens = canon.generators()
+        changed = True
+        while changed:
+            changed = False
+            for sym in gens:
+                for c, img in enumerate(sym.clocks):
+                    if c == img:
+                        continue
+                    if lower[img] != lower[c] or upper[img] != upper[c]:
+                        lower[img] = lower[c] = max(lower[img], lower[c])
+                        upper[img] = upper[c] = max(upper[img], upper[c])
+                        changed = True
+    live.lower, live.upper = lower, upper
+    mask = list(reads)
+    work = deque(range(len(states)))
+    queued = [True] * len(states)
+    while work:
+        j = work.popleft()
+        queued[j] = False
+        mj = mask[j]
+        luj = lus[j]
+        for i, resets, sym in preds[j]:
+            got = Liveness.unmap(mj, sym)
+            for c in resets:
+                if got >> c & 1:
+                    got ^= 1 << c
+            changed = False
+            new = mask[i] | got
+            if new != mask[i]:
+                mask[i] = new
+                changed = True
+            if local and luj:
+                lui = lus[i]
+                inv = sym.clock_inverse() if sym is not None else None
+                for c2, pair in luj.items():
+                    c = inv[c2] if inv is not None else c2
+                    if resets and c in resets:
+                        continue
+                    old = lui.get(c)
+                    if old is None:
+                        lui[c] = pair
+                        changed = True
+                    elif old != pair:
+                        lo, up = old
+                        if pair[0] > lo or pair[1] > up:
+                            lui[c] = (max(pair[0], lo), max(pair[1], up))
+                            changed = True
+            if changed and not queued[i]:
+                queued[i] = True
+                work.append(i)
+    live.live = {s: mask[k] for k, s in enumerate(states)}
+    if local:
+        live.local = {s: lus[k] for k, s in enumerate(states)}
+    live.complete = True
+    return live
+
+
+def live_clocks(model: TimedModel, max_states: int | None = None,
+                deadline: float | None = None) -> dict[State, int] | None:
+    """Per reachable (untimed) discrete state, the bitmask of clocks it may still
+    read before resetting them; None if the untimed pass hit ``max_states`` or
+    the ``time.monotonic()`` deadline (then every clock counts as live)."""
+    live = clock_bounds(model, [0] * len(model.bounds), max_states, deadline, local=False)
+    return live.live if live.complete else None

@@ -1,0 +1,131 @@
+"""Traces: from a path of symbolic states (of representatives) to a concrete run.
+
+The search stores representatives (images under symmetries); a path to a node
+is a list of (representative state, event, guard branch, symmetry) steps.  The
+concrete run takes at each step the image of the representative's edge.
+:func:`replay_zone` computes the exact zone at the end of a concrete run.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from checker.explorer import dbm
+from checker.model.interface import GT, LE, LT, ClockAtom, Edge, State, Symmetry, TimedModel
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of a trace: the event fired (``None`` for the initial state),
+    the edge taken, and the discrete state reached."""
+
+    event: int | None
+    label: str
+    edge: Edge | None
+    state: State
+
+
+@dataclass(frozen=True)
+class PathStep:
+    """A node on the search's path: the representative state, the event and guard
+    branch that reached it from the previous representative (-1 for the first),
+    and the symmetry mapping the successor onto this representative."""
+
+    state: State
+    event: int
+    branch: int
+    sym: Symmetry | None
+
+
+def _inverse(m: Sequence[int]) -> list[int]:
+    inv = [0] * len(m)
+    for a, b in enumerate(m):
+        inv[b] = a
+    return inv
+
+
+def concrete(model: TimedModel, path: Sequence[PathStep],
+             extra: tuple[int, int] | None = None) -> list[TraceStep]:
+    """The concrete run along ``path`` (undoing symmetry), then the edge ``extra``
+    (event and branch of the last representative) if given.
+
+    A permutation may also permute the convex branches of a guard, so the image
+    edge is found by its permuted guard."""
+    n_events = len(model.event_names)
+    n_clocks = len(model.clock_names)
+
+    def maps(sym: Symmetry | None) -> tuple[list[int], list[int]]:
+        if sym is None:
+            return list(range(n_events)), list(range(n_clocks))
+        return list(sym.events), list(sym.clocks)
+
+    def image_edge(rep_state: State, event: int, branch: int, s: State,
+                   tau: list[int], tau_c: list[int]) -> Edge:
+        rep_edge = [e for e in model.edges(rep_state) if e.event == event][branch]
+        want = sorted((tau_c[a.clock], a.op, a.bound) for a in rep_edge.guard)
+        ev = tau[event]
+        candidates = [e for e in model.edges(s) if e.event == ev]
+        for e in candidates:
+            if sorted((a.clock, a.op, a.bound) for a in e.guard) == want:
+                return e
+        return candidates[branch]  # pragma: no cover - images always exist
+
+    # tau / tau_c map events / clocks of representatives to the concrete run's.
+    ev_map, ck_map = maps(path[0].sym)
+    tau, tau_c = _inverse(ev_map), _inverse(ck_map)
+    s = model.initial_states()[0]
+    steps = [TraceStep(None, "initial", None, s)]
+    for prev, node in itertools.pairwise(path):
+        edge = image_edge(prev.state, node.event, node.branch, s, tau, tau_c)
+        s = edge.target
+        steps.append(TraceStep(edge.event, model.event_names[edge.event], edge, s))
+        ev_map, ck_map = maps(node.sym)
+        sinv, cinv = _inverse(ev_map), _inverse(ck_map)
+        tau = [tau[sinv[e]] for e in range(n_events)]
+        tau_c = [tau_c[cinv[c]] for c in range(n_clocks)]
+    if extra is not None:
+        edge = image_edge(path[-1].state, extra[0], extra[1], s, tau, tau_c)
+        steps.append(TraceStep(edge.event, model.event_names[edge.event], edge, edge.target))
+    return steps
+
+
+def replay_zone(model: TimedModel, bounds: Sequence[int], trace: Sequence[TraceStep]
+                ) -> dbm.Dbm | None:
+    """The exact zone (over every clock) at the end of ``trace``, or None if infeasible."""
+    n = len(model.clock_names) + 1
+    z = dbm.zero(n)
+
+    def apply(atoms: Sequence[ClockAtom]) -> bool:
+        for a in atoms:
+            b = bounds[a.bound]
+            i = a.clock + 1
+            if a.op in (LE, LT):
+                ok = dbm.constrain(z, n, i, 0, dbm.bound(b, a.op == LT))
+            else:
+                ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, a.op == GT))
+            if not ok:
+                return False
+        return True
+
+    def settle(s: State) -> bool:
+        inv = model.deadlines(s)
+        if not apply(inv):
+            return False
+        dbm.up(z, n)
+        return apply(inv)
+
+    if not settle(trace[0].state):
+        return None
+    for step in trace[1:]:
+        assert step.edge is not None
+        if not apply(step.edge.guard):
+            return None
+        if step.edge.failure is not None:
+            return z
+        for c in step.edge.resets:
+            dbm.reset(z, n, c + 1)
+        if not settle(step.state):
+            return None
+    return z

@@ -1,0 +1,147 @@
+"""The symbolic search engine: zone-graph sizes pinned against TChecker's, symmetry
+without enumerating permutations, the LU abstraction's deadlock check, and the
+compiled DBM core against the Python reference."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from checker.explorer import Options, backend, explore, search
+from checker.language import load, load_text
+from checker.model.compiled import SpecModel
+
+ROOT = Path(__file__).resolve().parents[1]
+FLAGSHIP = ROOT / "spec" / "sglang" / "deferred_release.kvr"
+FISCHER = ROOT / "spec" / "classic" / "fischer.kvr"
+REGRESSION = ROOT / "tests" / "regressions" / "lu_spurious_deadlock.kvr"
+
+
+def flagship(requests: int, slots: int) -> SpecModel:
+    """The flagship with more requests and slots (as ``benchmarks/bench.py`` scales it)."""
+    text = FLAGSHIP.read_text()
+    reqs = ", ".join("ABCDEFGH"[:requests])
+    text = text.replace("symmetric type Req = {A, B}", f"symmetric type Req = {{{reqs}}}")
+    slot_names = ", ".join(f"s{i}" for i in range(slots))
+    text = text.replace("symmetric type Slot = {s0}", f"symmetric type Slot = {{{slot_names}}}")
+    return SpecModel(load_text(text, str(FLAGSHIP)))
+
+
+def fischer(n: int) -> SpecModel:
+    """Fischer's protocol with ``n`` processes."""
+    procs = ", ".join(f"P{i}" for i in range(1, n + 1))
+    text = re.sub(r"symmetric type Proc = \{[^}]*\}", f"symmetric type Proc = {{{procs}}}",
+                  FISCHER.read_text())
+    return SpecModel(load_text(text, str(FISCHER)))
+
+
+def counts(model: SpecModel, **opts: object) -> tuple[str, int, int, int]:
+    r = explore(model, None, Options(**opts))  # type: ignore[arg-type]
+    return r.verdict, r.stats.states, r.stats.zones, r.stats.transitions
+
+
+# TChecker (covreach, inclusion, local LU bounds, no symmetry) stores 235, 2,301 and
+# 1,700 states on these variants of the flagship: kvrace without symmetry stores as
+# many, with symmetry far fewer.
+@pytest.mark.parametrize(("r", "s", "no_sym", "with_sym"), [
+    (2, 1, (235, 235, 430), (120, 120, 216)),
+    (2, 2, (1719, 2301, 7096), (445, 584, 1794)),
+    (3, 1, (1700, 1700, 3225), (350, 350, 651)),
+])
+def test_flagship_zone_graph_is_as_small_as_tcheckers(
+        r: int, s: int, no_sym: tuple[int, int, int], with_sym: tuple[int, int, int]) -> None:
+    model = flagship(r, s)
+    assert counts(model, symmetry=False, deadlock=False) == ("holds", *no_sym)
+    assert counts(model, symmetry=False) == ("holds", *no_sym)
+    assert counts(model) == ("holds", *with_sym)
+
+
+@pytest.mark.parametrize(("n", "no_sym", "with_sym"), [
+    (3, (65, 65, 150), (18, 18, 44)),
+    (4, (220, 220, 648), (28, 28, 90)),
+    (5, (727, 727, 2610), (40, 40, 160)),
+])
+def test_fischer_counts(n: int, no_sym: tuple[int, int, int],
+                        with_sym: tuple[int, int, int]) -> None:
+    model = fischer(n)
+    assert counts(model, symmetry=False) == ("holds", *no_sym)
+    assert counts(model) == ("holds", *with_sym)
+
+
+def test_fischer_with_ten_processes_never_enumerates_permutations() -> None:
+    """10! = 3,628,800 permutations: the canonizer builds only the ones it needs."""
+    model = fischer(10)
+    canon = model.canonizer
+    assert canon is not None
+    s0 = model.initial_states()[0]
+    best, cands = canon.candidates(s0)
+    assert best == s0 and cands == [None]  # ten idle processes: one candidate
+    built: list[tuple[tuple[int, ...], ...]] = []
+    original = canon._build
+
+    def counting(images: tuple[tuple[int, ...], ...]) -> object:
+        built.append(images)
+        return original(images)
+
+    canon._build = counting  # type: ignore[assignment]
+    r = explore(model)
+    assert r.verdict == "holds"
+    assert (r.stats.states, r.stats.zones, r.stats.transitions) == (130, 130, 1045)
+    # Permutations built over the whole run (each once): a few hundred, not millions.
+    assert len(built) == len(set(built)) < 1_000, len(built)
+
+
+def test_canonical_forms_are_the_same_across_an_orbit() -> None:
+    """Every image of a reachable state has the same canonical form (no truncation
+    happens at this size)."""
+    model = flagship(3, 2)
+    canon = model.canonizer
+    assert canon is not None
+    rng = random.Random(3)
+    states = [model.initial_states()[0]]
+    seen = set(states)
+    while len(states) < 300:
+        s = rng.choice(states)
+        for e in model.edges(s):
+            if e.failure is None and e.target not in seen:
+                seen.add(e.target)
+                states.append(e.target)
+    perms = [canon.symmetry((a, b)) for a in itertools.permutations(range(3))
+             for b in itertools.permutations(range(2))]
+    for s in states:
+        rep = canon.candidates(s)[0]
+        for sym in perms:
+            image = s if sym is None else sym.state(s)
+            assert canon.candidates(image)[0] == rep
+
+
+def test_an_unconfirmed_lu_deadlock_restarts_with_extra_m() -> None:
+    model = SpecModel(load(REGRESSION))
+    r = explore(model)
+    assert r.verdict == "holds"
+    assert r.stats.extrapolation == "m"
+    assert explore(model, None, Options(deadlock=False)).stats.extrapolation == "lu"
+
+
+def test_without_confirmation_the_lu_abstraction_reports_a_fake_deadlock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the confirmation is for: the LU zone holds a stuck valuation no run reaches."""
+    monkeypatch.setattr(search._Explorer, "confirm_deadlock", lambda self, trace: None)
+    r = explore(SpecModel(load(REGRESSION)))
+    assert (r.verdict, r.prop) == ("violated", "deadlock")
+
+
+@pytest.mark.skipif(not backend.C_AVAILABLE, reason="the compiled DBM core is not built")
+@pytest.mark.parametrize("spec", sorted((ROOT / "spec").rglob("*.kvr")), ids=lambda p: p.stem)
+def test_compiled_core_explores_exactly_like_the_reference(spec: Path) -> None:
+    model = SpecModel(load(spec))
+    c = explore(model, None, Options(dbm="c"))
+    py = explore(model, None, Options(dbm="python"))
+    assert (c.verdict, c.prop, [t.label for t in c.trace]) == (
+        py.verdict, py.prop, [t.label for t in py.trace])
+    assert (c.stats.states, c.stats.zones, c.stats.transitions) == (
+        py.stats.states, py.stats.zones, py.stats.transitions)
