@@ -400,11 +400,15 @@ def _options(args: argparse.Namespace, err: TextIO) -> Options:
 
 def stats_line(st: Stats) -> str:
     """The statistics of a run in one line."""
-    return (
+    line = (
         f"explored {st.states} states, {st.zones} zones, {st.transitions} transitions"
         f" in {st.seconds:.2f} s ({st.states_per_second:,.0f} zones/s),"
         f" peak memory {st.peak_memory_mb:.0f} MiB"
     )
+    if st.extrapolation == "m":
+        line += ("; a deadlock of the LU abstraction was not confirmed by exact replay,"
+                 " so the counts are those of the rerun with Extra_M")
+    return line
 
 
 def stats_json(st: Stats) -> dict[str, object]:
@@ -413,6 +417,7 @@ def stats_json(st: Stats) -> dict[str, object]:
         "states": st.states, "zones": st.zones, "transitions": st.transitions,
         "seconds": round(st.seconds, 3), "zones_per_second": round(st.states_per_second, 1),
         "peak_memory_mib": round(st.peak_memory_mb, 1), "depth": st.depth,
+        "stored": st.stored, "explored": st.explored, "extrapolation": st.extrapolation,
     }
 
 

@@ -52,10 +52,9 @@ invariant all: forall i: T . forall j: T . on[i, j] or not on[i, j]
 BIG_SYMMETRY = """model big_symmetry
 symmetric type P = {p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11}
 actor a
-var st : P -> {idle, busy, done} = idle
+var st : P -> 0..6 = 0
 clock x : P
-event a.go(p: P) when st[p] == idle do st[p] := busy; reset x[p]
-event a.end(p: P) when st[p] == busy and x[p] >= 1 do st[p] := done
+event a.step(p: P) when st[p] < 6 and x[p] >= 1 do st[p] := st[p] + 1; reset x[p]
 """
 
 

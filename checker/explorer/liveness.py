@@ -238,7 +238,9 @@ def clock_bounds(
             for h in hz:
                 r |= _atoms_mask(h.atoms)
                 _note(h.atoms, bounds, lu)
-            for e in edges:
+            for k, e in enumerate(edges):
+                if k & 4095 == 4095 and deadline is not None and time.monotonic() > deadline:
+                    raise _Stop
                 r |= _atoms_mask(e.guard)
                 _note(e.guard, bounds, lu)
                 if e.failure is not None:
@@ -278,26 +280,44 @@ def clock_bounds(
                         upper[img] = upper[c] = max(upper[img], upper[c])
                         changed = True
     live.lower, live.upper = lower, upper
+    # Backwards to a fixpoint, propagating only what changed since a state was last
+    # processed (each bit and each constant moves once per increase).
     mask = list(reads)
+    dmask = list(reads)
+    dlus: list[Bounds] = [dict(lu) for lu in lus] if local else []
     work = deque(range(len(states)))
     queued = [True] * len(states)
+    steps = 0
     while work:
         j = work.popleft()
         queued[j] = False
-        mj = mask[j]
-        luj = lus[j]
+        mj = dmask[j]
+        dmask[j] = 0
+        luj: Bounds = {}
+        if local:
+            luj = dlus[j]
+            dlus[j] = {}
+        if not mj and not luj:
+            continue
         for i, resets, sym in preds[j]:
-            got = Liveness.unmap(mj, sym)
-            for c in resets:
-                if got >> c & 1:
-                    got ^= 1 << c
+            if i == j and sym is None:
+                continue  # a self-loop adds nothing to what the state already has
+            steps += 1
+            if steps & 1023 == 0 and deadline is not None and time.monotonic() > deadline:
+                return live
             changed = False
-            new = mask[i] | got
-            if new != mask[i]:
-                mask[i] = new
-                changed = True
-            if local and luj:
-                lui = lus[i]
+            if mj:
+                got = Liveness.unmap(mj, sym)
+                for c in resets:
+                    if got >> c & 1:
+                        got ^= 1 << c
+                fresh = got & ~mask[i]
+                if fresh:
+                    mask[i] |= fresh
+                    dmask[i] |= fresh
+                    changed = True
+            if luj:
+                lui, dlui = lus[i], dlus[i]
                 inv = sym.clock_inverse() if sym is not None else None
                 for c2, pair in luj.items():
                     c = inv[c2] if inv is not None else c2
@@ -305,13 +325,11 @@ def clock_bounds(
                         continue
                     old = lui.get(c)
                     if old is None:
-                        lui[c] = pair
+                        lui[c] = dlui[c] = pair
                         changed = True
-                    elif old != pair:
-                        lo, up = old
-                        if pair[0] > lo or pair[1] > up:
-                            lui[c] = (max(pair[0], lo), max(pair[1], up))
-                            changed = True
+                    elif pair[0] > old[0] or pair[1] > old[1]:
+                        lui[c] = dlui[c] = (max(pair[0], old[0]), max(pair[1], old[1]))
+                        changed = True
             if changed and not queued[i]:
                 queued[i] = True
                 work.append(i)

@@ -515,7 +515,7 @@ class _Explorer:
         if self.options.clock_reduction:
             # The untimed pass over-approximates the discrete states; give it room.
             ms = self.limits.max_states
-            cap = None if ms is None else max(10_000, 50 * ms)
+            cap = None if ms is None else max(2_000, 20 * ms)
             # The analysis may use the symmetries even when the search does not: they
             # are automorphisms of the model, and the bounds of a state are those of
             # its representative, mapped back.

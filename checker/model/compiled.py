@@ -42,8 +42,8 @@ from checker.model.interface import (
 from checker.model.symmetry import SortCanonizer
 
 MAX_PERMUTATIONS = 5_040
-"""Symmetry reduction enumerates permutations of the symmetric values (at
-most: 7!); beyond, the model is explored without it (exact, only larger)."""
+""":meth:`SpecModel.symmetries` lists at most this many permutations (7!); the
+engines use :attr:`SpecModel.canonizer`, which never lists them."""
 
 
 class ParamError(Exception):
@@ -515,13 +515,6 @@ class SpecModel:
     @property
     def symmetry_off(self) -> str | None:
         """Why the model has no symmetries although it declares symmetric types."""
-        count = 1
-        for t in self.spec.types:
-            if t.symmetric:
-                count *= math.factorial(t.size)
-                if count > MAX_PERMUTATIONS:
-                    return (f"symmetry reduction enumerates at most {MAX_PERMUTATIONS:,}"
-                            f" permutations; the symmetric type {t} alone has {t.size} values")
         q = ir.order_dependent_faults(self.spec)
         if q is None:
             return None
@@ -552,17 +545,20 @@ class SpecModel:
 
     def symmetries(self) -> list[Symmetry]:
         """Every non-identity permutation of the values of the symmetric types (none
-        when a fault may depend on their order: see :attr:`symmetry_off`)."""
+        when a fault may depend on their order: see :attr:`symmetry_off`; none either
+        beyond :data:`MAX_PERMUTATIONS`: enumerate them only for small groups, and
+        use :attr:`canonizer` otherwise)."""
         sym_types = [t for t in self.spec.types if t.symmetric and t.size > 1]
         if not sym_types or self.symmetry_off is not None:
+            return []
+        if math.prod(math.factorial(t.size) for t in sym_types) > MAX_PERMUTATIONS:
             return []
         out: list[Symmetry] = []
         perms_per_type = [list(itertools.permutations(t.values())) for t in sym_types]
         for combo in itertools.product(*perms_per_type):
-            pmap = {t: p for t, p in zip(sym_types, combo, strict=True)}
-            if all(p == tuple(t.values()) for t, p in pmap.items()):
+            if all(p == tuple(t.values()) for t, p in zip(sym_types, combo, strict=True)):
                 continue
-            out.append(self._symmetry(pmap))
+            out.append(self._permutation(tuple(combo)))
         return out
 
     @functools.cached_property
