@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scaling benchmark of the kvrace zone explorer on the flagship spec.
+"""Scaling benchmark of the kvrace zone explorer on the flagship spec and on Fischer.
 
 The flagship ``spec/sglang/deferred_release.kvr`` is scaled along four axes by
 careful line substitution (every substitution must apply exactly once, or the
@@ -11,6 +11,9 @@ script stops with an error):
 * scale     x1, x10, x1000: every number of the ``param`` lines' ranges and defaults
   is multiplied (the zone graph should not depend on it).
 
+Fischer's mutual exclusion ``spec/classic/fischer.kvr`` is scaled in its number of
+processes (``symmetric type Proc = {P1, P2, P3}`` -> ``{P1, ..., PN}``).
+
 Each case runs in a fresh subprocess (this script with ``--one CASE``) so that
 the peak resident memory (``ru_maxrss``) is that case's alone.  A case that
 hits its time cap is reported as ``inconclusive`` with what it explored.
@@ -18,8 +21,13 @@ hits its time cap is reported as ``inconclusive`` with what it explored.
     python benchmarks/bench.py --quick            # a small subset, ~1 minute
     python benchmarks/bench.py --cap 10           # the full table (108 cases)
     python benchmarks/bench.py --quick --ablation # + without symmetry / clock reduction
+    python benchmarks/bench.py --fischer 6,8,10   # Fischer, with and without symmetry
+    python benchmarks/bench.py --fischer 4 --dbm-compare   # compiled DBM core vs Python
+    python benchmarks/bench.py --tchecker         # zone counts next to TChecker's
+    python benchmarks/bench.py --targets          # the engine's time targets, PASS/MISS
     python benchmarks/bench.py --prove-synth --no-table
     python benchmarks/bench.py --one r=3,s=1,c=2,x=1   # one case, in this process
+    python benchmarks/bench.py --one fischer:n=5,sym=0,dbm=python
 
 See ``benchmarks/README.md`` for the columns.
 """
@@ -36,7 +44,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -46,6 +54,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = REPO / "spec" / "sglang" / "deferred_release.kvr"
+FISCHER_SPEC = REPO / "spec" / "classic" / "fischer.kvr"
 
 REQ_NAMES = "ABCDEFGH"
 FULL_GRID: dict[str, tuple[int, ...]] = {
@@ -55,8 +64,28 @@ QUICK_GRID: dict[str, tuple[int, ...]] = {"r": (2, 3), "s": (1, 2), "c": (1, 2),
 PROVE_SYNTH_REQUESTS = (2, 3)
 ASSUMPTION = "T_hold > T_prop + T_chunk + T_flight"
 EXPECTED_PARAMS = ("T_prop", "T_chunk", "T_flight", "T_hold")
+FISCHER_PROCESSES = 3
+"""The number of processes of ``spec/classic/fischer.kvr`` as written."""
+MAX_PROCESSES = 64
 
 TASKS = ("check", "prove", "synth")
+MODELS = ("flagship", "fischer")
+DBMS = ("auto", "c", "python")
+CHECK_FIELDS = ("r", "s", "c", "x", "sym", "clk", "dl", "dbm")
+FISCHER_FIELDS = ("n", "sym", "clk", "dl", "dbm")
+FILTER_FIELDS = ("r", "s", "c", "x", "sym", "clk", "dl")
+
+# Stored-state counts of TChecker on the flagship with the same requests/slots/chunks
+# (scale x1).  Measured with `tck-reach -a covreach` on an equivalent automaton:
+# inclusion subsumption, local LU bounds, no symmetry reduction.  kvrace's comparable
+# configuration is symmetry off and no deadlock check (sym=0,dl=0).
+TCHECKER_STATES: dict[tuple[int, int, int], int] = {
+    (2, 1, 2): 235,
+    (2, 2, 2): 2_301,
+    (3, 1, 2): 1_700,
+    (3, 2, 2): 54_147,
+}
+
 
 # Benchmark the checker next to this script (a snapshot or worktree), not whatever
 # copy happens to be installed.
@@ -73,7 +102,9 @@ class BenchError(Exception):
 
 @dataclass(frozen=True)
 class Case:
-    """One benchmark run: a variant of the flagship and how to explore it."""
+    """One benchmark run: a variant of a spec and how to explore it.
+
+    ``model`` is ``flagship`` (fields ``r s c x``) or ``fischer`` (field ``n``)."""
 
     r: int = 2
     s: int = 1
@@ -82,32 +113,58 @@ class Case:
     sym: bool = True
     clk: bool = True
     task: str = "check"
+    model: str = "flagship"
+    n: int = FISCHER_PROCESSES
+    dl: bool = True
+    """Check for deadlocks (Options.deadlock)."""
+    dbm: str = "auto"
+    """The DBM implementation asked for: ``auto``, ``c`` or ``python``."""
 
     @property
     def key(self) -> str:
-        """The ``--one`` / ``--cases`` form, e.g. ``r=3,s=1,c=2,x=1`` or ``prove:r=2,...``."""
-        text = f"r={self.r},s={self.s},c={self.c},x={self.x}"
+        """The ``--one`` / ``--cases`` form, e.g. ``r=3,s=1,c=2,x=1``, ``prove:r=2,...``
+        or ``fischer:n=8,sym=0``."""
+        if self.model == "fischer":
+            text = f"n={self.n}"
+        else:
+            text = f"r={self.r},s={self.s},c={self.c},x={self.x}"
+        text += self.options_suffix
+        if self.model == "fischer":
+            return f"fischer:{text}"
+        return text if self.task == "check" else f"{self.task}:{text}"
+
+    @property
+    def options_suffix(self) -> str:
+        text = ""
         if not self.sym:
             text += ",sym=0"
         if not self.clk:
             text += ",clk=0"
-        return text if self.task == "check" else f"{self.task}:{text}"
+        if not self.dl:
+            text += ",dl=0"
+        if self.dbm != "auto":
+            text += f",dbm={self.dbm}"
+        return text
 
     @property
     def reductions(self) -> str:
-        """``sym+clk`` (both on, the default), ``no-sym``, ``no-clk`` or ``none``."""
+        """``sym+clk`` (both on, the default), ``no-sym``, ``no-clk`` or ``none``; then
+        `` no-dl`` when the deadlock check is off."""
         if self.sym and self.clk:
-            return "sym+clk"
-        if self.sym or self.clk:
-            return "no-sym" if self.clk else "no-clk"
-        return "none"
+            text = "sym+clk"
+        elif self.sym or self.clk:
+            text = "no-sym" if self.clk else "no-clk"
+        else:
+            text = "none"
+        return text if self.dl else text + " no-dl"
 
     def sort_key(self) -> tuple[int, ...]:
-        return (TASKS.index(self.task), self.r, self.s, self.c, self.x,
-                int(not self.sym), int(not self.clk))
+        return (MODELS.index(self.model), TASKS.index(self.task), self.r, self.s, self.c,
+                self.x, self.n, int(not self.sym), int(not self.clk), int(not self.dl),
+                DBMS.index(self.dbm))
 
 
-def _fields(text: str) -> dict[str, str]:
+def _fields(text: str, allowed: Sequence[str] = CHECK_FIELDS) -> dict[str, str]:
     out: dict[str, str] = {}
     for part in text.split(","):
         part = part.strip()
@@ -115,9 +172,10 @@ def _fields(text: str) -> dict[str, str]:
             continue
         name, eq, value = part.partition("=")
         name, value = name.strip(), value.strip()
-        if not eq or name not in ("r", "s", "c", "x", "sym", "clk") or not value:
-            raise BenchError(f"bad field {part!r} in {text!r}: expected r=N, s=N, c=N, x=N,"
-                             " sym=0|1 or clk=0|1, separated by commas")
+        if not eq or name not in allowed or not value:
+            raise BenchError(f"bad field {part!r} in {text!r}: expected "
+                             + ", ".join(f"{f}=..." for f in allowed)
+                             + ", separated by commas")
         out[name] = value
     return out
 
@@ -133,16 +191,29 @@ def _int(name: str, value: str, lo: int, hi: int) -> int:
 
 
 def parse_case(text: str) -> Case:
-    """A case from its key, e.g. ``r=3,s=1,c=2,x=1`` or ``synth:r=3``; missing fields
-    take the flagship's values (r=2, s=1, c=2, x=1, both reductions on)."""
-    task = "check"
+    """A case from its key, e.g. ``r=3,s=1,c=2,x=1``, ``synth:r=3`` or
+    ``fischer:n=8,sym=0``; missing fields take the spec's own values (flagship:
+    r=2, s=1, c=2, x=1; Fischer: n=3), every reduction on, the deadlock check on,
+    the DBM implementation ``auto``."""
+    task, model = "check", "flagship"
     head, colon, rest = text.partition(":")
     if colon:
-        if head not in TASKS:
-            raise BenchError(f"unknown task {head!r} in {text!r} (tasks: {', '.join(TASKS)})")
-        task, text = head, rest
-    f = _fields(text)
-    case = Case(task=task)
+        if head == "fischer":
+            model = "fischer"
+        elif head in TASKS:
+            task = head
+        else:
+            raise BenchError(f"unknown prefix {head!r} in {text!r} (tasks: {', '.join(TASKS)};"
+                             " or fischer)")
+        text = rest
+    if model == "fischer":
+        allowed: Sequence[str] = FISCHER_FIELDS
+    elif task == "check":
+        allowed = CHECK_FIELDS
+    else:
+        allowed = ("r", "s", "c", "x", "sym", "clk")
+    f = _fields(text, allowed)
+    case = Case(task=task, model=model)
     if "r" in f:
         case = replace(case, r=_int("r", f["r"], 1, len(REQ_NAMES)))
     if "s" in f:
@@ -151,10 +222,18 @@ def parse_case(text: str) -> Case:
         case = replace(case, c=_int("c", f["c"], 1, 16))
     if "x" in f:
         case = replace(case, x=_int("x", f["x"], 1, 10**9))
+    if "n" in f:
+        case = replace(case, n=_int("n", f["n"], 1, MAX_PROCESSES))
     if "sym" in f:
         case = replace(case, sym=bool(_int("sym", f["sym"], 0, 1)))
     if "clk" in f:
         case = replace(case, clk=bool(_int("clk", f["clk"], 0, 1)))
+    if "dl" in f:
+        case = replace(case, dl=bool(_int("dl", f["dl"], 0, 1)))
+    if "dbm" in f:
+        if f["dbm"] not in DBMS:
+            raise BenchError(f"dbm={f['dbm']!r}: expected one of {', '.join(DBMS)}")
+        case = replace(case, dbm=f["dbm"])
     return case
 
 
@@ -169,14 +248,14 @@ def parse_filters(texts: Sequence[str]) -> list[dict[str, str]]:
     for text in texts:
         for item in text.split(";"):
             if item.strip():
-                out.append(_fields(item))
+                out.append(_fields(item, FILTER_FIELDS))
     return out
 
 
 def matches(case: Case, filt: dict[str, str]) -> bool:
     """Whether ``case`` has every field value of the filter."""
     have = {"r": case.r, "s": case.s, "c": case.c, "x": case.x,
-            "sym": int(case.sym), "clk": int(case.clk)}
+            "sym": int(case.sym), "clk": int(case.clk), "dl": int(case.dl)}
     for name, value in filt.items():
         try:
             if have[name] != int(value):
@@ -186,8 +265,19 @@ def matches(case: Case, filt: dict[str, str]) -> bool:
     return True
 
 
+def wants_grid(args: argparse.Namespace) -> bool:
+    """Whether the flagship grid runs: unless ``--no-table``, when it is asked for
+    (``--quick``, ``--cases``, ``--ablation``) or when no other family is
+    (``--fischer``, ``--tchecker``, ``--targets``)."""
+    if args.no_table:
+        return False
+    if args.quick or args.cases or args.ablation:
+        return True
+    return not (args.fischer or args.tchecker or args.targets)
+
+
 def select_cases(args: argparse.Namespace) -> list[Case]:
-    """The check cases of this run, in table order."""
+    """The flagship check cases of this run, in table order."""
     base = grid(QUICK_GRID if args.quick else FULL_GRID)
     cases = list(base)
     if args.ablation:
@@ -203,6 +293,27 @@ def select_cases(args: argparse.Namespace) -> list[Case]:
     return sorted(set(cases), key=Case.sort_key)
 
 
+def parse_processes(text: str) -> list[int]:
+    """``--fischer`` value: comma-separated process counts, e.g. ``6,8,10``."""
+    out = []
+    for part in text.split(","):
+        if part.strip():
+            out.append(_int("--fischer", part.strip(), 1, MAX_PROCESSES))
+    if not out:
+        raise BenchError(f"--fischer {text!r}: expected process counts such as 6,8,10")
+    return sorted(set(out))
+
+
+def fischer_cases(counts: Iterable[int]) -> list[Case]:
+    """Fischer with ``n`` processes, with symmetry reduction on and off."""
+    return [Case(model="fischer", n=n, sym=sym) for n in counts for sym in (True, False)]
+
+
+def dbm_pair(case: Case) -> list[Case]:
+    """``case`` with the compiled DBM core and with the Python reference."""
+    return [replace(case, dbm="c"), replace(case, dbm="python")]
+
+
 # --------------------------------------------------------------------------- variants
 
 
@@ -211,14 +322,15 @@ def _scale_number(token: str, factor: int) -> str:
     return format(got.normalize(), "f")
 
 
-def _sub_one(lines: list[str], what: str, pattern: str, make: Any) -> None:
+def _sub_one(lines: list[str], what: str, pattern: str, make: Callable[[re.Match[str]], str],
+             spec: Path = SPEC) -> None:
     """Replace the one line matching ``pattern`` by ``make(match)``; fail loudly otherwise."""
     rx = re.compile(pattern)
     hits = [i for i, line in enumerate(lines) if rx.fullmatch(line)]
     if len(hits) != 1:
         raise BenchError(
-            f"substitution '{what}' applies to {len(hits)} lines of {SPEC.name} (expected"
-            f" exactly 1; pattern {pattern!r}) — has the flagship changed?"
+            f"substitution '{what}' applies to {len(hits)} lines of {spec.name} (expected"
+            f" exactly 1; pattern {pattern!r}) — has {spec.relative_to(REPO)} changed?"
         )
     i = hits[0]
     m = rx.fullmatch(lines[i])
@@ -268,19 +380,46 @@ def variant_text(base: str, case: Case) -> str:
     return text
 
 
+def fischer_text(base: str, n: int) -> str:
+    """``spec/classic/fischer.kvr`` with ``n`` processes ``P1 .. Pn``."""
+    if not 1 <= n <= MAX_PROCESSES:
+        raise BenchError(f"n={n}: between 1 and {MAX_PROCESSES} processes")
+    lines = base.split("\n")
+    procs = ", ".join(f"P{i + 1}" for i in range(n))
+    _sub_one(lines, "processes",
+             r"(symmetric\s+type\s+Proc\s*=\s*)\{P1, P2, P3\}(\s*(?:#.*)?)",
+             lambda m: f"{m[1]}{{{procs}}}{m[2]}", FISCHER_SPEC)
+    text = "\n".join(lines)
+    if n == FISCHER_PROCESSES and text != base:
+        raise BenchError("the identity variant differs from fischer.kvr (substitution bug)")
+    return text
+
+
+def case_text(case: Case) -> tuple[str, Path]:
+    """The spec text of ``case`` and the file it was derived from."""
+    if case.model == "fischer":
+        return fischer_text(FISCHER_SPEC.read_text(encoding="utf-8"), case.n), FISCHER_SPEC
+    return variant_text(SPEC.read_text(encoding="utf-8"), case), SPEC
+
+
 def build(case: Case) -> Any:
     """The elaborated spec of ``case``, checked against what the variant should be."""
     from checker.language import load_text
 
-    base = SPEC.read_text(encoding="utf-8")
-    spec = load_text(variant_text(base, case), f"{SPEC.name}[{case.key}]")
+    text, path = case_text(case)
+    spec = load_text(text, f"{path.name}[{case.key}]")
     sizes = {t.name: t.size for t in spec.types}
+    if case.model == "fischer":
+        if sizes.get("Proc") != case.n:
+            raise BenchError(f"variant {case.key}: type Proc has {sizes.get('Proc')} values,"
+                             f" expected {case.n}")
+        return spec
     want = {"Req": case.r, "Slot": case.s, "Chunk": case.c}
     for name, size in want.items():
         if sizes.get(name) != size:
             raise BenchError(f"variant {case.key}: type {name} has {sizes.get(name)} values,"
                              f" expected {size}")
-    orig = {p.name: p for p in load_text(base, str(SPEC)).params}
+    orig = {p.name: p for p in load_text(SPEC.read_text(encoding="utf-8"), str(SPEC)).params}
     for p in spec.params:
         o = orig[p.name]
         if p.default != o.default * case.x or p.hi != (None if o.hi is None else o.hi * case.x):
@@ -298,49 +437,77 @@ def _peak_mib() -> float:
 
 
 def _base_row(case: Case, cap: float) -> dict[str, Any]:
-    return {
-        "task": case.task, "case": case.key, "requests": case.r, "slots": case.s,
-        "chunks": case.c, "scale": case.x, "symmetry": case.sym, "clock_reduction": case.clk,
-        "reductions": case.reductions, "cap_seconds": cap,
-    }
+    row: dict[str, Any] = {"task": case.task, "case": case.key, "model": case.model}
+    if case.model == "fischer":
+        row["processes"] = case.n
+    else:
+        row.update({"requests": case.r, "slots": case.s, "chunks": case.c, "scale": case.x})
+    row.update({
+        "symmetry": case.sym, "clock_reduction": case.clk, "reductions": case.reductions,
+        "cap_seconds": cap,
+    })
+    if case.task == "check":
+        row.update({"deadlock": case.dl, "dbm_requested": case.dbm})
+    return row
+
+
+def _dbm_name(impl: Any) -> str:
+    """``c`` or ``python``: which DBM implementation ``impl`` (a module) is."""
+    from checker.explorer import dbm
+
+    return "python" if impl is dbm else "c"
 
 
 def run_check(case: Case, cap: float) -> dict[str, Any]:
     """Build the variant and run the zone explorer once (in this process)."""
-    from checker.explorer import Limits, Options, explore, search
+    from checker.explorer import Limits, Options, backend, explore, search
     from checker.model.compiled import SpecModel
 
     row = _base_row(case, cap)
+    row["c_available"] = backend.C_AVAILABLE
     row["baseline_mib"] = round(_peak_mib(), 1)
     t0 = time.monotonic()
     model = SpecModel(build(case))
     row["build_seconds"] = round(time.monotonic() - t0, 3)
-    # Instrument (in this process only) the untimed clock-liveness pre-pass, to
-    # say how much of a run it takes.
-    original = search._liveness
+    # Instrument (in this process only) the untimed clock-bounds pre-pass, to say how
+    # much of a run it takes, and the choice of DBM implementation, to say which ran.
+    # search.py looks both names up in its module namespaces at call time.
+    search_ns, backend_ns = vars(search), vars(backend)
+    original_bounds = search_ns["clock_bounds"]
+    original_select = backend_ns["select"]
     pre: dict[str, Any] = {}
+    chosen: list[str] = []
 
-    def timed_liveness(*a: Any, **kw: Any) -> Any:
+    def timed_bounds(*a: Any, **kw: Any) -> Any:
         t = time.monotonic()
-        live = original(*a, **kw)
+        live = original_bounds(*a, **kw)
         pre.update(seconds=time.monotonic() - t, complete=live.complete,
                    states=len(live.live) if live.complete else None)
         return live
 
-    search._liveness = timed_liveness
+    def noted_select(*a: Any, **kw: Any) -> Any:
+        impl = original_select(*a, **kw)
+        chosen.append(_dbm_name(impl))
+        return impl
+
+    search_ns["clock_bounds"] = timed_bounds
+    backend_ns["select"] = noted_select
     cpu0 = time.process_time()
     try:
         res = explore(model, Limits(timeout=cap),
-                      Options(symmetry=case.sym, clock_reduction=case.clk))
+                      Options(symmetry=case.sym, clock_reduction=case.clk, deadlock=case.dl,
+                              dbm=case.dbm))
     finally:
-        search._liveness = original
+        search_ns["clock_bounds"] = original_bounds
+        backend_ns["select"] = original_select
     cpu = time.process_time() - cpu0
     st = res.stats
     row.update({
         "verdict": res.verdict, "limit": res.limit, "property": res.prop,
-        "message": res.message, "states": st.states, "zones": st.zones,
-        "transitions": st.transitions, "depth": st.depth,
-        "queued": st.queued if res.verdict == "inconclusive" else 0,
+        "message": res.message, "dbm": chosen[-1] if chosen else None,
+        "states": st.states, "zones": st.zones, "transitions": st.transitions,
+        "stored": st.stored, "explored": st.explored, "extrapolation": st.extrapolation,
+        "depth": st.depth, "queued": st.queued if res.verdict == "inconclusive" else 0,
         "seconds": round(st.seconds, 3), "cpu_seconds": round(cpu, 3),
         "prepass_seconds": round(pre["seconds"], 3) if pre else None,
         "prepass_states": pre.get("states"), "prepass_complete": pre.get("complete"),
@@ -435,8 +602,9 @@ def run_in_subprocess(case: Case, cap: float) -> dict[str, Any]:
     The child stops itself at ``cap``; if it overruns by a wide margin it is killed
     and the row says so (no numbers are made up)."""
     grace = max(30.0, 0.5 * cap)
+    # The child takes --cap for a check and --synth-cap for prove/synth: pass both.
     cmd = [sys.executable, str(Path(__file__).resolve()), "--one", case.key,
-           "--cap", repr(cap), "--json"]
+           "--cap", repr(cap), "--synth-cap", repr(cap), "--json"]
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=cap + grace,
@@ -490,23 +658,34 @@ def _check_note(row: dict[str, Any]) -> str:
     if v == "inconclusive":
         note = f"{row.get('limit')}; {row.get('queued', 0):,} zones still queued"
         if row.get("prepass_complete") is False:
-            note += ("; the cap was hit in the liveness pre-pass, so the zone search ran"
+            note += ("; the cap was hit in the clock-bounds pre-pass, so the zone search ran"
                      " without clock reduction")
         elif (row.get("prepass_seconds") or 0) > 0.5 * row.get("cap_seconds", 0):
-            note += f"; the liveness pre-pass took {row['prepass_seconds']:.1f} s of it"
+            note += f"; the clock-bounds pre-pass took {row['prepass_seconds']:.1f} s of it"
         return note
     if v == "violated":
         return f"{row.get('property')}: {row.get('message')}"
     if v in ("error", "killed", "crashed"):
         return str(row.get("limit") or row.get("message"))
+    if row.get("extrapolation") == "m":
+        return "restarted with Extra_M (a deadlock of the LU abstraction was not confirmed)"
     return ""
 
 
+def _dbm_cell(row: dict[str, Any]) -> str:
+    """The DBM implementation that ran (or the one asked for, if the run gave no answer)."""
+    asked = row.get("dbm_requested", "auto")
+    ran = row.get("dbm")
+    if ran is None:
+        return "-" if asked == "auto" else f"{asked}?"
+    return ran if asked in ("auto", ran) else f"{ran} ({asked} asked)"
+
+
 def check_table(rows: Iterable[dict[str, Any]]) -> str:
-    """The zone-explorer table."""
-    header = ["req", "slots", "chunks", "scale", "reductions", "verdict", "states", "zones",
-              "transitions", "seconds", "cpu s", "pre-pass s", "pre-pass states", "zones/s",
-              "peak MiB", "note"]
+    """The flagship zone-explorer table."""
+    header = ["req", "slots", "chunks", "scale", "reductions", "dbm", "verdict", "states",
+              "zones", "transitions", "seconds", "cpu s", "pre-pass s", "pre-pass states",
+              "zones/s", "peak MiB", "note"]
     body = []
     for r in rows:
         pre_states = r.get("prepass_states")
@@ -514,13 +693,165 @@ def check_table(rows: Iterable[dict[str, Any]]) -> str:
             pre_states = "cut"
         body.append([
             str(r["requests"]), str(r["slots"]), str(r["chunks"]), f"x{r['scale']}",
-            r["reductions"], r["verdict"], _num(r.get("states")), _num(r.get("zones")),
-            _num(r.get("transitions")), _num(r.get("seconds"), 2),
+            r["reductions"], _dbm_cell(r), r["verdict"], _num(r.get("states")),
+            _num(r.get("zones")), _num(r.get("transitions")), _num(r.get("seconds"), 2),
             _num(r.get("cpu_seconds"), 2), _num(r.get("prepass_seconds"), 2),
             _num(pre_states), _num(r.get("zones_per_second"), 0), _num(r.get("peak_mib"), 1),
             _check_note(r),
         ])
-    return _render(header, body, right=set(range(6, 15)))
+    return _render(header, body, right=set(range(7, 16)))
+
+
+def fischer_table(rows: Iterable[dict[str, Any]]) -> str:
+    """The Fischer zone-explorer table."""
+    header = ["processes", "reductions", "dbm", "verdict", "states", "zones", "transitions",
+              "seconds", "cpu s", "zones/s", "peak MiB", "note"]
+    body = []
+    for r in rows:
+        body.append([
+            str(r["processes"]), r["reductions"], _dbm_cell(r), r["verdict"],
+            _num(r.get("states")), _num(r.get("zones")), _num(r.get("transitions")),
+            _num(r.get("seconds"), 2), _num(r.get("cpu_seconds"), 2),
+            _num(r.get("zones_per_second"), 0), _num(r.get("peak_mib"), 1), _check_note(r),
+        ])
+    return _render(header, body, right={0, *range(4, 11)})
+
+
+def _without_dbm(key: str) -> str:
+    return re.sub(r",dbm=\w+", "", key)
+
+
+def dbm_pairs(rows: Iterable[dict[str, Any]]
+              ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """The (case, compiled-core row, Python row) pairs among ``rows``, in row order."""
+    by: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("dbm_requested") in ("c", "python"):
+            by.setdefault(_without_dbm(r["case"]), {})[r["dbm_requested"]] = r
+    return [(k, v["c"], v["python"]) for k, v in by.items() if "c" in v and "python" in v]
+
+
+def dbm_speedup(c: dict[str, Any], py: dict[str, Any]) -> float | None:
+    """How many times faster the compiled core ran: its zones per second over the
+    Python reference's (python seconds / c seconds when both explored the same zones)."""
+    zc, zp = c.get("zones_per_second"), py.get("zones_per_second")
+    if not zc or not zp:
+        return None
+    return round(float(zc) / float(zp), 2)
+
+
+def dbm_table(rows: Iterable[dict[str, Any]]) -> str:
+    """Per case: the compiled DBM core against the pure-Python reference."""
+    header = ["case", "verdict", "zones c", "s c", "zones/s c", "zones py", "s py",
+              "zones/s py", "python/c", "note"]
+    body = []
+    for key, c, py in dbm_pairs(rows):
+        verdict = c["verdict"] if c["verdict"] == py["verdict"] else \
+            f"{c['verdict']} / {py['verdict']}"
+        note = ""
+        if c.get("dbm") not in (None, "c"):
+            note = f"the c run used the {c['dbm']} DBMs (constants too large for the core)"
+        elif (c["verdict"] == py["verdict"] and c["verdict"] in ("holds", "violated")
+              and c.get("zones") != py.get("zones")):
+            note = "zone counts differ"
+        speed = dbm_speedup(c, py)
+        body.append([
+            key, verdict, _num(c.get("zones")), _num(c.get("seconds"), 2),
+            _num(c.get("zones_per_second"), 0), _num(py.get("zones")),
+            _num(py.get("seconds"), 2), _num(py.get("zones_per_second"), 0),
+            "-" if speed is None else f"{speed:.2f}x", note,
+        ])
+    return _render(header, body, right=set(range(2, 9)))
+
+
+def _conclusive(row: dict[str, Any]) -> bool:
+    return row.get("verdict") in ("holds", "violated", "complete", "proved", "refuted")
+
+
+def _zones_cell(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "-"
+    if row.get("zones") is None:
+        return str(row.get("verdict"))
+    return _num(row["zones"]) + ("" if _conclusive(row) else f" ({row['verdict']})")
+
+
+def tchecker_cases() -> list[tuple[tuple[int, int, int], Case, Case]]:
+    """Per TChecker reference: the comparable case (no symmetry, no deadlock check)
+    and the defaults."""
+    return [((r, s, c), Case(r=r, s=s, c=c, sym=False, dl=False), Case(r=r, s=s, c=c))
+            for (r, s, c) in TCHECKER_STATES]
+
+
+def tchecker_table(found: Callable[[Case], dict[str, Any] | None]) -> str:
+    """kvrace's zone counts next to TChecker's stored states."""
+    header = ["case", "TChecker states", "kvrace zones no-sym no-dl", "s",
+              "kvrace zones defaults", "s", "ratio"]
+    body = []
+    for (r, s, c), comparable, default in tchecker_cases():
+        a, b = found(comparable), found(default)
+        ratio = a.get("tchecker_ratio") if a else None
+        body.append([
+            f"{r}/{s}/{c}", _num(TCHECKER_STATES[(r, s, c)]), _zones_cell(a),
+            _num(a.get("seconds") if a else None, 2), _zones_cell(b),
+            _num(b.get("seconds") if b else None, 2),
+            "-" if ratio is None else f"{ratio:.3f}",
+        ])
+    return _render(header, body, right=set(range(1, 7)))
+
+
+@dataclass(frozen=True)
+class Target:
+    """A time the engine should stay under, on one case."""
+
+    name: str
+    case: Case
+    seconds: float
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("flagship 3/2/2, defaults", Case(r=3, s=2, c=2), 2.0),
+    Target("flagship 3/2/3, defaults", Case(r=3, s=2, c=3), 20.0),
+    Target("flagship 4/2/2, defaults", Case(r=4, s=2, c=2), 60.0),
+    Target("Fischer N=8, no symmetry", Case(model="fischer", n=8, sym=False), 60.0),
+    Target("Fischer N=10, symmetry", Case(model="fischer", n=10), 10.0),
+    Target("synth of the flagship (2/1/2)", Case(task="synth"), 1.0),
+)
+
+
+def target_result(row: dict[str, Any], target: Target) -> tuple[str, str]:
+    """``PASS`` or ``MISS``, and why it missed."""
+    if _conclusive(row) and (row.get("seconds") or 0) < target.seconds:
+        return "PASS", ""
+    if _conclusive(row):
+        return "MISS", f"{row['seconds'] / target.seconds:.1f}x the target"
+    cap = row.get("cap_seconds", 0)
+    if row.get("verdict") in ("inconclusive", "timeout"):
+        why = f"hit the cap ({cap:g} s{', below the target' if cap < target.seconds else ''})"
+        if row.get("prepass_complete") is False:
+            why += " in the clock-bounds pre-pass"
+        elif (row.get("prepass_seconds") or 0) > 0.5 * cap:
+            why += f" after a {row['prepass_seconds']:.1f} s clock-bounds pre-pass"
+        return "MISS", why
+    return "MISS", f"{row.get('verdict')}: {row.get('limit') or row.get('message') or ''}"
+
+
+def targets_table(found: Callable[[Case], dict[str, Any] | None]) -> str:
+    """The engine's targets, each with its measured time and PASS or MISS."""
+    header = ["target", "case", "under s", "verdict", "seconds", "cpu s", "pre-pass s",
+              "result", "note"]
+    body = []
+    for t in TARGETS:
+        row = found(t.case)
+        if row is None:
+            continue
+        body.append([
+            t.name, t.case.key, f"{t.seconds:g}", row.get("verdict", "-"),
+            _num(row.get("seconds"), 2), _num(row.get("cpu_seconds"), 2),
+            _num(row.get("prepass_seconds"), 2), row.get("target_result", "-"),
+            row.get("target_note", ""),
+        ])
+    return _render(header, body, right={2, 4, 5, 6})
 
 
 def parametric_table(rows: Iterable[dict[str, Any]]) -> str:
@@ -549,8 +880,10 @@ def host_line() -> str:
 
 
 def code_line() -> str:
-    """Which checker was measured: its directory, commit and whether it has local edits."""
+    """Which checker was measured: its directory, commit, whether it has local edits,
+    and whether its compiled DBM core is built."""
     import checker
+    from checker.explorer import backend
 
     where = Path(checker.__file__).resolve().parent
     try:
@@ -561,21 +894,100 @@ def code_line() -> str:
         rev = f"commit {head}" + (" + uncommitted changes to checker/" if dirty.strip() else "")
     except (OSError, subprocess.CalledProcessError):
         rev = "not a git checkout"
-    return f"{where} ({rev})"
+    core = "C DBM core built" if backend.C_AVAILABLE else "C DBM core NOT built (Python DBMs)"
+    return f"{where} ({rev}; {core})"
 
 
-def print_tables(rows: Sequence[dict[str, Any]], as_json: bool) -> None:
+# ---------------------------------------------------------------------------------- plan
+
+GROUPS = ("flagship", "fischer", "tchecker", "targets", "prove-synth")
+
+
+def default_group(case: Case) -> str:
+    if case.task != "check":
+        return "prove-synth"
+    return case.model
+
+
+class Plan:
+    """The runs of this invocation, each once (a case may serve several tables)."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[Case, float]] = []
+        self.groups: list[list[str]] = []
+        self._index: dict[tuple[str, float], int] = {}
+
+    def add(self, case: Case, cap: float, group: str) -> None:
+        k = self._index.get((case.key, cap))
+        if k is None:
+            k = len(self.jobs)
+            self._index[(case.key, cap)] = k
+            self.jobs.append((case, cap))
+            self.groups.append([])
+        if group not in self.groups[k]:
+            self.groups[k].append(group)
+
+
+def annotate(rows: Sequence[dict[str, Any]], cap: float) -> Callable[[Case], dict[str, Any] | None]:
+    """Add the TChecker, target and DBM-comparison fields to the rows; return a
+    lookup of a check run at ``cap`` by case."""
+    by_key = {(r["case"], r["cap_seconds"]): r for r in rows}
+
+    def found(case: Case) -> dict[str, Any] | None:
+        return by_key.get((case.key, cap))
+
+    for (r, s, c), comparable, default in tchecker_cases():
+        for case in (comparable, default):
+            row = found(case)
+            if row is None or "tchecker" not in row.get("groups", ()):
+                continue
+            ref = TCHECKER_STATES[(r, s, c)]
+            row["tchecker_states"] = ref
+            if _conclusive(row) and row.get("zones") is not None:
+                row["tchecker_ratio"] = round(row["zones"] / ref, 3)
+    for t in TARGETS:
+        row = found(t.case)
+        if row is None or "targets" not in row.get("groups", ()):
+            continue
+        result, note = target_result(row, t)
+        row.update({"target": t.name, "target_seconds": t.seconds, "target_result": result,
+                    "target_note": note})
+    for _, c_row, py_row in dbm_pairs(rows):
+        speed = dbm_speedup(c_row, py_row)
+        c_row["dbm_speedup"] = py_row["dbm_speedup"] = speed
+    return found
+
+
+def print_tables(rows: Sequence[dict[str, Any]], cap: float, as_json: bool) -> None:
+    found = annotate(rows, cap)
     if as_json:
         print(json.dumps(list(rows), indent=2))
         return
-    checks = [r for r in rows if r["task"] == "check"]
-    params = [r for r in rows if r["task"] != "check"]
-    if checks:
-        print(check_table(checks))
+
+    def group(name: str) -> list[dict[str, Any]]:
+        return [r for r in rows if name in r.get("groups", ())]
+
+    sections: list[str] = []
+    flagship, fischer = group("flagship"), group("fischer")
+    if flagship:
+        sections.append(f"Flagship ({SPEC.relative_to(REPO)})\n" + check_table(flagship))
+        if dbm_pairs(flagship):
+            sections.append("Flagship: compiled DBM core (c) vs Python reference\n"
+                            + dbm_table(flagship))
+    if fischer:
+        sections.append(f"Fischer ({FISCHER_SPEC.relative_to(REPO)})\n" + fischer_table(fischer))
+        if dbm_pairs(fischer):
+            sections.append("Fischer: compiled DBM core (c) vs Python reference\n"
+                            + dbm_table(fischer))
+    if group("tchecker"):
+        sections.append("Flagship against TChecker (tck-reach -a covreach, no symmetry)\n"
+                        + tchecker_table(found))
+    if group("targets"):
+        sections.append("Targets\n" + targets_table(found))
+    params = group("prove-synth")
     if params:
-        if checks:
-            print()
-        print(parametric_table(params))
+        sections.append("prove / synth\n" + parametric_table(params))
+    print("\n\n".join(sections))
 
 
 def _progress(i: int, n: int, row: dict[str, Any]) -> None:
@@ -590,53 +1002,96 @@ def _progress(i: int, n: int, row: dict[str, Any]) -> None:
 # -------------------------------------------------------------------------------- main
 
 
+def make_plan(args: argparse.Namespace) -> Plan:
+    """Every run the options ask for; fails (BenchError) before any run if a variant
+    cannot be generated or the compiled DBM core is asked for and not built."""
+    plan = Plan()
+    table: list[tuple[Case, str]] = []
+    if wants_grid(args):
+        table += [(c, "flagship") for c in select_cases(args)]
+    if args.fischer:
+        table += [(c, "fischer") for c in fischer_cases(parse_processes(args.fischer))]
+    for case, group in table:
+        for c in dbm_pair(case) if args.dbm_compare else [case]:
+            plan.add(c, args.cap, group)
+    if args.tchecker:
+        for _, comparable, default in tchecker_cases():
+            plan.add(comparable, args.cap, "tchecker")
+            plan.add(default, args.cap, "tchecker")
+    if args.targets:
+        for t in TARGETS:
+            plan.add(t.case, args.cap, "targets")
+    if args.prove_synth:
+        for task in ("prove", "synth"):
+            for r in PROVE_SYNTH_REQUESTS:
+                plan.add(Case(r=r, task=task), args.synth_cap, "prove-synth")
+    if not plan.jobs:
+        raise BenchError("nothing to run")
+    for c, _ in plan.jobs:  # fail loudly before any run if a variant cannot be generated
+        case_text(c)
+    if any(c.dbm == "c" for c, _ in plan.jobs):
+        from checker.explorer import backend
+
+        if not backend.C_AVAILABLE:
+            raise BenchError("the compiled DBM core checker.explorer._cdbm is not built"
+                             " (build it with `python setup.py build_ext --inplace`)")
+    return plan
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        description="Scale the flagship spec (requests, slots, chunks, time scale) and time"
-        " the zone explorer; optionally time prove and synth.")
+        description="Scale the flagship spec (requests, slots, chunks, time scale) and"
+        " Fischer's protocol (processes) and time the zone explorer; optionally time prove"
+        " and synth.")
     ap.add_argument("--cap", type=float, default=60.0,
                     help="time cap of one explorer run, seconds (default 60)")
     ap.add_argument("--quick", action="store_true",
                     help="a small subset: requests 2-3, slots 1-2, chunks 1-2, scale x1 and x1000")
     ap.add_argument("--cases", action="append", default=[], metavar="FILTER",
-                    help="only cases matching FILTER, e.g. r=3,s=1,c=2,x=1 (fields r s c x sym clk;"
-                    " a missing field matches anything; ';' or a repeated option means 'or')")
+                    help="only cases matching FILTER, e.g. r=3,s=1,c=2,x=1 (fields r s c x sym"
+                    " clk dl; a missing field matches anything; ';' or a repeated option"
+                    " means 'or')")
     ap.add_argument("--ablation", action="store_true",
                     help="for the quick subset, also run without symmetry (sym=0) and without"
                     " clock reduction (clk=0)")
+    ap.add_argument("--fischer", metavar="N[,N...]",
+                    help="also run Fischer's protocol with N processes, with and without"
+                    " symmetry reduction (e.g. 6,8,10)")
+    ap.add_argument("--dbm-compare", action="store_true",
+                    help="run every flagship and Fischer case twice, with the compiled DBM"
+                    " core (dbm=c) and with the Python reference (dbm=python)")
+    ap.add_argument("--tchecker", action="store_true",
+                    help="the flagship at 2/1/2, 2/2/2, 3/1/2, 3/2/2 without symmetry and"
+                    " deadlock check, and with defaults, next to TChecker's stored states")
+    ap.add_argument("--targets", action="store_true",
+                    help="run the engine's time targets and print PASS or MISS for each")
     ap.add_argument("--prove-synth", action="store_true",
                     help="also time prove (assuming " + ASSUMPTION + ") and synth (all four"
                     " parameters free) on the flagship at 2 and 3 requests")
     ap.add_argument("--synth-cap", type=float, default=600.0,
                     help="time cap of one prove/synth run, seconds (default 600)")
     ap.add_argument("--no-table", action="store_true",
-                    help="skip the zone-explorer table (e.g. with --prove-synth)")
+                    help="skip the flagship grid (e.g. with --prove-synth)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="cases run at once (default 1; more is faster but timings get noisier)")
     ap.add_argument("--json", action="store_true", help="print a JSON list of rows")
     ap.add_argument("--one", metavar="CASE",
-                    help="run one case in this process (e.g. r=3,s=1,c=2,x=1 or prove:r=2);"
-                    " the cap is --cap, or --synth-cap for prove/synth")
+                    help="run one case in this process (e.g. r=3,s=1,c=2,x=1, fischer:n=8,sym=0"
+                    " or prove:r=2); the cap is --cap, or --synth-cap for prove/synth")
     args = ap.parse_args(argv)
     try:
         if args.one is not None:
             case = parse_case(args.one)
             cap = args.cap if case.task == "check" else args.synth_cap
-            print_tables([run_one(case, cap)], args.json)
+            row = run_one(case, cap)
+            row["groups"] = [default_group(case)]
+            print_tables([row], cap, args.json)
             return 0
-        jobs: list[tuple[Case, float]] = []
-        if not args.no_table:
-            jobs += [(c, args.cap) for c in select_cases(args)]
-        if args.prove_synth:
-            jobs += [(Case(r=r, task=t), args.synth_cap)
-                     for t in ("prove", "synth") for r in PROVE_SYNTH_REQUESTS]
-        if not jobs:
-            raise BenchError("nothing to run")
-        for c, _ in jobs:  # fail loudly before any run if a variant cannot be generated
-            variant_text(SPEC.read_text(encoding="utf-8"), c)
+        plan = make_plan(args)
     except BenchError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
+    jobs = plan.jobs
     rows: list[dict[str, Any] | None] = [None] * len(jobs)
     start = time.monotonic()
     host_start = host_line()
@@ -650,6 +1105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         nonlocal done
         case, cap = jobs[k]
         row = run_in_subprocess(case, cap)
+        row["groups"] = list(plan.groups[k])
         with lock:
             rows[k] = row
             done += 1
@@ -661,7 +1117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     host_end = host_line()
     print(f"bench: {len(got)} runs in {time.monotonic() - start:.0f} s; host: {host_end}",
           file=sys.stderr)
-    print_tables(got, args.json)
+    print_tables(got, args.cap, args.json)
     if not args.json:
         print(f"\nchecker: {code}\nhost at start: {host_start}\nhost at end:   {host_end}")
     return 0
