@@ -40,7 +40,7 @@ def test_outcome_carries_trace_times_and_stats() -> None:
     assert [s.label for s in o.trace.steps][-1] == "decode.land(A, 0)"
     assert [s.time for s in o.trace.steps] == [0, 1, 2, 3, 3, 4, 5]
     assert o.trace.steps[-1].receives == 2
-    assert o.stats.zones == 48
+    assert o.stats.zones == 41
     assert o.params == {"T_prop": 2, "T_chunk": 2, "T_flight": 3}
 
 

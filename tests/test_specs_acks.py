@@ -126,7 +126,7 @@ def test_drained_ack_or_timeout_leaks_through_the_timeout_exit() -> None:
 def test_single_ack_fanout_second_abort_overwrites_the_target() -> None:
     o = run("single_ack_fanout")
     assert labels(o) == [
-        "initial", "decode.allocate(A, s0)", "prefill.post(A, d0)", "decode.abort(A)",
+        "initial", "decode.allocate(A, s0)", "decode.abort(A)", "prefill.post(A, d0)",
         "prefill.mark_failed(A, d0)", "prefill.mark_failed(A, d1)", "decode.timeout(A)",
         "decode.allocate(B, s0)", "decode.land(A, d0)",
     ]

@@ -400,8 +400,11 @@ def lins_z3(lins) -> z3.BoolRef:
 
 @pytest.mark.parametrize(
     ("params", "window"),
+    # Both shortest traces found post the chunk after prefill learned of the abort,
+    # so the sequence needs the whole window (a post before learning needs only
+    # T_prop + T_flight: see test_trace_region_of_a_post_before_learning).
     [({"T_hold": 7}, R["T_prop"] + R["T_chunk"] + R["T_flight"]),
-     ({"T_hold": 4, "T_prop": 1}, R["T_prop"] + R["T_flight"])],
+     ({"T_hold": 4, "T_prop": 1}, R["T_prop"] + R["T_chunk"] + R["T_flight"])],
     ids=["hold7", "hold4-prop1"],
 )
 def test_trace_region_of_the_deferred_counterexample(params: dict[str, int],
@@ -412,6 +415,26 @@ def test_trace_region_of_the_deferred_counterexample(params: dict[str, int],
     region = trace_region(model, shape, FREE)
     assert equivalent(z3.And(DEFERRED_RANGES, lins_z3(region)),
                       z3.And(DEFERRED_RANGES, R["T_hold"] <= window))
+
+
+def test_trace_region_of_a_post_before_learning() -> None:
+    """The run in which prefill posts the chunk after the abort but before it learns
+    of it (allocate, abort, post, learn, release, allocate B, land) is feasible
+    exactly when T_hold <= T_prop + T_flight."""
+    model = SpecModel(load(DEFERRED))
+    labels = ["decode.allocate(A, s0)", "router.abort(A)", "prefill.post(A, 0)",
+              "prefill.learn_abort(A)", "decode.release(A)", "decode.allocate(B, s0)",
+              "decode.land(A, 0)"]
+    s = model.initial_states()[0]
+    states, edges = [s], []
+    for label in labels:
+        (e,) = [e for e in model.edges(s) if model.event_names[e.event] == label]
+        edges.append(e)
+        s = e.target
+        states.append(s)
+    region = trace_region(model, TraceShape(states, edges, ()), FREE)
+    assert equivalent(z3.And(DEFERRED_RANGES, lins_z3(region)),
+                      z3.And(DEFERRED_RANGES, R["T_hold"] <= R["T_prop"] + R["T_flight"]))
 
 
 def test_check_explain_prints_the_trace_region() -> None:
