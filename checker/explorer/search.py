@@ -229,6 +229,8 @@ class _Explorer:
         """The node being expanded (for model errors raised outside edges())."""
         self.graph_edges: list[tuple[int, int, str]] = []
         self.fired: set[int] = set()
+        self.stuck: set[int] = set()
+        """Nodes whose zone, before extrapolation, holds a deadlocked valuation."""
 
     def deadlines(self, s: State) -> Sequence[ClockAtom]:
         """The model's deadlines in ``s`` (memoised; deadlines are asked for often)."""
@@ -492,11 +494,15 @@ class _Explorer:
         return bool(rest)
 
     def deadlock_at(self, s: State, z: dbm.Dbm, n: int, pos: dict[int, int]) -> bool:
-        """Whether (s, z) holds a deadlocked valuation; raises ModelRuntimeError when
-        listing the edges of ``s`` faults (a model error at ``s``)."""
+        """Whether (s, z) holds a deadlocked valuation (False when listing the edges of
+        ``s`` faults: that model error is reported when ``s`` is expanded)."""
         if not self.options.deadlock or not self.deadlines(s):
             return False
-        return self.deadlocked(s, z, n, pos, self.edges(s))
+        try:
+            edges = self.edges(s)
+        except ModelRuntimeError:
+            return False  # a model error of s, reported when s is expanded
+        return self.deadlocked(s, z, n, pos, edges)
 
     def confirm_deadlock(self, trace: list[TraceStep]) -> None:
         """Replay ``trace`` exactly; raise :class:`_Restart` unless its end deadlocks."""
@@ -613,7 +619,7 @@ class _Explorer:
             if bad is not None:
                 return self.violation(node, *bad)
             if stuck:
-                return self.violation(node, "deadlock", "no event can fire and time cannot pass")
+                self.stuck.add(node)
             frontier.append(node)
         pop = frontier.popleft if self.options.search == "bfs" else frontier.pop
         alive = self.alive
@@ -628,6 +634,10 @@ class _Explorer:
             stats.explored += 1
             self.current = node
             self.check_limits()
+            if node in self.stuck:
+                # Found when the zone was generated, reported in its own round (after
+                # every assert found one event earlier) so that traces stay shortest.
+                return self.violation(node, "deadlock", "no event can fire and time cannot pass")
             s = node_state[node]
             z = node_zone[node]
             clocks, pos, _lower, _upper = self.local(s)
@@ -672,14 +682,15 @@ class _Explorer:
                 if record:
                     target = child if child is not None else self.subsumer
                     self.graph_edges.append((node, target, self.model.event_names[e.event]))
-                if bad is not None or stuck:
+                if bad is not None:
                     if child is None:
                         # Covered, but still the first state found breaking the property.
                         child = self.new_node(cs, cz, node, e.event, branch, sym, depth)
-                    if bad is not None:
-                        return self.violation(child, *bad)
-                    return self.violation(child, "deadlock",
-                                          "no event can fire and time cannot pass")
+                    return self.violation(child, *bad)
+                if stuck:
+                    if child is None:
+                        child = self.new_node(cs, cz, node, e.event, branch, sym, depth)
+                    self.stuck.add(child)
                 if child is None:
                     continue
                 frontier.append(child)
