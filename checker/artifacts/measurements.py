@@ -9,7 +9,9 @@
   parameters free (parametric zone exploration), or the limit it hit.
 * ``context_length.csv``: the context-length study (:mod:`checker.artifacts.study`).
 * ``bench.json``: zone-explorer runs on scaled variants of the flagship,
-  one subprocess per case (``benchmarks/bench.py``).
+  one subprocess per case (``benchmarks/bench.py``); the flagship rows compared
+  with TChecker; Fischer's protocol with and without symmetry; the compiled DBM
+  core against the Python reference.
 
 Everything but the run times and memory peaks is deterministic; :func:`equal`
 compares with those masked.  Regenerating takes about 8 minutes on 2 cores.
@@ -190,6 +192,40 @@ def bench_rows(root: Path, cases: tuple[str, ...] = BENCH_CASES) -> list[dict[st
     return [{k: r.get(k) for k in keep} for r in rows]
 
 
+BENCH_KEEP = ("case", "requests", "slots", "chunks", "scale", "processes", "symmetry",
+              "deadlock", "dbm", "verdict", "limit", "states", "zones", "transitions",
+              "extrapolation", "tchecker_states", "seconds", "peak_mib")
+FISCHER_CASES = ("fischer:n=4", "fischer:n=4,sym=0", "fischer:n=6", "fischer:n=6,sym=0",
+                 "fischer:n=8", "fischer:n=8,sym=0", "fischer:n=10")
+DBM_CASES = ("r=3,s=1,c=2,x=1,dbm=c", "r=3,s=1,c=2,x=1,dbm=python",
+             "fischer:n=7,sym=0,dbm=c", "fischer:n=7,sym=0,dbm=python")
+
+
+def _bench_json(root: Path, *argv: str) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "bench.py"), "--json", "--cap",
+         str(BENCH_CAP), "--jobs", "1", *argv],
+        capture_output=True, text=True, check=False, cwd=root)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench.py {' '.join(argv)} failed:\n{done.stderr}")
+    got = json.loads(done.stdout)
+    rows = got if isinstance(got, list) else [got]
+    return [{k: r.get(k) for k in BENCH_KEEP if k in r} for r in rows]
+
+
+def tchecker_rows(root: Path) -> list[dict[str, Any]]:
+    """The flagship rows measured against TChecker (``bench.py --tchecker``)."""
+    return _bench_json(root, "--tchecker")
+
+
+def one_rows(root: Path, cases: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Single cases (Fischer's protocol, the DBM core on and off), one process each."""
+    rows: list[dict[str, Any]] = []
+    for case in cases:
+        rows.extend(_bench_json(root, "--one", case))
+    return rows
+
+
 def machine() -> dict[str, Any]:
     """Where the measurements were taken."""
     return {"python": platform.python_version(), "system": platform.system(),
@@ -216,7 +252,9 @@ def generate(root: Path) -> dict[str, bytes]:
         "paper/data/specs.json": _json(specs_doc),
         "paper/data/synth.json": _json({"machine": machine(), "synth": synth_rows(root)}),
         "paper/data/context_length.csv": study.csv_text(rows).encode(),
-        "paper/data/bench.json": _json({"machine": machine(), "runs": bench_rows(root)}),
+        "paper/data/bench.json": _json({
+            "machine": machine(), "runs": bench_rows(root), "tchecker": tchecker_rows(root),
+            "fischer": one_rows(root, FISCHER_CASES), "dbm": one_rows(root, DBM_CASES)}),
     }
 
 

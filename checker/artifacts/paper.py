@@ -144,6 +144,20 @@ def _numbers(specs: Mapping[str, Any], synth: Mapping[str, Any], bench: Mapping[
         kv[f"{key}.zones"] = thousands(r["zones"])
         kv[f"{key}.seconds"] = f"{r['seconds']:.2f}"
         kv[f"{key}.verdict"] = r["verdict"]
+    for r in bench.get("fischer", []):
+        key = f"fischer.{r['processes']}.{'sym' if r['symmetry'] else 'nosym'}"
+        kv[f"{key}.zones"] = thousands(r["zones"])
+        kv[f"{key}.seconds"] = f"{r['seconds']:.2f}"
+    dbm_rows: dict[str, dict[str, Any]] = {}
+    for r in bench.get("dbm", []):
+        name = "flagship" if r.get("requests") else "fischer"
+        dbm_rows[f"{name}.{r['dbm']}"] = r
+        kv[f"dbm.{name}.{r['dbm']}.seconds"] = f"{r['seconds']:.2f}"
+        kv[f"dbm.{name}.zones"] = thousands(r["zones"])
+    for name in ("flagship", "fischer"):
+        c, py = dbm_rows.get(f"{name}.c"), dbm_rows.get(f"{name}.python")
+        if c is not None and py is not None and c["seconds"] > 0:
+            kv[f"dbm.{name}.ratio"] = f"{py['seconds'] / c['seconds']:.1f}"
     m = bench["machine"]
     kv["machine.cpus"] = str(m["cpus"])
     kv["machine.python"] = m["python"]
@@ -245,6 +259,42 @@ def table_bench(bench: Mapping[str, Any]) -> str:
                     f"{r['seconds']:.2f} & {r['peak_mib']:.0f} \\\\")
     return booktabs("r r r r l r r r r", "requests & slots & chunks & scale & verdict & "
                     "states & zones & seconds & MiB", rows)
+
+
+def table_tchecker(bench: Mapping[str, Any]) -> str:
+    """The flagship's zone graph against TChecker's on the same automaton."""
+    rows = []
+    by_case: dict[tuple[int, int, int], dict[str, Mapping[str, Any]]] = {}
+    for r in bench.get("tchecker", []):
+        key = (r["requests"], r["slots"], r["chunks"])
+        by_case.setdefault(key, {})["plain" if not r["symmetry"] else "default"] = r
+    for (req, slots, chunks), got in sorted(by_case.items()):
+        plain, default = got.get("plain"), got.get("default")
+        if plain is None or default is None:
+            continue
+
+        def zones(r: Mapping[str, Any]) -> str:
+            z = thousands(r["zones"])
+            return z if r["verdict"] != "inconclusive" else f"$\\geq${z}"
+
+        rows.append(f"{req}/{slots}/{chunks} & {thousands(plain['tchecker_states'])} & "
+                    f"{zones(plain)} & {plain['seconds']:.2f} & {zones(default)} & "
+                    f"{default['seconds']:.2f} \\\\")
+    return booktabs("l r r r r r", "req./slots/chunks & TChecker & no sym., no deadl. & s & "
+                    "defaults & s", rows)
+
+
+def table_fischer(bench: Mapping[str, Any]) -> str:
+    """Fischer's protocol with and without symmetry reduction."""
+    rows = []
+    for r in bench.get("fischer", []):
+        verdict = r["verdict"] if r["verdict"] != "inconclusive" else \
+            f"inconclusive ({tex(r['limit'] or '')})"
+        rows.append(f"{r['processes']} & {'yes' if r['symmetry'] else 'no'} & {verdict} & "
+                    f"{thousands(r['zones'])} & {thousands(r['transitions'])} & "
+                    f"{r['seconds']:.2f} \\\\")
+    return booktabs("r l l r r r", "processes & symmetry & verdict & zones & transitions & "
+                    "seconds", rows)
 
 
 def _checks(r: Mapping[str, str], case: str) -> bool:
@@ -455,6 +505,8 @@ def generate(root: Path) -> dict[str, bytes]:
         "table-synth.tex": table_synth(synth),
         "table-ablation.tex": table_ablation(specs),
         "table-bench.tex": table_bench(bench),
+        "table-tchecker.tex": table_tchecker(bench),
+        "table-fischer.tex": table_fischer(bench),
         "table-context.tex": table_context(context),
         "fig-context.tex": fig_context(context),
         f"deferred_release_T{BOUNDARY_HOLD}.dot": _boundary_dot(root),
