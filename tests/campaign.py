@@ -44,6 +44,7 @@ class Result:
     oracle_states: int
     verdict: str | None
     problems: tuple[str, ...]
+    lu_restarts: int = 0
 
 
 def run_one(seed: int) -> Result:
@@ -55,7 +56,7 @@ def run_one(seed: int) -> Result:
         return Result(seed, text, False, 0, 0, None,
                       (f"comparison failed: {type(exc).__name__}: {exc}",))
     return Result(seed, text, out.skipped, out.ref_states, out.oracle_states, out.verdict,
-                  tuple(out.problems))
+                  tuple(out.problems), out.lu_restarts)
 
 
 def category(problem: str) -> str:
@@ -98,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     with multiprocessing.get_context("spawn").Pool(max(1, args.jobs)) as pool:
         for n, res in enumerate(pool.imap(run_one, seeds, chunksize=4), start=1):
             stats["oracle_states"] += res.oracle_states
+            stats["lu_restarts"] += res.lu_restarts
             if res.skipped:
                 stats["skipped"] += 1
             else:
@@ -122,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"models {args.models}, states compared {stats['ref_states']}"
           f" (reference explorer) and {stats['oracle_states']} (compiled model against the"
           f" interpreter), disagreements {len(bad)}, skipped {stats['skipped']},"
+          f" unconfirmed LU deadlocks (reruns with Extra_M) {stats['lu_restarts']},"
           f" seconds {seconds:.1f}")
     return 1 if bad else 0
 

@@ -25,7 +25,9 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
+from checker.explorer.backend import DbmOps
 from checker.explorer.canon import Canonizer
+from checker.explorer.dbm import LE_ZERO, Dbm, bound
 from checker.explorer.limits import peak_rss_mb
 from checker.model.interface import (
     LE,
@@ -166,13 +168,22 @@ def clock_bounds(
     edge_cache: dict[State, Sequence[Edge]] | None = None,
     max_memory_mb: int | None = None,
     local: bool = True,
+    timed: DbmOps | None = None,
 ) -> Liveness:
-    """The untimed pre-pass (see the module docstring).
+    """The pre-pass (see the module docstring).
 
     Stops (leaving :attr:`Liveness.complete` False: every clock live, with the
     largest constant) past ``cap`` states, the ``time.monotonic()`` ``deadline``
     or ``max_memory_mb``.  Without ``local``, only liveness and the global
-    per-clock constants are computed."""
+    per-clock constants are computed.
+
+    With ``timed`` (DBM operations), the pass follows time coarsely: each discrete
+    state keeps one zone over every clock, the convex hull of every zone that
+    reaches it (extrapolated by the model's largest constant), and an edge counts
+    only when its guard meets that hull.  The hull contains every reachable
+    valuation of the state, so the graph still over-approximates the reachable one
+    (the bounds stay sound), and it is usually much closer to it than the untimed
+    graph, which lets events happen in orders no timing allows."""
     n_clocks = len(model.clock_names)
     top = max(bounds, default=0)
     live = Liveness(n_clocks, canon, top)
@@ -184,6 +195,13 @@ def clock_bounds(
     preds: list[list[tuple[int, tuple[int, ...], Symmetry | None]]] = []
     queue: deque[int] = deque()
     everything: Bounds | None = None
+    # The timed pass: per state its hull, whether it waits, which edges count already.
+    n = n_clocks + 1
+    hulls: list[Dbm | None] = []
+    waiting: list[bool] = []
+    counted: list[set[int]] = []
+    noted: list[bool] = []
+    top_m = [0] + [max(top, 0)] * n_clocks
 
     def intern(s: State) -> tuple[int, Symmetry | None]:
         rep, sym = live.canon(s)
@@ -195,8 +213,54 @@ def clock_bounds(
             preds.append([])
             reads.append(0)
             lus.append({})
-            queue.append(j)
+            if timed is None:
+                queue.append(j)
+            else:
+                hulls.append(None)
+                waiting.append(False)
+                counted.append(set())
+                noted.append(False)
         return j, sym
+
+    def constrain(z: Dbm, atoms: Sequence[ClockAtom]) -> bool:
+        assert timed is not None
+        for a in atoms:
+            b = bounds[a.bound]
+            if a.op in (LT, LE):
+                ok = timed.constrain(z, n, a.clock + 1, 0, bound(b, a.op == LT))
+            else:
+                ok = timed.constrain(z, n, 0, a.clock + 1, bound(-b, a.op == ">"))
+            if not ok:
+                return False
+        return True
+
+    def settle(t: State, z: Dbm) -> bool:
+        """Deadlines, time passing, deadlines, extrapolation (in place)."""
+        assert timed is not None
+        try:
+            inv = model.deadlines(t)
+        except ModelRuntimeError:
+            inv = []  # reported when the search meets t; the hull only needs to be large
+        if not constrain(z, inv):
+            return False
+        timed.up(z, n)
+        if not constrain(z, inv):
+            return False
+        timed.extrapolate_m(z, n, top_m)
+        return constrain(z, inv)
+
+    def merge(j: int, z: Dbm) -> None:
+        h = hulls[j]
+        if h is None:
+            hulls[j] = z
+        elif timed is not None and not timed.includes(h, z, n):
+            # The entrywise maximum of canonical DBMs is canonical: their convex hull.
+            hulls[j] = [a if a >= b else b for a, b in zip(h, z, strict=True)]
+        else:
+            return
+        if not waiting[j]:
+            waiting[j] = True
+            queue.append(j)
 
     def unknown(i: int) -> None:
         # A model error here: no constants known, every bound of the model may matter.
@@ -206,12 +270,72 @@ def clock_bounds(
             everything = {c: (top, top) for c in range(n_clocks)}
         lus[i] = dict(everything)
 
+    def expand_timed(i: int, s: State) -> None:
+        assert timed is not None
+        if (cap is not None and len(states) > cap) or (
+            deadline is not None and time.monotonic() > deadline
+        ) or (max_memory_mb is not None and len(states) % 256 == 0
+              and peak_rss_mb() > max_memory_mb):
+            raise _Stop
+        z = hulls[i]
+        assert z is not None
+        lu = lus[i]
+        first = not noted[i]
+        noted[i] = True
+        try:
+            edges = model.edges(s)
+            if first:
+                dls = model.deadlines(s)
+                hz = model.hazards(s)
+        except ModelRuntimeError:
+            unknown(i)
+            return
+        if first:
+            r = _atoms_mask(dls)
+            _note(dls, bounds, lu)
+            for h in hz:
+                r |= _atoms_mask(h.atoms)
+                _note(h.atoms, bounds, lu)
+            for e in edges:
+                r |= _atoms_mask(e.guard)
+                _note(e.guard, bounds, lu)
+            reads[i] |= r
+        seen = counted[i]
+        for k, e in enumerate(edges):
+            if e.failure is not None:
+                continue
+            g = list(z)
+            if not constrain(g, e.guard):
+                continue
+            for c in e.resets:
+                timed.reset(g, n, c + 1)
+            if not settle(e.target, g):
+                continue  # the edge cannot fire from the hull: no run takes it
+            j, sym = intern(e.target)
+            if k not in seen:
+                seen.add(k)
+                preds[j].append((i, e.resets, sym))
+            if sym is not None:
+                g = timed.permute(g, n, [0] + [sym.clocks[c] + 1 for c in every_clock])
+            merge(j, g)
+
+    every_clock = range(n_clocks)
+
     try:
         for s in model.initial_states():
-            intern(s)
+            j, sym = intern(s)
+            if timed is not None:
+                z0 = [LE_ZERO] * (n * n)
+                if settle(s, z0):
+                    merge(j, z0 if sym is None else timed.permute(
+                        z0, n, [0] + [sym.clocks[c] + 1 for c in range(n_clocks)]))
         while queue:
             i = queue.popleft()
             s = states[i]
+            if timed is not None:
+                waiting[i] = False
+                expand_timed(i, s)
+                continue
             if (cap is not None and len(states) > cap) or (
                 deadline is not None and time.monotonic() > deadline
             ) or (max_memory_mb is not None and len(states) % 256 == 0
@@ -333,9 +457,12 @@ def clock_bounds(
             if changed and not queued[i]:
                 queued[i] = True
                 work.append(i)
-    live.live = {s: mask[k] for k, s in enumerate(states)}
+    # A state the timed pass never expanded (no valuation reaches it, e.g. an initial
+    # state that breaks a deadline) stays unknown: every clock live there.
+    known = [k for k in range(len(states)) if timed is None or noted[k]]
+    live.live = {states[k]: mask[k] for k in known}
     if local:
-        live.local = {s: lus[k] for k, s in enumerate(states)}
+        live.local = {states[k]: lus[k] for k in known}
     live.complete = True
     return live
 

@@ -58,6 +58,9 @@ from checker.model.interface import (
 )
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
+TIMED_PREPASS_CLOCKS = 64
+"""Models with at most this many clocks get the timed clock-bounds pass (a hull zone
+over every clock per state); larger ones the untimed one."""
 
 __all__ = [
     "ERROR",
@@ -527,8 +530,11 @@ class _Explorer:
             # its representative, mapped back.
             analysis = canonizer(self.model, True)
             cache = self._edge_cache if analysis is self.canon else None
+            # Zones over every clock cost (clocks + 1)^2: the coarse timed pass only for
+            # models with few clocks.
+            timed = self.D if self.n_clocks <= TIMED_PREPASS_CLOCKS else None
             self.live = clock_bounds(self.model, self.bounds, cap, self.deadline_t, analysis,
-                                     cache, self.limits.max_memory_mb)
+                                     cache, self.limits.max_memory_mb, timed=timed)
 
     def run(self) -> CheckResult:
         try:
