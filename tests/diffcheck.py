@@ -61,6 +61,7 @@ ZONE_CONFIGS: list[tuple[str, dict[str, object]]] = [
     ("dfs", {"search": "dfs"}),
     ("bfs python-dbm", {"dbm": "python"}),
     ("bfs extra-m", {"extrapolation": "m"}),
+    ("bfs untimed-prepass", {"prepass": "untimed"}),
 ]
 """Every configuration runs on every model.  ``bfs`` uses the compiled DBM core when
 it is built; ``bfs python-dbm`` must then explore exactly the same zone graph."""

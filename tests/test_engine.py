@@ -119,6 +119,29 @@ def test_canonical_forms_are_the_same_across_an_orbit() -> None:
             assert canon.candidates(image)[0] == rep
 
 
+def test_the_timed_clock_bounds_pass_explores_far_fewer_states() -> None:
+    """The untimed pass lets events happen in orders no timing allows; the timed one
+    (a hull zone per state) stays near the timed graph, and the bounds it gives
+    explore the same zone graph here."""
+    from checker.explorer.canon import canonizer
+    from checker.explorer.liveness import clock_bounds
+    from checker.model.interface import scaled_bounds
+
+    model = flagship(3, 2)
+    bounds, _ = scaled_bounds(model.bounds, model.values)
+    canon = canonizer(model)
+    untimed = clock_bounds(model, bounds, None, None, canon)
+    timed = clock_bounds(model, bounds, None, None, canon, timed=backend.select("python"))
+    assert untimed.complete and timed.complete
+    assert (len(untimed.live), len(timed.live)) == (19998, 3025)
+    for s, mask in timed.live.items():  # a subgraph: never more live clocks
+        assert mask & ~untimed.live[s] == 0
+    a = explore(model, None, Options(prepass="timed"))
+    b = explore(model, None, Options(prepass="untimed"))
+    assert (a.stats.states, a.stats.zones, a.stats.transitions) == (
+        b.stats.states, b.stats.zones, b.stats.transitions) == (3079, 4619, 15318)
+
+
 def test_an_unconfirmed_lu_deadlock_restarts_with_extra_m() -> None:
     model = SpecModel(load(REGRESSION))
     r = explore(model)

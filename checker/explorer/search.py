@@ -95,6 +95,9 @@ class Options:
     dbm: str = "auto"
     """``auto``: the compiled DBM core when it is built and the constants fit it;
     ``c`` or ``python`` to choose (``python`` is the reference)."""
+    prepass: str = "timed"
+    """The clock-bounds pass: ``timed`` (one hull zone per discrete state; used up to
+    :data:`TIMED_PREPASS_CLOCKS` clocks) or ``untimed``."""
     extrapolation: str = "lu"
     """``lu``: local Extra+_LU (deadlocks confirmed, see the module docstring);
     ``m``: classic Extra_M over the global maximal constants."""
@@ -532,7 +535,8 @@ class _Explorer:
             cache = self._edge_cache if analysis is self.canon else None
             # Zones over every clock cost (clocks + 1)^2: the coarse timed pass only for
             # models with few clocks.
-            timed = self.D if self.n_clocks <= TIMED_PREPASS_CLOCKS else None
+            timed = self.D if (self.options.prepass == "timed"
+                               and self.n_clocks <= TIMED_PREPASS_CLOCKS) else None
             self.live = clock_bounds(self.model, self.bounds, cap, self.deadline_t, analysis,
                                      cache, self.limits.max_memory_mb, timed=timed)
 
