@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import z3
+from z3 import z3core
 
 from checker.smt.timing import SEED, TIMEOUT_MS, SolverUnknown
 
@@ -32,23 +33,91 @@ def param_var(p: str) -> str:
     return f"p:{p}"
 
 
-@dataclass(frozen=True, order=True)
+_KEYS: dict[Coefs, int] = {}
+"""Interned coefficient vectors: equal vectors share one small integer (``Lin.key``)."""
+
+
+def _key(coefs: Coefs) -> int:
+    got = _KEYS.get(coefs)
+    if got is None:
+        got = len(_KEYS)
+        _KEYS[coefs] = got
+    return got
+
+
+def _frac(x: Fraction | int) -> Fraction:
+    return x if type(x) is Fraction else Fraction(x)
+
+
 class Lin:
-    """``sum(coefs) + const < 0`` if ``strict`` else ``<= 0``, normalised."""
+    """``sum(coefs) + const < 0`` if ``strict`` else ``<= 0``, normalised by :meth:`make`.
+
+    Immutable.  Ordered (and equal) as the tuple ``(coefs, const, strict)``; the
+    hash and an integer ``key`` naming the coefficient vector are computed once,
+    since polyhedra are compared, deduplicated and memoised by their constraints.
+    """
+
+    __slots__ = ("_hash", "_neg", "coefs", "const", "key", "strict")
 
     coefs: Coefs
     const: Fraction
     strict: bool
+    key: int
+    """Equal for two constraints exactly when their coefficient vectors are equal."""
+
+    def __init__(self, coefs: Coefs, const: Fraction, strict: bool) -> None:
+        self.coefs = coefs
+        self.const = const
+        self.strict = strict
+        self.key = _key(coefs)
+        self._hash = hash((self.key, const, strict))
+        self._neg: Lin | None = None
+
+    def __reduce__(self) -> tuple[type[Lin], tuple[Coefs, Fraction, bool]]:
+        return (Lin, (self.coefs, self.const, self.strict))
+
+    def __repr__(self) -> str:
+        return f"Lin(coefs={self.coefs!r}, const={self.const!r}, strict={self.strict!r})"
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Lin):
+            return NotImplemented
+        return (self._hash == other._hash and self.key == other.key
+                and self.strict == other.strict and self.const == other.const)
+
+    def _tuple(self) -> tuple[Coefs, Fraction, bool]:
+        return (self.coefs, self.const, self.strict)
+
+    def __lt__(self, other: Lin) -> bool:
+        return self._tuple() < other._tuple()
+
+    def __le__(self, other: Lin) -> bool:
+        return self._tuple() <= other._tuple()
+
+    def __gt__(self, other: Lin) -> bool:
+        return self._tuple() > other._tuple()
+
+    def __ge__(self, other: Lin) -> bool:
+        return self._tuple() >= other._tuple()
 
     @staticmethod
-    def make(coefs: Mapping[str, Fraction], const: Fraction, strict: bool) -> Lin:
+    def make(coefs: Mapping[str, Fraction | int], const: Fraction | int, strict: bool) -> Lin:
         """A normalised constraint: zero coefficients dropped, leading |coef| = 1."""
-        items = tuple(sorted((v, Fraction(a)) for v, a in coefs.items() if a != 0))
+        items = sorted((v, _frac(a)) for v, a in coefs.items() if a != 0)
+        const = _frac(const)
         if items:
-            scale = abs(items[0][1])
-            items = tuple((v, a / scale) for v, a in items)
-            const = Fraction(const) / scale
-        return Lin(items, Fraction(const), strict)
+            scale = items[0][1]
+            if scale < 0:
+                scale = -scale
+            if scale != 1:
+                items = [(v, a / scale) for v, a in items]
+                const = const / scale
+        return Lin(tuple(items), const, strict)
 
     def trivial(self) -> bool | None:
         """True if always satisfied, False if never, None if it has variables."""
@@ -65,7 +134,11 @@ class Lin:
 
     def negate(self) -> Lin:
         """The complement: ``not (e < 0)`` is ``-e <= 0``."""
-        return Lin.make({v: -a for v, a in self.coefs}, -self.const, not self.strict)
+        got = self._neg
+        if got is None:
+            got = Lin.make({v: -a for v, a in self.coefs}, -self.const, not self.strict)
+            self._neg = got
+        return got
 
     def vars(self) -> set[str]:
         """The variables of the constraint."""
@@ -77,17 +150,25 @@ class OutOfTime(Exception):
 
 
 class Z3Context:
-    """Z3 variables and a solver reused across queries (fixed seed, timeout)."""
+    """Z3 variables and a solver reused across queries (fixed seed, timeout).
+
+    Satisfiability queries go through Z3's C API directly (push, assert the
+    cached formula of each constraint, check, pop): the Python layer's argument
+    checking costs more than the solving itself on these small systems.
+    """
 
     def __init__(self) -> None:
         z3.set_param("smt.random_seed", SEED)
         self.vars: dict[str, z3.ArithRef] = {}
         self.exprs: dict[Lin, z3.BoolRef] = {}
+        self.asts: dict[Lin, Any] = {}
+        """The C handle of each formula of :attr:`exprs` (kept alive by it)."""
         self.memo: dict[frozenset[Lin], bool] = {}
         self.minimal: dict[tuple[frozenset[Lin], frozenset[Lin]], tuple[Lin, ...]] = {}
         self.solver = z3.Solver()
         self.solver.set("timeout", TIMEOUT_MS)
         self.solver.set("random_seed", SEED)
+        self._timeout = TIMEOUT_MS
         self.queries = 0
         self.deadline: float | None = None
         """A ``time.monotonic()`` instant: no query runs past it (OutOfTime)."""
@@ -98,7 +179,12 @@ class Z3Context:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise OutOfTime()
-        s.set("timeout", max(1, min(TIMEOUT_MS, int(left * 1000) + 1)))
+        ms = max(1, min(TIMEOUT_MS, int(left * 1000) + 1))
+        if s is not self.solver:
+            s.set("timeout", ms)
+        elif ms != self._timeout:
+            s.set("timeout", ms)
+            self._timeout = ms
 
     def var(self, name: str) -> z3.ArithRef:
         got = self.vars.get(name)
@@ -113,6 +199,14 @@ class Z3Context:
         if got is None:
             got = self._expr(c)
             self.exprs[c] = got
+            self.asts[c] = got.as_ast()
+        return got
+
+    def _ast(self, c: Lin) -> Any:
+        got = self.asts.get(c)
+        if got is None:
+            self.expr(c)
+            got = self.asts[c]
         return got
 
     def _expr(self, c: Lin) -> z3.BoolRef:
@@ -138,20 +232,26 @@ class Z3Context:
         self.queries += 1
         s = self.solver
         self._budget(s)
-        s.push()
+        cref = s.ctx.ref()
+        sref = s.solver
+        asts = self.asts
+        z3core.Z3_solver_push(cref, sref)
         try:
             for c in cons:
-                s.add(self.expr(c))
+                a = asts.get(c)
+                if a is None:
+                    a = self._ast(c)
+                z3core.Z3_solver_assert(cref, sref, a)
             for e in extra:
-                s.add(e)
-            r = s.check()
+                z3core.Z3_solver_assert(cref, sref, e.as_ast())
+            r = z3core.Z3_solver_check(cref, sref)
         finally:
-            s.pop()
-        if r == z3.unknown:
+            z3core.Z3_solver_pop(cref, sref, 1)
+        if r == z3.Z3_L_UNDEF:
             if self.deadline is not None and time.monotonic() >= self.deadline:
                 raise OutOfTime()
             raise SolverUnknown(s.reason_unknown())
-        return bool(r == z3.sat)
+        return bool(r == z3.Z3_L_TRUE)
 
     def model(self, cons: Iterable[Lin], extra: Iterable[z3.BoolRef] = ()
               ) -> dict[str, Fraction] | None:
@@ -184,17 +284,16 @@ def dedupe(cons: Iterable[Lin]) -> list[Lin] | None:
 
     Returns None if a constraint is contradictory on its own.
     """
-    best: dict[Coefs, Lin] = {}
+    best: dict[int, Lin] = {}
     for c in cons:
-        t = c.trivial()
-        if t is True:
+        if not c.coefs:
+            if c.const > 0 or (c.strict and c.const == 0):
+                return None
             continue
-        if t is False:
-            return None
-        old = best.get(c.coefs)
+        old = best.get(c.key)
         # e + k <= 0 is tighter for larger k; at equal k, strict is tighter.
-        if old is None or c.const > old.const or (c.const == old.const and c.strict):
-            best[c.coefs] = c
+        if old is None or c.const > old.const or (c.strict and c.const == old.const):
+            best[c.key] = c
     return sorted(best.values())
 
 
@@ -212,14 +311,20 @@ def eliminate(cons: Sequence[Lin], v: str) -> list[Lin] | None:
         else:
             rest.append(c)
     for p, a in pos:
+        pc = p.coefs if a == 1 else tuple((name, x / a) for name, x in p.coefs)
+        pk = p.const if a == 1 else p.const / a
         for q, b in neg:
-            coefs: dict[str, Fraction] = {}
-            for name, x in p.coefs:
-                coefs[name] = coefs.get(name, Fraction(0)) + x / a
-            for name, x in q.coefs:
-                coefs[name] = coefs.get(name, Fraction(0)) + x / b
-            coefs.pop(v, None)
-            rest.append(Lin.make(coefs, p.const / a + q.const / b, p.strict or q.strict))
+            coefs: dict[str, Fraction] = dict(pc)
+            if b == 1:
+                for name, x in q.coefs:
+                    coefs[name] = coefs[name] + x if name in coefs else x
+                qk = q.const
+            else:
+                for name, x in q.coefs:
+                    coefs[name] = coefs[name] + x / b if name in coefs else x / b
+                qk = q.const / b
+            del coefs[v]
+            rest.append(Lin.make(coefs, pk + qk, p.strict or q.strict))
     return dedupe(rest)
 
 

@@ -282,8 +282,10 @@ class _Parametric:
         cur = self.elapse(cur, clocks)
         if cur is None:
             return None
-        cur = self.conj(cur, inv)
-        if cur is None:
+        # No satisfiability query: the time successors contain the satisfiable
+        # system they were computed from (delay 0), which meets the deadlines.
+        cur = dedupe([*cur, *inv])
+        if cur is None:  # pragma: no cover - impossible, see above
             return None
         return remove_redundant(self.ctx, cur, set(poly))
 
