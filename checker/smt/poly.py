@@ -18,6 +18,7 @@ from typing import Any
 import z3
 from z3 import z3core
 
+from checker.smt.quick import Shortcuts
 from checker.smt.timing import SEED, TIMEOUT_MS, SolverUnknown
 
 Coefs = tuple[tuple[str, Fraction], ...]
@@ -45,6 +46,12 @@ def _key(coefs: Coefs) -> int:
     return got
 
 
+_LINS: dict[tuple[int, Fraction, bool], Lin] = {}
+"""Constraints made by :meth:`Lin.make`, interned: equal ones are mostly one object,
+so the many set and dictionary lookups on them compare by identity."""
+_LINS_MAX = 1 << 20
+
+
 def _frac(x: Fraction | int) -> Fraction:
     return x if type(x) is Fraction else Fraction(x)
 
@@ -65,12 +72,13 @@ class Lin:
     key: int
     """Equal for two constraints exactly when their coefficient vectors are equal."""
 
-    def __init__(self, coefs: Coefs, const: Fraction, strict: bool) -> None:
+    def __init__(self, coefs: Coefs, const: Fraction, strict: bool,
+                 key: int | None = None, hashed: int | None = None) -> None:
         self.coefs = coefs
         self.const = const
         self.strict = strict
-        self.key = _key(coefs)
-        self._hash = hash((self.key, const, strict))
+        self.key = _key(coefs) if key is None else key
+        self._hash = hash((self.key, const, strict)) if hashed is None else hashed
         self._neg: Lin | None = None
 
     def __reduce__(self) -> tuple[type[Lin], tuple[Coefs, Fraction, bool]]:
@@ -117,7 +125,17 @@ class Lin:
             if scale != 1:
                 items = [(v, a / scale) for v, a in items]
                 const = const / scale
-        return Lin(tuple(items), const, strict)
+        coefs_t = tuple(items)
+        key = _key(coefs_t)
+        ident = (key, const, strict)
+        hashed = hash(ident)
+        got = _LINS.get(ident)
+        if got is None:
+            if len(_LINS) >= _LINS_MAX:
+                _LINS.clear()
+            got = Lin(coefs_t, const, strict, key, hashed)
+            _LINS[ident] = got
+        return got
 
     def trivial(self) -> bool | None:
         """True if always satisfied, False if never, None if it has variables."""
@@ -170,6 +188,9 @@ class Z3Context:
         self.solver.set("random_seed", SEED)
         self._timeout = TIMEOUT_MS
         self.queries = 0
+        """How many queries Z3 answered (memoised ones and shortcuts not counted)."""
+        self.shortcuts: Shortcuts | None = None
+        """Exact solver-free decisions for parametric difference systems, if set."""
         self.deadline: float | None = None
         """A ``time.monotonic()`` instant: no query runs past it (OutOfTime)."""
 
@@ -215,15 +236,21 @@ class Z3Context:
             term = term + z3.RealVal(str(a)) * self.var(v)
         return term < 0 if c.strict else term <= 0
 
-    def sat(self, cons: Iterable[Lin], extra: Sequence[z3.BoolRef] = ()) -> bool:
+    def sat(self, cons: Iterable[Lin], extra: Sequence[z3.BoolRef] = (),
+            new: Sequence[Lin] = ()) -> bool:
         """Whether the conjunction is satisfiable; raises SolverUnknown.
 
-        Queries without ``extra`` formulas are memoised."""
+        Queries without ``extra`` formulas are memoised, and decided without Z3
+        when :attr:`shortcuts` can (``new``: the constraints of ``cons`` just added
+        to a satisfiable rest, a hint for them)."""
         if not extra:
             key = frozenset(cons)
             got = self.memo.get(key)
             if got is None:
-                got = self._sat(key, ())
+                if self.shortcuts is not None:
+                    got = self.shortcuts.decide(key, new)
+                if got is None:
+                    got = self._sat(key, ())
                 self.memo[key] = got
             return got
         return self._sat(cons, extra)
@@ -348,7 +375,8 @@ def remove_redundant(ctx: Z3Context, cons: Sequence[Lin],
             i += 1
             continue
         others = kept[:i] + kept[i + 1:]
-        if not ctx.sat([*others, kept[i].negate()]):
+        neg = kept[i].negate()
+        if not ctx.sat([*others, neg], new=(neg,)):
             kept = others
         else:
             i += 1
@@ -358,7 +386,8 @@ def remove_redundant(ctx: Z3Context, cons: Sequence[Lin],
 
 def implies(ctx: Z3Context, cons: Sequence[Lin], c: Lin) -> bool:
     """Whether every point of ``cons`` satisfies ``c``."""
-    return not ctx.sat([*cons, c.negate()])
+    neg = c.negate()
+    return not ctx.sat([*cons, neg], new=(neg,))
 
 
 def included(ctx: Z3Context, small: Sequence[Lin], big: Sequence[Lin]) -> bool:

@@ -56,13 +56,19 @@ from checker.smt.poly import (
     clock_var,
     dedupe,
     eliminate,
+    implies,
     included,
     param_var,
     remove_redundant,
 )
+from checker.smt.quick import Shortcuts
 from checker.smt.timing import SolverUnknown, TraceShape
 
 DELAY = "d"
+COVER_SPLIT_PIECES = 6
+"""Up to this many bad pieces, whether a parameter set is covered by them is decided
+by splitting it along their constraints (conjunctive queries, mostly decided without
+Z3); beyond, by one Z3 query with the pieces' negations."""
 
 
 @dataclass
@@ -100,6 +106,19 @@ class SynthResult:
 
 class _Limit(Exception):
     pass
+
+
+class _Node:
+    """A stored symbolic state (its polyhedron; the discrete state is the key it is
+    stored under).  ``retired`` once a larger polyhedron of the same discrete state
+    is stored: everything reachable from this one is then reachable from that one,
+    so it is not expanded."""
+
+    __slots__ = ("poly", "retired")
+
+    def __init__(self, poly: list[Lin]) -> None:
+        self.poly = poly
+        self.retired = False
 
 
 def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
@@ -142,6 +161,30 @@ def atom_lin(a: ClockAtom, bounds: Sequence[tuple[dict[str, Fraction], Fraction]
     return Lin.make(cs, const, a.op == GT)
 
 
+def probe_points(model: TimedModel, free: Sequence[str]) -> list[list[Fraction]]:
+    """A few valuations of ``free`` at which satisfiability is tried without Z3: the
+    defaults, the middle of the ranges, and for each parameter the middle with that
+    one near the low and near the high end (a side without a bound: the default)."""
+    def at(p: str, frac: Fraction) -> Fraction:
+        prm = model.params[p]
+        if prm.lo is not None and prm.hi is not None:
+            return prm.lo + (prm.hi - prm.lo) * frac
+        return model.values.get(p, Fraction(0))
+
+    mid = [at(p, Fraction(1, 2)) for p in free]
+    points = [[model.values.get(p, Fraction(0)) for p in free], mid]
+    for i, p in enumerate(free):
+        for frac in (Fraction(1, 8), Fraction(7, 8)):
+            point = list(mid)
+            point[i] = at(p, frac)
+            points.append(point)
+    out: list[list[Fraction]] = []
+    for point in points:
+        if point not in out:
+            out.append(point)
+    return out
+
+
 class _Parametric:
     def __init__(self, model: TimedModel, free: Sequence[str], base: Sequence[Lin],
                  max_states: int | None, timeout: float | None, symmetry: bool,
@@ -150,6 +193,8 @@ class _Parametric:
         self.deadlock = deadlock
         self.free = list(free)
         self.ctx = Z3Context()
+        self.ctx.shortcuts = Shortcuts([param_var(p) for p in self.free],
+                                       probe_points(model, self.free))
         self.bounds = [bound_lin(b, self.free, model.values) for b in model.bounds]
         self.base = list(base)
         self.max_states = max_states
@@ -162,7 +207,7 @@ class _Parametric:
         self.stats = SynthStats()
         self.bad = Region()
         self.bad_props: list[str] = []
-        self.passed: dict[State, list[list[Lin]]] = {}
+        self.passed: dict[State, list[_Node]] = {}
         self.params = {param_var(p) for p in self.free}
 
     # ---- polyhedra operations ----------------------------------------------------------
@@ -171,7 +216,10 @@ class _Parametric:
 
     def conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
         got = dedupe([*poly, *extra])
-        if got is None or not self.ctx.sat(got):
+        if got is None:
+            return None
+        have = set(poly)
+        if not self.ctx.sat(got, new=[c for c in got if c not in have]):
             return None
         return got
 
@@ -252,7 +300,7 @@ class _Parametric:
                 return []  # this edge can fire from every valuation of the state
             extras.append(extra)
         for extra in extras:
-            if all(not self.ctx.sat(poly, [self.ctx.expr(c.negate())]) for c in extra):
+            if all(implies(self.ctx, poly, c) for c in extra):
                 return []  # likewise: poly implies the edge's constraints
         rest: list[list[Lin]] = [list(poly)]
         for extra in extras:
@@ -292,11 +340,34 @@ class _Parametric:
     # ---- bad region ------------------------------------------------------------------------
     def covered(self, params: Sequence[Lin]) -> bool:
         """Whether every parameter valuation of ``params`` is already known bad."""
-        if not self.bad.pieces:
+        pieces = self.bad.pieces
+        if not pieces:
             return False
-        ctx = self.ctx
-        outside = [z3.Not(z3.And(*[ctx.expr(c) for c in piece])) for piece in self.bad.pieces]
-        return not ctx.sat(params, outside)
+        if len(pieces) > COVER_SPLIT_PIECES:
+            ctx = self.ctx
+            outside = [z3.Not(z3.And(*[ctx.expr(c) for c in piece])) for piece in pieces]
+            return not ctx.sat(params, outside)
+        return self._covered(params, 0)
+
+    def _covered(self, poly: Sequence[Lin], k: int) -> bool:
+        """Whether the (satisfiable) ``poly`` lies inside the union of the bad pieces
+        from the ``k``-th on: the parts of it outside piece ``k`` (one convex part
+        per constraint of the piece) must lie inside the union of the later ones."""
+        pieces = self.bad.pieces
+        if k == len(pieces):
+            return False
+        acc: list[Lin] | None = list(poly)
+        for c in pieces[k]:
+            assert acc is not None
+            if c in acc:
+                continue
+            out = self.conj(acc, [c.negate()])
+            if out is not None and not self._covered(out, k + 1):
+                return False
+            acc = self.conj(acc, [c])
+            if acc is None:
+                return True
+        return True
 
     def add_bad(self, params: list[Lin], prop: str) -> None:
         for piece in self.bad.pieces:
@@ -344,23 +415,32 @@ class _Parametric:
                 best_s, best_p = t, sorted(renamed)
         return best_s, best_p
 
-    def store(self, s: State, poly: list[Lin]) -> bool:
-        polys = self.passed.get(s)
-        if polys is None:
-            polys = []
-            self.passed[s] = polys
+    def store(self, s: State, poly: list[Lin]) -> _Node | None:
+        """Store (s, poly) unless a stored polyhedron of ``s`` includes it; retire the
+        stored ones it includes.  Returns the new node, or None if covered."""
+        nodes = self.passed.get(s)
+        if nodes is None:
+            nodes = []
+            self.passed[s] = nodes
             self.stats.states += 1
         else:
-            for old in polys:
-                if included(self.ctx, poly, old):
-                    return False
-            polys[:] = [old for old in polys if not included(self.ctx, old, poly)]
-        polys.append(poly)
+            for old in nodes:
+                if included(self.ctx, poly, old.poly):
+                    return None
+            keep = []
+            for old in nodes:
+                if included(self.ctx, old.poly, poly):
+                    old.retired = True
+                else:
+                    keep.append(old)
+            nodes[:] = keep
+        node = _Node(poly)
+        nodes.append(node)
         self.stats.symbolic_states += 1
         if self.max_states is not None and self.stats.symbolic_states > self.max_states:
             raise _Limit(f"state limit ({self.max_states}) reached")
         self.tick()
-        return True
+        return node
 
     def tick(self) -> None:
         """End the run at the time limit."""
@@ -402,7 +482,7 @@ class _Parametric:
 
     def search(self, ranges: list[Lin]) -> None:
         model = self.model
-        frontier: deque[tuple[State, list[Lin]]] = deque()
+        frontier: deque[tuple[State, _Node]] = deque()
         for s0 in model.initial_states():
             clocks = self.clocks_of(s0)
             zero: list[Lin] = []
@@ -420,13 +500,17 @@ class _Parametric:
             if poly is None:
                 continue
             cs, cp = self.canonical(s0, poly)
-            if not self.store(cs, cp):
+            node = self.store(cs, cp)
+            if node is None:
                 continue
             if not self.check_state(s0, poly):
-                frontier.append((cs, cp))
+                frontier.append((cs, node))
         while frontier:
-            s, poly = frontier.popleft()
+            s, node = frontier.popleft()
             self.tick()
+            if node.retired:
+                continue  # a larger polyhedron of s was stored since: it covers this one
+            poly = node.poly
             if self.bad.pieces:
                 params = self.params_of(poly)
                 if params is None or self.covered(params):
@@ -460,10 +544,11 @@ class _Parametric:
                 if nxt is None:
                     continue
                 cs, cp = self.canonical(t, nxt)
-                if not self.store(cs, cp):
+                node = self.store(cs, cp)
+                if node is None:
                     continue
                 if not self.check_state(t, nxt):
-                    frontier.append((cs, cp))
+                    frontier.append((cs, node))
 
 
 def explore_parametric(

@@ -1,0 +1,271 @@
+"""Exact satisfiability shortcuts for parametric difference systems, without a solver.
+
+The systems that parametric zone exploration queries are conjunctions of
+constraints ``x - y + P(p) + k < 0`` (or ``<= 0``): at most two non-parameter
+variables (clocks), with coefficients ``+1`` and ``-1``, plus a linear form
+``P`` over the timing parameters.  Read with ``x_0 = 0``, every such
+constraint is an edge ``y -> x`` of weight ``-(P(p) + k)`` in a constraint
+graph, and for fixed parameter values the system is satisfiable exactly when
+the graph has no cycle of negative weight, nor of weight zero through a strict
+edge.  Two cheap and exact tests follow:
+
+* **satisfiable**: at one of a few fixed *probe* parameter valuations the
+  graph has no such cycle (Bellman–Ford; weights scaled to integers, strict
+  edges weighing an infinitesimal less) — the probe and the shortest-path
+  potentials are a satisfying point;
+* **unsatisfiable**: a cycle of at most three edges through one of the
+  constraints just added is infeasible for *every* parameter valuation of
+  the box that the system's own single-parameter bounds span (the cycle's
+  weight is linear in the parameters, so its supremum over the box is at a
+  corner).
+
+Either test may find nothing (``None``); the caller then asks Z3.  Neither
+ever answers wrongly: a "satisfiable" comes with a point, an "unsatisfiable"
+with a cycle whose weight is negative wherever the system holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from checker.smt.poly import Lin
+
+SCALE = 720720
+"""Weights are multiplied by this (the lcm of 1..16) to be integers."""
+EPS = 1 << 20
+"""Room for strict edges: a weight ``w`` is ``w * SCALE * EPS``, less one if strict."""
+
+Bound = tuple[Fraction | int, bool]
+"""A parameter bound: its value and whether it is strict (open)."""
+
+
+class _Shape:
+    """A constraint read as an edge ``src -> dst`` (``None`` is ``x_0 = 0``): the
+    constraint is ``x_dst - x_src + sum(pcoef * p) + const < 0`` (``<= 0``)."""
+
+    __slots__ = ("bound", "const", "dst", "icoef", "iconst", "pcoef", "src", "strict",
+                 "weights")
+
+    def __init__(self, src: str | None, dst: str | None, pcoef: tuple[Fraction, ...],
+                 const: Fraction, strict: bool) -> None:
+        self.src = src
+        self.dst = dst
+        self.pcoef = pcoef
+        self.const = const
+        self.strict = strict
+        self.weights: list[int | None] | None = None
+        """The edge weight at each probe, scaled (None where not an integer)."""
+        self.icoef: tuple[int, ...] | None = None
+        """``pcoef`` times SCALE, if those are all integers (and ``iconst`` too)."""
+        self.iconst = 0
+        ic = [a * SCALE for a in pcoef]
+        k = const * SCALE
+        if k.denominator == 1 and all(a.denominator == 1 for a in ic):
+            self.icoef = tuple(int(a) for a in ic)
+            self.iconst = int(k)
+        self.bound: tuple[int, Fraction | int, bool, bool] | None = None
+        """For ``a * p + k < 0`` (one parameter, no clock): (index of p, -k/a,
+        strict, whether it is an upper bound)."""
+        if src is None and dst is None:
+            nz = [(i, a) for i, a in enumerate(pcoef) if a]
+            if len(nz) == 1:
+                i, a = nz[0]
+                v = -const / a
+                self.bound = (i, int(v) if v.denominator == 1 else v, strict, a > 0)
+
+
+_UNKNOWN = _Shape(None, None, (), Fraction(0), False)
+"""A placeholder: the constraint has not been read yet."""
+
+
+class Shortcuts:
+    """The shortcuts for one exploration: its parameters (by variable name), the
+    probe valuations, and per-constraint caches (shapes, probe weights)."""
+
+    def __init__(self, params: Sequence[str], probes: Sequence[Sequence[Fraction]]) -> None:
+        self.params = list(params)
+        self.index = {p: i for i, p in enumerate(self.params)}
+        self.probes = [list(p) for p in probes]
+        self.shapes: dict[Lin, _Shape | None] = {}
+        self.hits_sat = 0
+        self.hits_unsat = 0
+
+    # ---- per-constraint caches -------------------------------------------------------
+    def shape(self, c: Lin) -> _Shape | None:
+        """``c`` as a graph edge, or None if it is not a parametric difference constraint."""
+        got = self.shapes.get(c, _UNKNOWN)
+        if got is _UNKNOWN:
+            got = self._shape(c)
+            self.shapes[c] = got
+        return got
+
+    def _shape(self, c: Lin) -> _Shape | None:
+        src: str | None = None
+        dst: str | None = None
+        pcoef = [Fraction(0)] * len(self.params)
+        for v, a in c.coefs:
+            i = self.index.get(v)
+            if i is not None:
+                pcoef[i] = a
+            elif a == 1 and dst is None:
+                dst = v
+            elif a == -1 and src is None:
+                src = v
+            else:
+                return None
+        return _Shape(src, dst, tuple(pcoef), c.const, c.strict)
+
+    def _weights(self, shape: _Shape) -> list[int | None]:
+        """The edge weight of ``shape`` at each probe, scaled (None if not an integer)."""
+        ws: list[int | None] = []
+        for probe in self.probes:
+            w = -(shape.const + sum((a * x for a, x in zip(shape.pcoef, probe, strict=True)
+                                     if a), Fraction(0)))
+            scaled = w * SCALE
+            if scaled.denominator != 1:
+                ws.append(None)
+            else:
+                ws.append(int(scaled) * EPS - (1 if shape.strict else 0))
+        shape.weights = ws
+        return ws
+
+    # ---- decisions ---------------------------------------------------------------------
+    def decide(self, cons: Iterable[Lin], new: Sequence[Lin] = ()) -> bool | None:
+        """Whether the conjunction is satisfiable, if a shortcut shows it; else None.
+
+        ``new`` are the constraints just added to a (presumably satisfiable) rest:
+        the unsatisfiability test looks for short cycles through them."""
+        shapes = self.shapes
+        shaped: list[_Shape] = []
+        for c in cons:
+            sh = shapes.get(c, _UNKNOWN)
+            if sh is _UNKNOWN:
+                sh = self.shape(c)
+            if sh is None:
+                return None
+            shaped.append(sh)
+        if new and self._refuted(shaped, new):
+            self.hits_unsat += 1
+            return False
+        for t in range(len(self.probes)):
+            if self._witnessed(shaped, t):
+                self.hits_sat += 1
+                return True
+        return None
+
+    def _witnessed(self, shaped: list[_Shape], t: int) -> bool:
+        """Whether the graph at probe ``t`` has no infeasible cycle (then it is
+        satisfiable); False when it has one or a weight is not an integer."""
+        edges: list[tuple[str | None, str | None, int]] = []
+        dist: dict[str | None, int] = {None: 0}
+        for sh in shaped:
+            ws = sh.weights
+            if ws is None:
+                ws = self._weights(sh)
+            w = ws[t]
+            if w is None:
+                return False
+            if sh.src == sh.dst:  # a parameter-only constraint: a self-loop
+                if w < 0:
+                    return False
+                continue
+            edges.append((sh.src, sh.dst, w))
+            dist[sh.src] = 0
+            dist[sh.dst] = 0
+        for _ in range(len(dist)):
+            changed = False
+            for src, dst, w in edges:
+                nd = dist[src] + w
+                if nd < dist[dst]:
+                    dist[dst] = nd
+                    changed = True
+            if not changed:
+                return True
+        return False
+
+    def _refuted(self, shaped: list[_Shape], new: Sequence[Lin]) -> bool:
+        """Whether a cycle of at most three edges through a ``new`` constraint is
+        infeasible for every parameter valuation within the system's own bounds
+        (for a new parameter-only constraint: it alone, or it plus one other)."""
+        out: dict[str | None, list[_Shape]] = {}
+        lo: list[Bound | None] = [None] * len(self.params)
+        hi: list[Bound | None] = [None] * len(self.params)
+        loops: list[_Shape] = []
+        for sh in shaped:
+            if sh.src == sh.dst:
+                loops.append(sh)
+                b = sh.bound
+                if b is not None:
+                    i, v, strict, upper = b
+                    side = hi if upper else lo
+                    old = side[i]
+                    if (old is None or (v < old[0] if upper else v > old[0])
+                            or (v == old[0] and strict)):
+                        side[i] = (v, strict)
+                continue
+            got = out.get(sh.src)
+            if got is None:
+                out[sh.src] = [sh]
+            else:
+                got.append(sh)
+        for c in new:
+            n = self.shape(c)
+            if n is None:
+                continue
+            if n.src == n.dst:
+                if n.bound is None:
+                    if self._infeasible((n,), lo, hi):
+                        return True
+                    for o in loops:
+                        if o is not n and self._infeasible((n, o), lo, hi):
+                            return True
+                continue
+            # n: src -> dst; close the cycle dst -> src in one or two more edges.
+            for e1 in out.get(n.dst, ()):
+                if e1.dst == n.src:
+                    if self._infeasible((n, e1), lo, hi):
+                        return True
+                    continue
+                for e2 in out.get(e1.dst, ()):
+                    if e2.dst == n.src and self._infeasible((n, e1, e2), lo, hi):
+                        return True
+        return False
+
+    @staticmethod
+    def _infeasible(cycle: Sequence[_Shape], lo: Sequence[Bound | None],
+                    hi: Sequence[Bound | None]) -> bool:
+        """Whether the cycle's weight is negative (or zero through a strict edge) for
+        every parameter valuation in the box ``lo``..``hi``."""
+        # The cycle reads 0 < (or <=) its weight -(sum pcoef * p + const); it is
+        # infeasible everywhere iff the infimum over the box of sum pcoef * p + const
+        # is > 0, or = 0 and (a strict edge or the infimum not attained).  Integers
+        # (scaled by SCALE) where the coefficients allow.
+        strict = False
+        scaled = all(sh.icoef is not None for sh in cycle)
+        const: Fraction | int = 0
+        coefs: list[Fraction | int] = [0] * len(lo)
+        for sh in cycle:
+            strict = strict or sh.strict
+            if scaled:
+                const += sh.iconst
+                pc: Sequence[Fraction | int] = sh.icoef  # type: ignore[assignment]
+            else:
+                const += sh.const
+                pc = sh.pcoef
+            for i, a in enumerate(pc):
+                if a:
+                    coefs[i] += a
+        total = const
+        attained = True
+        for i, a in enumerate(coefs):
+            if not a:
+                continue
+            b = lo[i] if a > 0 else hi[i]
+            if b is None:
+                return False
+            total += a * b[0]
+            attained = attained and not b[1]
+        return total > 0 or (total == 0 and (strict or not attained))
