@@ -4,8 +4,10 @@ A polyhedron is a conjunction of linear constraints ``sum(a_v * v) + c < 0``
 (or ``<= 0``) with exact rational coefficients.  Variables are strings:
 ``c<id>`` for clock ``id`` and ``p:<name>`` for a parameter.  Projection
 (existential elimination of a variable) is Fourier–Motzkin, exact over the
-reals and strict-aware; Z3 decides satisfiability and implication and removes
-redundant constraints, which keeps Fourier–Motzkin small.
+reals and strict-aware; satisfiability and implication decide which redundant
+constraints to remove, which keeps Fourier–Motzkin small.  Those queries are
+memoised, most are decided exactly without a solver (:mod:`checker.smt.quick`),
+and Z3 decides the rest.
 """
 
 from __future__ import annotations
@@ -52,6 +54,22 @@ so the many set and dictionary lookups on them compare by identity."""
 _LINS_MAX = 1 << 20
 
 
+_FRACS: dict[tuple[int, int], Fraction] = {}
+"""Interned numbers of constraints: equal ones are one object, which tuple
+comparison (sorting constraints) recognises without calling ``Fraction.__eq__``."""
+
+
+def _intern(x: Fraction) -> Fraction:
+    key = (x.numerator, x.denominator)
+    got = _FRACS.get(key)
+    if got is None:
+        if len(_FRACS) >= _LINS_MAX:
+            _FRACS.clear()
+        _FRACS[key] = x
+        got = x
+    return got
+
+
 def _frac(x: Fraction | int) -> Fraction:
     return x if type(x) is Fraction else Fraction(x)
 
@@ -64,7 +82,7 @@ class Lin:
     since polyhedra are compared, deduplicated and memoised by their constraints.
     """
 
-    __slots__ = ("_hash", "_neg", "coefs", "const", "key", "strict")
+    __slots__ = ("_hash", "_neg", "_t", "coefs", "const", "key", "strict")
 
     coefs: Coefs
     const: Fraction
@@ -80,6 +98,7 @@ class Lin:
         self.key = _key(coefs) if key is None else key
         self._hash = hash((self.key, const, strict)) if hashed is None else hashed
         self._neg: Lin | None = None
+        self._t = (coefs, const, strict)
 
     def __reduce__(self) -> tuple[type[Lin], tuple[Coefs, Fraction, bool]]:
         return (Lin, (self.coefs, self.const, self.strict))
@@ -98,20 +117,17 @@ class Lin:
         return (self._hash == other._hash and self.key == other.key
                 and self.strict == other.strict and self.const == other.const)
 
-    def _tuple(self) -> tuple[Coefs, Fraction, bool]:
-        return (self.coefs, self.const, self.strict)
-
     def __lt__(self, other: Lin) -> bool:
-        return self._tuple() < other._tuple()
+        return self._t < other._t
 
     def __le__(self, other: Lin) -> bool:
-        return self._tuple() <= other._tuple()
+        return self._t <= other._t
 
     def __gt__(self, other: Lin) -> bool:
-        return self._tuple() > other._tuple()
+        return self._t > other._t
 
     def __ge__(self, other: Lin) -> bool:
-        return self._tuple() >= other._tuple()
+        return self._t >= other._t
 
     @staticmethod
     def make(coefs: Mapping[str, Fraction | int], const: Fraction | int, strict: bool) -> Lin:
@@ -125,6 +141,8 @@ class Lin:
             if scale != 1:
                 items = [(v, a / scale) for v, a in items]
                 const = const / scale
+            items = [(v, _intern(a)) for v, a in items]
+        const = _intern(const)
         coefs_t = tuple(items)
         key = _key(coefs_t)
         ident = (key, const, strict)
@@ -272,6 +290,8 @@ class Z3Context:
             for e in extra:
                 z3core.Z3_solver_assert(cref, sref, e.as_ast())
             r = z3core.Z3_solver_check(cref, sref)
+            if r == z3.Z3_L_TRUE and self.shortcuts is not None and not extra:
+                self._learn(s, self.shortcuts)
         finally:
             z3core.Z3_solver_pop(cref, sref, 1)
         if r == z3.Z3_L_UNDEF:
@@ -279,6 +299,17 @@ class Z3Context:
                 raise OutOfTime()
             raise SolverUnknown(s.reason_unknown())
         return bool(r == z3.Z3_L_TRUE)
+
+    def _learn(self, s: z3.Solver, shortcuts: Shortcuts) -> None:
+        """Offer the parameter values of the model just found as a probe."""
+        if not shortcuts.wants_probe():
+            return
+        m = s.model()
+        point: list[Fraction] = []
+        for name in shortcuts.params:
+            val = m.eval(self.var(name), model_completion=True)
+            point.append(Fraction(val.numerator_as_long(), val.denominator_as_long()))
+        shortcuts.add_probe(point)
 
     def model(self, cons: Iterable[Lin], extra: Iterable[z3.BoolRef] = ()
               ) -> dict[str, Fraction] | None:

@@ -38,6 +38,9 @@ SCALE = 720720
 EPS = 1 << 20
 """Room for strict edges: a weight ``w`` is ``w * SCALE * EPS``, less one if strict."""
 
+LEARNT_PROBES = 8
+"""How many satisfying valuations found by Z3 become probes too."""
+
 Bound = tuple[Fraction | int, bool]
 """A parameter bound: its value and whether it is strict (open)."""
 
@@ -89,6 +92,8 @@ class Shortcuts:
         self.params = list(params)
         self.index = {p: i for i, p in enumerate(self.params)}
         self.probes = [list(p) for p in probes]
+        self.fixed = len(self.probes)
+        """The probes given; later ones are learnt from Z3's models (:meth:`add_probe`)."""
         self.shapes: dict[Lin, _Shape | None] = {}
         self.hits_sat = 0
         self.hits_unsat = 0
@@ -132,6 +137,16 @@ class Shortcuts:
         shape.weights = ws
         return ws
 
+    def wants_probe(self) -> bool:
+        """Whether :meth:`add_probe` would still take a point."""
+        return len(self.probes) < self.fixed + LEARNT_PROBES
+
+    def add_probe(self, point: Sequence[Fraction]) -> None:
+        """Try ``point`` (a satisfying valuation Z3 found) from now on, too."""
+        point = list(point)
+        if self.wants_probe() and point not in self.probes:
+            self.probes.append(point)
+
     # ---- decisions ---------------------------------------------------------------------
     def decide(self, cons: Iterable[Lin], new: Sequence[Lin] = ()) -> bool | None:
         """Whether the conjunction is satisfiable, if a shortcut shows it; else None.
@@ -163,7 +178,7 @@ class Shortcuts:
         dist: dict[str | None, int] = {None: 0}
         for sh in shaped:
             ws = sh.weights
-            if ws is None:
+            if ws is None or len(ws) <= t:
                 ws = self._weights(sh)
             w = ws[t]
             if w is None:
@@ -230,8 +245,15 @@ class Shortcuts:
                         return True
                     continue
                 for e2 in out.get(e1.dst, ()):
-                    if e2.dst == n.src and self._infeasible((n, e1, e2), lo, hi):
-                        return True
+                    if e2.dst == n.src:
+                        if self._infeasible((n, e1, e2), lo, hi):
+                            return True
+                        continue
+                    if e2.dst == n.dst:
+                        continue
+                    for e3 in out.get(e2.dst, ()):
+                        if e3.dst == n.src and self._infeasible((n, e1, e2, e3), lo, hi):
+                            return True
         return False
 
     @staticmethod

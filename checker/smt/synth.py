@@ -10,8 +10,14 @@ minus the bad region.
 
 * Sound and complete when exploration finishes: every reachable symbolic
   state is visited (inclusion subsumption only drops states whose valuations
-  are all already covered, and branches whose parameters are already all bad
-  cannot add new bad parameters — constraints only shrink along a path).
+  are all already covered — a stored state that a later, larger one of the
+  same discrete state covers is retired from the waiting list too, since the
+  successors are monotone in the polyhedron — and branches whose parameters
+  are already all bad cannot add new bad parameters — constraints only shrink
+  along a path).
+* Fast: the polyhedral operations are memoised (time closure, Fourier–Motzkin
+  steps, clock atoms, satisfiability), and most satisfiability queries are
+  decided exactly without Z3 (:mod:`checker.smt.quick`).
 * Parametric exploration need not terminate on cyclic models (there is no
   extrapolation with symbolic constants); limits end such a run as
   *inconclusive*, never as a proof.
@@ -102,6 +108,10 @@ class SynthResult:
     limit: str | None = None
     properties: dict[int, str] = field(default_factory=dict)
     """For each bad piece (by index), the property that broke there."""
+
+
+_MISSING: list[Lin] = []
+"""A placeholder for "not memoised yet" (compared by identity)."""
 
 
 class _Limit(Exception):
@@ -209,10 +219,23 @@ class _Parametric:
         self.bad_props: list[str] = []
         self.passed: dict[State, list[_Node]] = {}
         self.params = {param_var(p) for p in self.free}
+        self.atom_memo: dict[ClockAtom, Lin] = {}
+        self.fm_memo: dict[tuple[tuple[Lin, ...], str], list[Lin] | None] = {}
+        self.close_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...], tuple[int, ...]],
+                              list[Lin] | None] = {}
 
     # ---- polyhedra operations ----------------------------------------------------------
     def atoms(self, atoms: Sequence[ClockAtom]) -> list[Lin]:
-        return [atom_lin(a, self.bounds) for a in atoms]
+        """Clock atoms as constraints (memoised per atom)."""
+        memo = self.atom_memo
+        out = []
+        for a in atoms:
+            got = memo.get(a)
+            if got is None:
+                got = atom_lin(a, self.bounds)
+                memo[a] = got
+            out.append(got)
+        return out
 
     def conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
         got = dedupe([*poly, *extra])
@@ -227,10 +250,20 @@ class _Parametric:
         cur: list[Lin] | None = list(poly)
         for v in variables:
             assert cur is not None
-            cur = eliminate(cur, v)
+            cur = self.eliminate(cur, v)
             if cur is None:
                 return None
         return cur
+
+    def eliminate(self, poly: Sequence[Lin], v: str) -> list[Lin] | None:
+        """Fourier–Motzkin elimination of ``v`` (memoised: exploration derives the
+        same systems along many paths)."""
+        key = (tuple(poly), v)
+        got = self.fm_memo.get(key, _MISSING)
+        if got is _MISSING:
+            got = eliminate(poly, v)
+            self.fm_memo[key] = got
+        return None if got is None else list(got)
 
     def elapse(self, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
         """Time successors: every clock advances by the same d >= 0."""
@@ -254,7 +287,7 @@ class _Parametric:
             coefs[DELAY] = sign * total
             shifted.append(Lin.make(coefs, c.const, c.strict))
         shifted.append(Lin.make({DELAY: Fraction(-1)}, Fraction(0), False))
-        return eliminate(shifted, DELAY)
+        return self.eliminate(shifted, DELAY)
 
     def subtract(self, piece: Sequence[Lin], cut: Sequence[Lin]) -> list[list[Lin]]:
         """``piece`` minus the convex ``cut``, as disjoint convex pieces."""
@@ -323,7 +356,17 @@ class _Parametric:
         return remove_redundant(self.ctx, got)
 
     def close(self, s: State, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
+        """(s, poly) closed under the deadlines of ``s`` and time elapse (memoised)."""
         inv = self.atoms(self.model.deadlines(s))
+        key = (tuple(poly), tuple(inv), tuple(clocks))
+        got = self.close_memo.get(key, _MISSING)
+        if got is _MISSING:
+            got = self._close(poly, inv, clocks)
+            self.close_memo[key] = got
+        return None if got is None else list(got)
+
+    def _close(self, poly: Sequence[Lin], inv: list[Lin], clocks: Sequence[int]
+               ) -> list[Lin] | None:
         cur = self.conj(poly, inv)
         if cur is None:
             return None
