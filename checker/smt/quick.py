@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from math import gcd
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -80,6 +81,14 @@ class _Shape:
                 self.bound = (i, int(v) if v.denominator == 1 else v, strict, a > 0)
 
 
+def _common(point: Sequence[Fraction]) -> tuple[int, tuple[int, ...]]:
+    """``point`` over a common denominator: (denominator, numerators)."""
+    den = 1
+    for x in point:
+        den = den * x.denominator // gcd(den, x.denominator)
+    return den, tuple(int(x * den) for x in point)
+
+
 _UNKNOWN = _Shape(None, None, (), Fraction(0), False)
 """A placeholder: the constraint has not been read yet."""
 
@@ -92,7 +101,11 @@ class Shortcuts:
         self.params = list(params)
         self.index = {p: i for i, p in enumerate(self.params)}
         self.probes = [list(p) for p in probes]
+        self.scaled = [_common(p) for p in self.probes]
+        """Each probe as (common denominator, integer numerators)."""
         self.fixed = len(self.probes)
+        self.order = list(range(len(self.probes)))
+        """The probes' indices, the most recently successful first."""
         """The probes given; later ones are learnt from Z3's models (:meth:`add_probe`)."""
         self.shapes: dict[Lin, _Shape | None] = {}
         self.hits_sat = 0
@@ -124,17 +137,22 @@ class Shortcuts:
         return _Shape(src, dst, tuple(pcoef), c.const, c.strict)
 
     def _weights(self, shape: _Shape) -> list[int | None]:
-        """The edge weight of ``shape`` at each probe, scaled (None if not an integer)."""
-        ws: list[int | None] = []
-        for probe in self.probes:
-            w = -(shape.const + sum((a * x for a, x in zip(shape.pcoef, probe, strict=True)
-                                     if a), Fraction(0)))
-            scaled = w * SCALE
-            if scaled.denominator != 1:
+        """The edge weight of ``shape`` at each probe, scaled (None if not an integer);
+        computed for the probes added since the last call."""
+        ws = shape.weights
+        if ws is None:
+            ws = []
+            shape.weights = ws
+        icoef = shape.icoef
+        for t in range(len(ws), len(self.probes)):
+            if icoef is None:
                 ws.append(None)
-            else:
-                ws.append(int(scaled) * EPS - (1 if shape.strict else 0))
-        shape.weights = ws
+                continue
+            # The weight times SCALE * den[t] (the probe's common denominator): an
+            # integer, scaled alike for every edge at this probe.
+            den, nums = self.scaled[t]
+            w = -(shape.iconst * den + sum(a * x for a, x in zip(icoef, nums, strict=True)))
+            ws.append(w * EPS - (1 if shape.strict else 0))
         return ws
 
     def wants_probe(self) -> bool:
@@ -145,7 +163,9 @@ class Shortcuts:
         """Try ``point`` (a satisfying valuation Z3 found) from now on, too."""
         point = list(point)
         if self.wants_probe() and point not in self.probes:
+            self.order.append(len(self.probes))
             self.probes.append(point)
+            self.scaled.append(_common(point))
 
     # ---- decisions ---------------------------------------------------------------------
     def decide(self, cons: Iterable[Lin], new: Sequence[Lin] = ()) -> bool | None:
@@ -165,34 +185,49 @@ class Shortcuts:
         if new and self._refuted(shaped, new):
             self.hits_unsat += 1
             return False
-        for t in range(len(self.probes)):
-            if self._witnessed(shaped, t):
+        n = len(self.probes)
+        loops: list[list[int | None]] = []
+        edges: list[tuple[str | None, str | None, list[int | None]]] = []
+        nodes: set[str | None] = {None}
+        for sh in shaped:
+            ws = sh.weights
+            if ws is None or len(ws) < n:
+                ws = self._weights(sh)
+            if sh.src == sh.dst:  # a parameter-only constraint: a self-loop
+                loops.append(ws)
+            else:
+                edges.append((sh.src, sh.dst, ws))
+                nodes.add(sh.src)
+                nodes.add(sh.dst)
+        order = self.order
+        for k, t in enumerate(order):
+            if self._witnessed(loops, edges, nodes, t):
+                if k:  # try the successful probe first next time
+                    order.insert(0, order.pop(k))
                 self.hits_sat += 1
                 return True
         return None
 
-    def _witnessed(self, shaped: list[_Shape], t: int) -> bool:
+    @staticmethod
+    def _witnessed(loops: list[list[int | None]],
+                   edges: list[tuple[str | None, str | None, list[int | None]]],
+                   nodes: set[str | None], t: int) -> bool:
         """Whether the graph at probe ``t`` has no infeasible cycle (then it is
         satisfiable); False when it has one or a weight is not an integer."""
-        edges: list[tuple[str | None, str | None, int]] = []
-        dist: dict[str | None, int] = {None: 0}
-        for sh in shaped:
-            ws = sh.weights
-            if ws is None or len(ws) <= t:
-                ws = self._weights(sh)
+        for ws in loops:
+            w = ws[t]
+            if w is None or w < 0:
+                return False
+        es: list[tuple[str | None, str | None, int]] = []
+        for src, dst, ws in edges:
             w = ws[t]
             if w is None:
                 return False
-            if sh.src == sh.dst:  # a parameter-only constraint: a self-loop
-                if w < 0:
-                    return False
-                continue
-            edges.append((sh.src, sh.dst, w))
-            dist[sh.src] = 0
-            dist[sh.dst] = 0
-        for _ in range(len(dist)):
+            es.append((src, dst, w))
+        dist = dict.fromkeys(nodes, 0)
+        for _ in range(len(nodes)):
             changed = False
-            for src, dst, w in edges:
+            for src, dst, w in es:
                 nd = dist[src] + w
                 if nd < dist[dst]:
                     dist[dst] = nd

@@ -220,6 +220,9 @@ class _Parametric:
         self.passed: dict[State, list[_Node]] = {}
         self.params = {param_var(p) for p in self.free}
         self.atom_memo: dict[ClockAtom, Lin] = {}
+        self.reset_memo: dict[ClockAtom, Lin] = {}
+        self.conj_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...]], list[Lin] | None] = {}
+        self.rename_memo: dict[tuple[int, tuple[Lin, ...]], list[Lin]] = {}
         self.fm_memo: dict[tuple[tuple[Lin, ...], str], list[Lin] | None] = {}
         self.close_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...], tuple[int, ...]],
                               list[Lin] | None] = {}
@@ -238,12 +241,31 @@ class _Parametric:
         return out
 
     def conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
+        """The intersection (deduplicated), or None if empty (memoised)."""
+        key = (tuple(poly), tuple(extra))
+        got = self.conj_memo.get(key, _MISSING)
+        if got is _MISSING:
+            got = self._conj(poly, extra)
+            self.conj_memo[key] = got
+        return None if got is None else list(got)
+
+    def _conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
         got = dedupe([*poly, *extra])
         if got is None:
             return None
         have = set(poly)
         if not self.ctx.sat(got, new=[c for c in got if c not in have]):
             return None
+        return got
+
+    def reset_atom(self, a: ClockAtom) -> Lin:
+        """Clock atom ``a`` just after its clock is reset (the clock's term dropped)."""
+        got = self.reset_memo.get(a)
+        if got is None:
+            c = self.atoms((a,))[0]
+            var = clock_var(a.clock)
+            got = Lin.make({v: k for v, k in c.coefs if v != var}, c.const, c.strict)
+            self.reset_memo[a] = got
         return got
 
     def forget(self, poly: Sequence[Lin], variables: Sequence[str]) -> list[Lin] | None:
@@ -321,12 +343,12 @@ class _Parametric:
             except ModelRuntimeError:
                 target = ()  # entering the target is a model error: the edge can fire
             for a in target:
-                c = atom_lin(a, self.bounds)
                 if a.clock in resets:
-                    var = clock_var(a.clock)
-                    c = Lin.make({v: k for v, k in c.coefs if v != var}, c.const, c.strict)
+                    c = self.reset_atom(a)
                 elif a.clock not in live:
                     continue  # reset before it is read
+                else:
+                    c = self.atoms((a,))[0]
                 if c.trivial() is not True:
                     extra.append(c)
             if not extra:
@@ -445,17 +467,22 @@ class _Parametric:
     # ---- symmetry and storage ----------------------------------------------------------------
     def canonical(self, s: State, poly: list[Lin]) -> tuple[State, list[Lin]]:
         best_s, best_p = s, poly
-        for sym in self.syms:
+        for k, sym in enumerate(self.syms):
             t = sym.state(s)
             if t < best_s:
-                renamed: list[Lin] = []
-                for c in poly:
-                    coefs = {
-                        (clock_var(sym.clocks[int(v[1:])]) if v.startswith("c") else v): a
-                        for v, a in c.coefs
-                    }
-                    renamed.append(Lin.make(coefs, c.const, c.strict))
-                best_s, best_p = t, sorted(renamed)
+                key = (k, tuple(poly))
+                got = self.rename_memo.get(key)
+                if got is None:
+                    renamed: list[Lin] = []
+                    for c in poly:
+                        coefs = {
+                            (clock_var(sym.clocks[int(v[1:])]) if v.startswith("c") else v): a
+                            for v, a in c.coefs
+                        }
+                        renamed.append(Lin.make(coefs, c.const, c.strict))
+                    got = sorted(renamed)
+                    self.rename_memo[key] = got
+                best_s, best_p = t, list(got)
         return best_s, best_p
 
     def store(self, s: State, poly: list[Lin]) -> _Node | None:
