@@ -198,7 +198,10 @@ class Z3Context:
         self.vars: dict[str, z3.ArithRef] = {}
         self.exprs: dict[Lin, z3.BoolRef] = {}
         self.asts: dict[Lin, Any] = {}
-        """The C handle of each formula of :attr:`exprs` (kept alive by it)."""
+        """The C handle of each constraint's formula for :meth:`sat` (see :meth:`_ast`)."""
+        self.nums: dict[Fraction, Any] = {}
+        self.held: list[z3.ExprRef] = []
+        """Formulas built with the C API, referenced here so that Z3 keeps them."""
         self.memo: dict[frozenset[Lin], bool] = {}
         self.minimal: dict[tuple[frozenset[Lin], frozenset[Lin]], tuple[Lin, ...]] = {}
         self.solver = z3.Solver()
@@ -238,14 +241,51 @@ class Z3Context:
         if got is None:
             got = self._expr(c)
             self.exprs[c] = got
-            self.asts[c] = got.as_ast()
         return got
 
     def _ast(self, c: Lin) -> Any:
+        """The C handle of a formula equivalent to ``c``, for satisfiability queries,
+        built with Z3's C API (memoised; the formula is kept in :attr:`held`)."""
         got = self.asts.get(c)
         if got is None:
-            self.expr(c)
-            got = self.asts[c]
+            zctx = self.solver.ctx
+            cref = zctx.ref()
+            keep = self.held
+            terms = []
+            for v, a in c.coefs:
+                x = self.var(v).as_ast()
+                if a == 1:
+                    terms.append(x)
+                else:
+                    prod = z3.ArithRef(z3core.Z3_mk_mul(
+                        cref, 2, (z3.Ast * 2)(self._num(a), x)), zctx)
+                    keep.append(prod)
+                    terms.append(prod.as_ast())
+            if c.const != 0 or not terms:
+                terms.append(self._num(c.const))
+            if len(terms) == 1:
+                lhs = terms[0]
+            else:
+                total = z3.ArithRef(z3core.Z3_mk_add(
+                    cref, len(terms), (z3.Ast * len(terms))(*terms)), zctx)
+                keep.append(total)
+                lhs = total.as_ast()
+            mk = z3core.Z3_mk_lt if c.strict else z3core.Z3_mk_le
+            formula = z3.BoolRef(mk(cref, lhs, self._num(Fraction(0))), zctx)
+            keep.append(formula)
+            got = formula.as_ast()
+            self.asts[c] = got
+        return got
+
+    def _num(self, x: Fraction) -> Any:
+        """The C handle of the real numeral ``x`` (memoised)."""
+        got = self.nums.get(x)
+        if got is None:
+            ref = z3.ArithRef(z3core.Z3_mk_numeral(self.solver.ctx.ref(), str(x),
+                                                   z3.RealSort().ast), self.solver.ctx)
+            self.held.append(ref)
+            got = ref.as_ast()
+            self.nums[x] = got
         return got
 
     def _expr(self, c: Lin) -> z3.BoolRef:

@@ -182,17 +182,20 @@ class Shortcuts:
             if sh is None:
                 return None
             shaped.append(sh)
+        n = len(self.probes)
+        for sh in shaped:
+            ws = sh.weights
+            if ws is None or len(ws) < n:
+                self._weights(sh)
         if new and self._refuted(shaped, new):
             self.hits_unsat += 1
             return False
-        n = len(self.probes)
         loops: list[list[int | None]] = []
         edges: list[tuple[str | None, str | None, list[int | None]]] = []
         nodes: set[str | None] = {None}
         for sh in shaped:
             ws = sh.weights
-            if ws is None or len(ws) < n:
-                ws = self._weights(sh)
+            assert ws is not None
             if sh.src == sh.dst:  # a parameter-only constraint: a self-loop
                 loops.append(ws)
             else:
@@ -237,7 +240,7 @@ class Shortcuts:
         return False
 
     def _refuted(self, shaped: list[_Shape], new: Sequence[Lin]) -> bool:
-        """Whether a cycle of at most three edges through a ``new`` constraint is
+        """Whether a cycle of at most four edges through a ``new`` constraint is
         infeasible for every parameter valuation within the system's own bounds
         (for a new parameter-only constraint: it alone, or it plus one other)."""
         out: dict[str | None, list[_Shape]] = {}
@@ -261,6 +264,24 @@ class Shortcuts:
                 out[sh.src] = [sh]
             else:
                 got.append(sh)
+        t0 = self._inside(lo, hi)
+
+        def feasible_at_t0(cycle: tuple[_Shape, ...]) -> bool:
+            """Whether the cycle is feasible at probe t0 (inside the box), which
+            rules out its being infeasible throughout the box."""
+            if t0 is None:
+                return False
+            total = 0
+            for sh in cycle:
+                w = sh.weights[t0] if sh.weights is not None else None
+                if w is None:
+                    return False
+                total += w
+            return total >= 0
+
+        def refutes(cycle: tuple[_Shape, ...]) -> bool:
+            return not feasible_at_t0(cycle) and self._infeasible(cycle, lo, hi)
+
         for c in new:
             n = self.shape(c)
             if n is None:
@@ -276,20 +297,36 @@ class Shortcuts:
             # n: src -> dst; close the cycle dst -> src in one or two more edges.
             for e1 in out.get(n.dst, ()):
                 if e1.dst == n.src:
-                    if self._infeasible((n, e1), lo, hi):
+                    if refutes((n, e1)):
                         return True
                     continue
                 for e2 in out.get(e1.dst, ()):
                     if e2.dst == n.src:
-                        if self._infeasible((n, e1, e2), lo, hi):
+                        if refutes((n, e1, e2)):
                             return True
                         continue
                     if e2.dst == n.dst:
                         continue
                     for e3 in out.get(e2.dst, ()):
-                        if e3.dst == n.src and self._infeasible((n, e1, e2, e3), lo, hi):
+                        if e3.dst == n.src and refutes((n, e1, e2, e3)):
                             return True
         return False
+
+    def _inside(self, lo: Sequence[Bound | None], hi: Sequence[Bound | None]) -> int | None:
+        """A probe (among the three most recently successful) inside the box, if any."""
+        for t in self.order[:3]:
+            point = self.probes[t]
+            ok = True
+            for x, low, high in zip(point, lo, hi, strict=True):
+                if low is not None and (x < low[0] or (low[1] and x == low[0])):
+                    ok = False
+                    break
+                if high is not None and (x > high[0] or (high[1] and x == high[0])):
+                    ok = False
+                    break
+            if ok:
+                return t
+        return None
 
     @staticmethod
     def _infeasible(cycle: Sequence[_Shape], lo: Sequence[Bound | None],
