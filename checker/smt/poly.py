@@ -36,19 +36,21 @@ def param_var(p: str) -> str:
     return f"p:{p}"
 
 
-_KEYS: dict[Coefs, int] = {}
-"""Interned coefficient vectors: equal vectors share one small integer (``Lin.key``)."""
+_KEYS: dict[tuple[tuple[str, int, int], ...], int] = {}
+"""Interned coefficient vectors: equal vectors share one small integer (``Lin.key``).
+Keyed by numerators and denominators, which hash faster than fractions."""
 
 
 def _key(coefs: Coefs) -> int:
-    got = _KEYS.get(coefs)
+    ik = tuple([(v, a.numerator, a.denominator) for v, a in coefs])
+    got = _KEYS.get(ik)
     if got is None:
         got = len(_KEYS)
-        _KEYS[coefs] = got
+        _KEYS[ik] = got
     return got
 
 
-_LINS: dict[tuple[int, Fraction, bool], Lin] = {}
+_LINS: dict[tuple[int, int, int, bool], Lin] = {}
 """Constraints made by :meth:`Lin.make`, interned: equal ones are mostly one object,
 so the many set and dictionary lookups on them compare by identity."""
 _LINS_MAX = 1 << 20
@@ -96,7 +98,8 @@ class Lin:
         self.const = const
         self.strict = strict
         self.key = _key(coefs) if key is None else key
-        self._hash = hash((self.key, const, strict)) if hashed is None else hashed
+        self._hash = (hash((self.key, const.numerator, const.denominator, strict))
+                      if hashed is None else hashed)
         self._neg: Lin | None = None
         self._t = (coefs, const, strict)
 
@@ -145,7 +148,7 @@ class Lin:
         const = _intern(const)
         coefs_t = tuple(items)
         key = _key(coefs_t)
-        ident = (key, const, strict)
+        ident = (key, const.numerator, const.denominator, strict)
         hashed = hash(ident)
         got = _LINS.get(ident)
         if got is None:

@@ -39,7 +39,7 @@ SCALE = 720720
 EPS = 1 << 20
 """Room for strict edges: a weight ``w`` is ``w * SCALE * EPS``, less one if strict."""
 
-LEARNT_PROBES = 8
+LEARNT_PROBES = 16
 """How many satisfying valuations found by Z3 become probes too."""
 
 Bound = tuple[Fraction | int, bool]
