@@ -244,43 +244,51 @@ class Shortcuts:
         infeasible for every parameter valuation within the system's own bounds
         (for a new parameter-only constraint: it alone, or it plus one other)."""
         out: dict[str | None, list[_Shape]] = {}
-        lo: list[Bound | None] = [None] * len(self.params)
-        hi: list[Bound | None] = [None] * len(self.params)
         loops: list[_Shape] = []
         for sh in shaped:
             if sh.src == sh.dst:
                 loops.append(sh)
-                b = sh.bound
-                if b is not None:
-                    i, v, strict, upper = b
-                    side = hi if upper else lo
-                    old = side[i]
-                    if (old is None or (v < old[0] if upper else v > old[0])
-                            or (v == old[0] and strict)):
-                        side[i] = (v, strict)
                 continue
             got = out.get(sh.src)
             if got is None:
                 out[sh.src] = [sh]
             else:
                 got.append(sh)
-        t0 = self._inside(lo, hi)
+        lo: list[Bound | None] = [None] * len(self.params)
+        hi: list[Bound | None] = [None] * len(self.params)
+        box: list[int | None] = []  # [probe inside the box], once lo and hi are filled
 
-        def feasible_at_t0(cycle: tuple[_Shape, ...]) -> bool:
-            """Whether the cycle is feasible at probe t0 (inside the box), which
-            rules out its being infeasible throughout the box."""
-            if t0 is None:
-                return False
-            total = 0
-            for sh in cycle:
-                w = sh.weights[t0] if sh.weights is not None else None
-                if w is None:
-                    return False
-                total += w
-            return total >= 0
+        def fill() -> int | None:
+            """The box the system's single-parameter bounds span (into lo and hi),
+            and a probe inside it, computed on first use."""
+            if not box:
+                for sh in loops:
+                    b = sh.bound
+                    if b is not None:
+                        i, v, strict, upper = b
+                        side = hi if upper else lo
+                        old = side[i]
+                        if (old is None or (v < old[0] if upper else v > old[0])
+                                or (v == old[0] and strict)):
+                            side[i] = (v, strict)
+                box.append(self._inside(lo, hi))
+            return box[0]
 
         def refutes(cycle: tuple[_Shape, ...]) -> bool:
-            return not feasible_at_t0(cycle) and self._infeasible(cycle, lo, hi)
+            """Whether the cycle is infeasible throughout the box; first, cheaply,
+            whether it is feasible at a probe inside the box (then it is not)."""
+            t0 = fill()
+            if t0 is not None:
+                total = 0
+                for sh in cycle:
+                    w = sh.weights[t0] if sh.weights is not None else None
+                    if w is None:
+                        break
+                    total += w
+                else:
+                    if total >= 0:
+                        return False
+            return self._infeasible(cycle, lo, hi)
 
         for c in new:
             n = self.shape(c)
@@ -288,10 +296,10 @@ class Shortcuts:
                 continue
             if n.src == n.dst:
                 if n.bound is None:
-                    if self._infeasible((n,), lo, hi):
+                    if refutes((n,)):
                         return True
                     for o in loops:
-                        if o is not n and self._infeasible((n, o), lo, hi):
+                        if o is not n and refutes((n, o)):
                             return True
                 continue
             # n: src -> dst; close the cycle dst -> src in one or two more edges.
