@@ -10,7 +10,7 @@ equivalence and cross-checked point by point against the zone explorer.
 * ``trace_region`` (what ``check --explain`` prints): the region of the deferred
   counterexample, and its agreement with ``timestamps``.
 
-The deferred_release synthesis (about 20 s) runs once per session:
+The deferred_release synthesis (about a second) runs once per session:
 :func:`deferred_synth` is cached, and ``tests/test_prove_cli.py`` reuses it.
 """
 

@@ -111,3 +111,33 @@ def test_synthesized_region_agrees_with_the_explorer(seed: int) -> None:
         assert got == want, (
             f"at {point}: synth says {'safe' if want else 'unsafe'}, check says"
             f" {res.verdict} {res.prop} {res.message}\n{text}")
+
+
+# ---- the solver-free shortcuts change nothing ----------------------------------------------
+
+def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every query to Z3: no shortcut, coverage by one query with disjunctions."""
+    from checker.smt import quick, synth
+
+    monkeypatch.setattr(quick.Shortcuts, "decide", lambda self, cons, new=(): None)
+    monkeypatch.setattr(synth, "COVER_SPLIT_PIECES", 0)
+
+
+@pytest.mark.parametrize("seed", range(40, 100))
+def test_shortcuts_leave_the_synthesis_unchanged(seed: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # The exploration takes the same decisions with or without the shortcuts (they
+    # are exact), so the bad pieces come out identical, constraint for constraint.
+    text = render(random.Random(seed))
+    model = SpecModel(load_text(text, "<synthrand>"))
+    fast = explore_parametric(model, PARAMS, max_states=150, timeout=3)
+    with monkeypatch.context() as m:
+        _plain(m)
+        plain = explore_parametric(model, PARAMS, max_states=150, timeout=3)
+    if "time" in f"{fast.limit} {plain.limit}":
+        pytest.skip("a time limit makes the two runs incomparable")
+    assert (fast.complete, fast.limit) == (plain.complete, plain.limit)
+    assert fast.bad.pieces == plain.bad.pieces, text
+    assert fast.properties == plain.properties
+    assert fast.stats.symbolic_states == plain.stats.symbolic_states
+    assert fast.stats.queries <= plain.stats.queries

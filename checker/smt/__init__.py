@@ -4,6 +4,9 @@
   parameter region in which its sequence of events is feasible;
 * :mod:`checker.smt.poly` — convex polyhedra over clocks and parameters
   (Fourier–Motzkin projection, Z3 for satisfiability and implication);
+* :mod:`checker.smt.quick` — exact solver-free decisions for the parametric
+  difference systems synthesis queries most (a probe valuation without an
+  infeasible cycle, or a short cycle infeasible throughout the parameters);
 * :mod:`checker.smt.synth` — parametric zone exploration (EFsynth):
   ``prove`` and ``synth``.
 

@@ -4,19 +4,23 @@ A polyhedron is a conjunction of linear constraints ``sum(a_v * v) + c < 0``
 (or ``<= 0``) with exact rational coefficients.  Variables are strings:
 ``c<id>`` for clock ``id`` and ``p:<name>`` for a parameter.  Projection
 (existential elimination of a variable) is Fourier–Motzkin, exact over the
-reals and strict-aware; Z3 decides satisfiability and implication and removes
-redundant constraints, which keeps Fourier–Motzkin small.
+reals and strict-aware; satisfiability and implication decide which redundant
+constraints to remove, which keeps Fourier–Motzkin small.  Those queries are
+memoised, most are decided exactly without a solver (:mod:`checker.smt.quick`),
+and Z3 decides the rest.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import z3
+from z3 import z3core
 
+from checker.smt.quick import Shortcuts
 from checker.smt.timing import SEED, TIMEOUT_MS, SolverUnknown
 
 Coefs = tuple[tuple[str, Fraction], ...]
@@ -32,23 +36,127 @@ def param_var(p: str) -> str:
     return f"p:{p}"
 
 
-@dataclass(frozen=True, order=True)
+_KEYS: dict[tuple[tuple[str, int, int], ...], int] = {}
+"""Interned coefficient vectors: equal vectors share one small integer (``Lin.key``).
+Keyed by numerators and denominators, which hash faster than fractions."""
+
+
+def _key(coefs: Coefs) -> int:
+    ik = tuple([(v, a.numerator, a.denominator) for v, a in coefs])
+    got = _KEYS.get(ik)
+    if got is None:
+        got = len(_KEYS)
+        _KEYS[ik] = got
+    return got
+
+
+_LINS: dict[tuple[int, int, int, bool], Lin] = {}
+"""Constraints made by :meth:`Lin.make`, interned: equal ones are mostly one object,
+so the many set and dictionary lookups on them compare by identity."""
+_LINS_MAX = 1 << 20
+
+
+_FRACS: dict[tuple[int, int], Fraction] = {}
+"""Interned numbers of constraints: equal ones are one object, which tuple
+comparison (sorting constraints) recognises without calling ``Fraction.__eq__``."""
+
+
+def _intern(x: Fraction) -> Fraction:
+    key = (x.numerator, x.denominator)
+    got = _FRACS.get(key)
+    if got is None:
+        if len(_FRACS) >= _LINS_MAX:
+            _FRACS.clear()
+        _FRACS[key] = x
+        got = x
+    return got
+
+
+def _frac(x: Fraction | int) -> Fraction:
+    return x if type(x) is Fraction else Fraction(x)
+
+
 class Lin:
-    """``sum(coefs) + const < 0`` if ``strict`` else ``<= 0``, normalised."""
+    """``sum(coefs) + const < 0`` if ``strict`` else ``<= 0``, normalised by :meth:`make`.
+
+    Immutable.  Ordered (and equal) as the tuple ``(coefs, const, strict)``; the
+    hash and an integer ``key`` naming the coefficient vector are computed once,
+    since polyhedra are compared, deduplicated and memoised by their constraints.
+    """
+
+    __slots__ = ("_hash", "_neg", "_t", "coefs", "const", "key", "strict")
 
     coefs: Coefs
     const: Fraction
     strict: bool
+    key: int
+    """Equal for two constraints exactly when their coefficient vectors are equal."""
+
+    def __init__(self, coefs: Coefs, const: Fraction, strict: bool,
+                 key: int | None = None, hashed: int | None = None) -> None:
+        self.coefs = coefs
+        self.const = const
+        self.strict = strict
+        self.key = _key(coefs) if key is None else key
+        self._hash = (hash((self.key, const.numerator, const.denominator, strict))
+                      if hashed is None else hashed)
+        self._neg: Lin | None = None
+        self._t = (coefs, const, strict)
+
+    def __reduce__(self) -> tuple[type[Lin], tuple[Coefs, Fraction, bool]]:
+        return (Lin, (self.coefs, self.const, self.strict))
+
+    def __repr__(self) -> str:
+        return f"Lin(coefs={self.coefs!r}, const={self.const!r}, strict={self.strict!r})"
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Lin):
+            return NotImplemented
+        return (self._hash == other._hash and self.key == other.key
+                and self.strict == other.strict and self.const == other.const)
+
+    def __lt__(self, other: Lin) -> bool:
+        return self._t < other._t
+
+    def __le__(self, other: Lin) -> bool:
+        return self._t <= other._t
+
+    def __gt__(self, other: Lin) -> bool:
+        return self._t > other._t
+
+    def __ge__(self, other: Lin) -> bool:
+        return self._t >= other._t
 
     @staticmethod
-    def make(coefs: Mapping[str, Fraction], const: Fraction, strict: bool) -> Lin:
+    def make(coefs: Mapping[str, Fraction | int], const: Fraction | int, strict: bool) -> Lin:
         """A normalised constraint: zero coefficients dropped, leading |coef| = 1."""
-        items = tuple(sorted((v, Fraction(a)) for v, a in coefs.items() if a != 0))
+        items = sorted((v, _frac(a)) for v, a in coefs.items() if a != 0)
+        const = _frac(const)
         if items:
-            scale = abs(items[0][1])
-            items = tuple((v, a / scale) for v, a in items)
-            const = Fraction(const) / scale
-        return Lin(items, Fraction(const), strict)
+            scale = items[0][1]
+            if scale < 0:
+                scale = -scale
+            if scale != 1:
+                items = [(v, a / scale) for v, a in items]
+                const = const / scale
+            items = [(v, _intern(a)) for v, a in items]
+        const = _intern(const)
+        coefs_t = tuple(items)
+        key = _key(coefs_t)
+        ident = (key, const.numerator, const.denominator, strict)
+        hashed = hash(ident)
+        got = _LINS.get(ident)
+        if got is None:
+            if len(_LINS) >= _LINS_MAX:
+                _LINS.clear()
+            got = Lin(coefs_t, const, strict, key, hashed)
+            _LINS[ident] = got
+        return got
 
     def trivial(self) -> bool | None:
         """True if always satisfied, False if never, None if it has variables."""
@@ -65,7 +173,11 @@ class Lin:
 
     def negate(self) -> Lin:
         """The complement: ``not (e < 0)`` is ``-e <= 0``."""
-        return Lin.make({v: -a for v, a in self.coefs}, -self.const, not self.strict)
+        got = self._neg
+        if got is None:
+            got = Lin.make({v: -a for v, a in self.coefs}, -self.const, not self.strict)
+            self._neg = got
+        return got
 
     def vars(self) -> set[str]:
         """The variables of the constraint."""
@@ -77,18 +189,32 @@ class OutOfTime(Exception):
 
 
 class Z3Context:
-    """Z3 variables and a solver reused across queries (fixed seed, timeout)."""
+    """Z3 variables and a solver reused across queries (fixed seed, timeout).
+
+    Satisfiability queries go through Z3's C API directly (push, assert the
+    cached formula of each constraint, check, pop): the Python layer's argument
+    checking costs more than the solving itself on these small systems.
+    """
 
     def __init__(self) -> None:
         z3.set_param("smt.random_seed", SEED)
         self.vars: dict[str, z3.ArithRef] = {}
         self.exprs: dict[Lin, z3.BoolRef] = {}
+        self.asts: dict[Lin, Any] = {}
+        """The C handle of each constraint's formula for :meth:`sat` (see :meth:`_ast`)."""
+        self.nums: dict[Fraction, Any] = {}
+        self.held: list[z3.ExprRef] = []
+        """Formulas built with the C API, referenced here so that Z3 keeps them."""
         self.memo: dict[frozenset[Lin], bool] = {}
         self.minimal: dict[tuple[frozenset[Lin], frozenset[Lin]], tuple[Lin, ...]] = {}
         self.solver = z3.Solver()
         self.solver.set("timeout", TIMEOUT_MS)
         self.solver.set("random_seed", SEED)
+        self._timeout = TIMEOUT_MS
         self.queries = 0
+        """How many queries Z3 answered (memoised ones and shortcuts not counted)."""
+        self.shortcuts: Shortcuts | None = None
+        """Exact solver-free decisions for parametric difference systems, if set."""
         self.deadline: float | None = None
         """A ``time.monotonic()`` instant: no query runs past it (OutOfTime)."""
 
@@ -98,7 +224,12 @@ class Z3Context:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise OutOfTime()
-        s.set("timeout", max(1, min(TIMEOUT_MS, int(left * 1000) + 1)))
+        ms = max(1, min(TIMEOUT_MS, int(left * 1000) + 1))
+        if s is not self.solver:
+            s.set("timeout", ms)
+        elif ms != self._timeout:
+            s.set("timeout", ms)
+            self._timeout = ms
 
     def var(self, name: str) -> z3.ArithRef:
         got = self.vars.get(name)
@@ -115,21 +246,72 @@ class Z3Context:
             self.exprs[c] = got
         return got
 
+    def _ast(self, c: Lin) -> Any:
+        """The C handle of a formula equivalent to ``c``, for satisfiability queries,
+        built with Z3's C API (memoised; the formula is kept in :attr:`held`)."""
+        got = self.asts.get(c)
+        if got is None:
+            zctx = self.solver.ctx
+            cref = zctx.ref()
+            keep = self.held
+            terms = []
+            for v, a in c.coefs:
+                x = self.var(v).as_ast()
+                if a == 1:
+                    terms.append(x)
+                else:
+                    prod = z3.ArithRef(z3core.Z3_mk_mul(
+                        cref, 2, (z3.Ast * 2)(self._num(a), x)), zctx)
+                    keep.append(prod)
+                    terms.append(prod.as_ast())
+            if c.const != 0 or not terms:
+                terms.append(self._num(c.const))
+            if len(terms) == 1:
+                lhs = terms[0]
+            else:
+                total = z3.ArithRef(z3core.Z3_mk_add(
+                    cref, len(terms), (z3.Ast * len(terms))(*terms)), zctx)
+                keep.append(total)
+                lhs = total.as_ast()
+            mk = z3core.Z3_mk_lt if c.strict else z3core.Z3_mk_le
+            formula = z3.BoolRef(mk(cref, lhs, self._num(Fraction(0))), zctx)
+            keep.append(formula)
+            got = formula.as_ast()
+            self.asts[c] = got
+        return got
+
+    def _num(self, x: Fraction) -> Any:
+        """The C handle of the real numeral ``x`` (memoised)."""
+        got = self.nums.get(x)
+        if got is None:
+            ref = z3.ArithRef(z3core.Z3_mk_numeral(self.solver.ctx.ref(), str(x),
+                                                   z3.RealSort().ast), self.solver.ctx)
+            self.held.append(ref)
+            got = ref.as_ast()
+            self.nums[x] = got
+        return got
+
     def _expr(self, c: Lin) -> z3.BoolRef:
         term: z3.ArithRef = z3.RealVal(str(c.const))
         for v, a in c.coefs:
             term = term + z3.RealVal(str(a)) * self.var(v)
         return term < 0 if c.strict else term <= 0
 
-    def sat(self, cons: Iterable[Lin], extra: Sequence[z3.BoolRef] = ()) -> bool:
+    def sat(self, cons: Iterable[Lin], extra: Sequence[z3.BoolRef] = (),
+            new: Sequence[Lin] = ()) -> bool:
         """Whether the conjunction is satisfiable; raises SolverUnknown.
 
-        Queries without ``extra`` formulas are memoised."""
+        Queries without ``extra`` formulas are memoised, and decided without Z3
+        when :attr:`shortcuts` can (``new``: the constraints of ``cons`` just added
+        to a satisfiable rest, a hint for them)."""
         if not extra:
             key = frozenset(cons)
             got = self.memo.get(key)
             if got is None:
-                got = self._sat(key, ())
+                if self.shortcuts is not None:
+                    got = self.shortcuts.decide(key, new)
+                if got is None:
+                    got = self._sat(key, ())
                 self.memo[key] = got
             return got
         return self._sat(cons, extra)
@@ -138,20 +320,39 @@ class Z3Context:
         self.queries += 1
         s = self.solver
         self._budget(s)
-        s.push()
+        cref = s.ctx.ref()
+        sref = s.solver
+        asts = self.asts
+        z3core.Z3_solver_push(cref, sref)
         try:
             for c in cons:
-                s.add(self.expr(c))
+                a = asts.get(c)
+                if a is None:
+                    a = self._ast(c)
+                z3core.Z3_solver_assert(cref, sref, a)
             for e in extra:
-                s.add(e)
-            r = s.check()
+                z3core.Z3_solver_assert(cref, sref, e.as_ast())
+            r = z3core.Z3_solver_check(cref, sref)
+            if r == z3.Z3_L_TRUE and self.shortcuts is not None and not extra:
+                self._learn(s, self.shortcuts)
         finally:
-            s.pop()
-        if r == z3.unknown:
+            z3core.Z3_solver_pop(cref, sref, 1)
+        if r == z3.Z3_L_UNDEF:
             if self.deadline is not None and time.monotonic() >= self.deadline:
                 raise OutOfTime()
             raise SolverUnknown(s.reason_unknown())
-        return bool(r == z3.sat)
+        return bool(r == z3.Z3_L_TRUE)
+
+    def _learn(self, s: z3.Solver, shortcuts: Shortcuts) -> None:
+        """Offer the parameter values of the model just found as a probe."""
+        if not shortcuts.wants_probe():
+            return
+        m = s.model()
+        point: list[Fraction] = []
+        for name in shortcuts.params:
+            val = m.eval(self.var(name), model_completion=True)
+            point.append(Fraction(val.numerator_as_long(), val.denominator_as_long()))
+        shortcuts.add_probe(point)
 
     def model(self, cons: Iterable[Lin], extra: Iterable[z3.BoolRef] = ()
               ) -> dict[str, Fraction] | None:
@@ -184,17 +385,16 @@ def dedupe(cons: Iterable[Lin]) -> list[Lin] | None:
 
     Returns None if a constraint is contradictory on its own.
     """
-    best: dict[Coefs, Lin] = {}
+    best: dict[int, Lin] = {}
     for c in cons:
-        t = c.trivial()
-        if t is True:
+        if not c.coefs:
+            if c.const > 0 or (c.strict and c.const == 0):
+                return None
             continue
-        if t is False:
-            return None
-        old = best.get(c.coefs)
+        old = best.get(c.key)
         # e + k <= 0 is tighter for larger k; at equal k, strict is tighter.
-        if old is None or c.const > old.const or (c.const == old.const and c.strict):
-            best[c.coefs] = c
+        if old is None or c.const > old.const or (c.strict and c.const == old.const):
+            best[c.key] = c
     return sorted(best.values())
 
 
@@ -212,14 +412,20 @@ def eliminate(cons: Sequence[Lin], v: str) -> list[Lin] | None:
         else:
             rest.append(c)
     for p, a in pos:
+        pc = p.coefs if a == 1 else tuple((name, x / a) for name, x in p.coefs)
+        pk = p.const if a == 1 else p.const / a
         for q, b in neg:
-            coefs: dict[str, Fraction] = {}
-            for name, x in p.coefs:
-                coefs[name] = coefs.get(name, Fraction(0)) + x / a
-            for name, x in q.coefs:
-                coefs[name] = coefs.get(name, Fraction(0)) + x / b
-            coefs.pop(v, None)
-            rest.append(Lin.make(coefs, p.const / a + q.const / b, p.strict or q.strict))
+            coefs: dict[str, Fraction] = dict(pc)
+            if b == 1:
+                for name, x in q.coefs:
+                    coefs[name] = coefs[name] + x if name in coefs else x
+                qk = q.const
+            else:
+                for name, x in q.coefs:
+                    coefs[name] = coefs[name] + x / b if name in coefs else x / b
+                qk = q.const / b
+            del coefs[v]
+            rest.append(Lin.make(coefs, pk + qk, p.strict or q.strict))
     return dedupe(rest)
 
 
@@ -243,7 +449,8 @@ def remove_redundant(ctx: Z3Context, cons: Sequence[Lin],
             i += 1
             continue
         others = kept[:i] + kept[i + 1:]
-        if not ctx.sat([*others, kept[i].negate()]):
+        neg = kept[i].negate()
+        if not ctx.sat([*others, neg], new=(neg,)):
             kept = others
         else:
             i += 1
@@ -253,7 +460,8 @@ def remove_redundant(ctx: Z3Context, cons: Sequence[Lin],
 
 def implies(ctx: Z3Context, cons: Sequence[Lin], c: Lin) -> bool:
     """Whether every point of ``cons`` satisfies ``c``."""
-    return not ctx.sat([*cons, c.negate()])
+    neg = c.negate()
+    return not ctx.sat([*cons, neg], new=(neg,))
 
 
 def included(ctx: Z3Context, small: Sequence[Lin], big: Sequence[Lin]) -> bool:

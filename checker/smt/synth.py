@@ -10,8 +10,14 @@ minus the bad region.
 
 * Sound and complete when exploration finishes: every reachable symbolic
   state is visited (inclusion subsumption only drops states whose valuations
-  are all already covered, and branches whose parameters are already all bad
-  cannot add new bad parameters — constraints only shrink along a path).
+  are all already covered — a stored state that a later, larger one of the
+  same discrete state covers is retired from the waiting list too, since the
+  successors are monotone in the polyhedron — and branches whose parameters
+  are already all bad cannot add new bad parameters — constraints only shrink
+  along a path).
+* Fast: the polyhedral operations are memoised (time closure, Fourier–Motzkin
+  steps, clock atoms, satisfiability), and most satisfiability queries are
+  decided exactly without Z3 (:mod:`checker.smt.quick`).
 * Parametric exploration need not terminate on cyclic models (there is no
   extrapolation with symbolic constants); limits end such a run as
   *inconclusive*, never as a proof.
@@ -56,13 +62,19 @@ from checker.smt.poly import (
     clock_var,
     dedupe,
     eliminate,
+    implies,
     included,
     param_var,
     remove_redundant,
 )
+from checker.smt.quick import Shortcuts
 from checker.smt.timing import SolverUnknown, TraceShape
 
 DELAY = "d"
+COVER_SPLIT_PIECES = 6
+"""Up to this many bad pieces, whether a parameter set is covered by them is decided
+by splitting it along their constraints (conjunctive queries, mostly decided without
+Z3); beyond, by one Z3 query with the pieces' negations."""
 
 
 @dataclass
@@ -98,8 +110,25 @@ class SynthResult:
     """For each bad piece (by index), the property that broke there."""
 
 
+_MISSING: list[Lin] = []
+"""A placeholder for "not memoised yet" (compared by identity)."""
+
+
 class _Limit(Exception):
     pass
+
+
+class _Node:
+    """A stored symbolic state (its polyhedron; the discrete state is the key it is
+    stored under).  ``retired`` once a larger polyhedron of the same discrete state
+    is stored: everything reachable from this one is then reachable from that one,
+    so it is not expanded."""
+
+    __slots__ = ("poly", "retired")
+
+    def __init__(self, poly: list[Lin]) -> None:
+        self.poly = poly
+        self.retired = False
 
 
 def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
@@ -142,6 +171,30 @@ def atom_lin(a: ClockAtom, bounds: Sequence[tuple[dict[str, Fraction], Fraction]
     return Lin.make(cs, const, a.op == GT)
 
 
+def probe_points(model: TimedModel, free: Sequence[str]) -> list[list[Fraction]]:
+    """A few valuations of ``free`` at which satisfiability is tried without Z3: the
+    defaults, the middle of the ranges, and for each parameter the middle with that
+    one near the low and near the high end (a side without a bound: the default)."""
+    def at(p: str, frac: Fraction) -> Fraction:
+        prm = model.params[p]
+        if prm.lo is not None and prm.hi is not None:
+            return prm.lo + (prm.hi - prm.lo) * frac
+        return model.values.get(p, Fraction(0))
+
+    mid = [at(p, Fraction(1, 2)) for p in free]
+    points = [[model.values.get(p, Fraction(0)) for p in free], mid]
+    for i, p in enumerate(free):
+        for frac in (Fraction(1, 8), Fraction(7, 8)):
+            point = list(mid)
+            point[i] = at(p, frac)
+            points.append(point)
+    out: list[list[Fraction]] = []
+    for point in points:
+        if point not in out:
+            out.append(point)
+    return out
+
+
 class _Parametric:
     def __init__(self, model: TimedModel, free: Sequence[str], base: Sequence[Lin],
                  max_states: int | None, timeout: float | None, symmetry: bool,
@@ -150,6 +203,8 @@ class _Parametric:
         self.deadlock = deadlock
         self.free = list(free)
         self.ctx = Z3Context()
+        self.ctx.shortcuts = Shortcuts([param_var(p) for p in self.free],
+                                       probe_points(model, self.free))
         self.bounds = [bound_lin(b, self.free, model.values) for b in model.bounds]
         self.base = list(base)
         self.max_states = max_states
@@ -162,27 +217,75 @@ class _Parametric:
         self.stats = SynthStats()
         self.bad = Region()
         self.bad_props: list[str] = []
-        self.passed: dict[State, list[list[Lin]]] = {}
+        self.passed: dict[State, list[_Node]] = {}
         self.params = {param_var(p) for p in self.free}
+        self.atom_memo: dict[ClockAtom, Lin] = {}
+        self.reset_memo: dict[ClockAtom, Lin] = {}
+        self.conj_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...]], list[Lin] | None] = {}
+        self.rename_memo: dict[tuple[int, tuple[Lin, ...]], list[Lin]] = {}
+        self.fm_memo: dict[tuple[tuple[Lin, ...], str], list[Lin] | None] = {}
+        self.close_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...], tuple[int, ...]],
+                              list[Lin] | None] = {}
 
     # ---- polyhedra operations ----------------------------------------------------------
     def atoms(self, atoms: Sequence[ClockAtom]) -> list[Lin]:
-        return [atom_lin(a, self.bounds) for a in atoms]
+        """Clock atoms as constraints (memoised per atom)."""
+        memo = self.atom_memo
+        out = []
+        for a in atoms:
+            got = memo.get(a)
+            if got is None:
+                got = atom_lin(a, self.bounds)
+                memo[a] = got
+            out.append(got)
+        return out
 
     def conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
+        """The intersection (deduplicated), or None if empty (memoised)."""
+        key = (tuple(poly), tuple(extra))
+        got = self.conj_memo.get(key, _MISSING)
+        if got is _MISSING:
+            got = self._conj(poly, extra)
+            self.conj_memo[key] = got
+        return None if got is None else list(got)
+
+    def _conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
         got = dedupe([*poly, *extra])
-        if got is None or not self.ctx.sat(got):
+        if got is None:
             return None
+        have = set(poly)
+        if not self.ctx.sat(got, new=[c for c in got if c not in have]):
+            return None
+        return got
+
+    def reset_atom(self, a: ClockAtom) -> Lin:
+        """Clock atom ``a`` just after its clock is reset (the clock's term dropped)."""
+        got = self.reset_memo.get(a)
+        if got is None:
+            c = self.atoms((a,))[0]
+            var = clock_var(a.clock)
+            got = Lin.make({v: k for v, k in c.coefs if v != var}, c.const, c.strict)
+            self.reset_memo[a] = got
         return got
 
     def forget(self, poly: Sequence[Lin], variables: Sequence[str]) -> list[Lin] | None:
         cur: list[Lin] | None = list(poly)
         for v in variables:
             assert cur is not None
-            cur = eliminate(cur, v)
+            cur = self.eliminate(cur, v)
             if cur is None:
                 return None
         return cur
+
+    def eliminate(self, poly: Sequence[Lin], v: str) -> list[Lin] | None:
+        """Fourier–Motzkin elimination of ``v`` (memoised: exploration derives the
+        same systems along many paths)."""
+        key = (tuple(poly), v)
+        got = self.fm_memo.get(key, _MISSING)
+        if got is _MISSING:
+            got = eliminate(poly, v)
+            self.fm_memo[key] = got
+        return None if got is None else list(got)
 
     def elapse(self, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
         """Time successors: every clock advances by the same d >= 0."""
@@ -206,7 +309,7 @@ class _Parametric:
             coefs[DELAY] = sign * total
             shifted.append(Lin.make(coefs, c.const, c.strict))
         shifted.append(Lin.make({DELAY: Fraction(-1)}, Fraction(0), False))
-        return eliminate(shifted, DELAY)
+        return self.eliminate(shifted, DELAY)
 
     def subtract(self, piece: Sequence[Lin], cut: Sequence[Lin]) -> list[list[Lin]]:
         """``piece`` minus the convex ``cut``, as disjoint convex pieces."""
@@ -240,19 +343,19 @@ class _Parametric:
             except ModelRuntimeError:
                 target = ()  # entering the target is a model error: the edge can fire
             for a in target:
-                c = atom_lin(a, self.bounds)
                 if a.clock in resets:
-                    var = clock_var(a.clock)
-                    c = Lin.make({v: k for v, k in c.coefs if v != var}, c.const, c.strict)
+                    c = self.reset_atom(a)
                 elif a.clock not in live:
                     continue  # reset before it is read
+                else:
+                    c = self.atoms((a,))[0]
                 if c.trivial() is not True:
                     extra.append(c)
             if not extra:
                 return []  # this edge can fire from every valuation of the state
             extras.append(extra)
         for extra in extras:
-            if all(not self.ctx.sat(poly, [self.ctx.expr(c.negate())]) for c in extra):
+            if all(implies(self.ctx, poly, c) for c in extra):
                 return []  # likewise: poly implies the edge's constraints
         rest: list[list[Lin]] = [list(poly)]
         for extra in extras:
@@ -275,26 +378,61 @@ class _Parametric:
         return remove_redundant(self.ctx, got)
 
     def close(self, s: State, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
+        """(s, poly) closed under the deadlines of ``s`` and time elapse (memoised)."""
         inv = self.atoms(self.model.deadlines(s))
+        key = (tuple(poly), tuple(inv), tuple(clocks))
+        got = self.close_memo.get(key, _MISSING)
+        if got is _MISSING:
+            got = self._close(poly, inv, clocks)
+            self.close_memo[key] = got
+        return None if got is None else list(got)
+
+    def _close(self, poly: Sequence[Lin], inv: list[Lin], clocks: Sequence[int]
+               ) -> list[Lin] | None:
         cur = self.conj(poly, inv)
         if cur is None:
             return None
         cur = self.elapse(cur, clocks)
         if cur is None:
             return None
-        cur = self.conj(cur, inv)
-        if cur is None:
+        # No satisfiability query: the time successors contain the satisfiable
+        # system they were computed from (delay 0), which meets the deadlines.
+        cur = dedupe([*cur, *inv])
+        if cur is None:  # pragma: no cover - impossible, see above
             return None
         return remove_redundant(self.ctx, cur, set(poly))
 
     # ---- bad region ------------------------------------------------------------------------
     def covered(self, params: Sequence[Lin]) -> bool:
         """Whether every parameter valuation of ``params`` is already known bad."""
-        if not self.bad.pieces:
+        pieces = self.bad.pieces
+        if not pieces:
             return False
-        ctx = self.ctx
-        outside = [z3.Not(z3.And(*[ctx.expr(c) for c in piece])) for piece in self.bad.pieces]
-        return not ctx.sat(params, outside)
+        if len(pieces) > COVER_SPLIT_PIECES:
+            ctx = self.ctx
+            outside = [z3.Not(z3.And(*[ctx.expr(c) for c in piece])) for piece in pieces]
+            return not ctx.sat(params, outside)
+        return self._covered(params, 0)
+
+    def _covered(self, poly: Sequence[Lin], k: int) -> bool:
+        """Whether the (satisfiable) ``poly`` lies inside the union of the bad pieces
+        from the ``k``-th on: the parts of it outside piece ``k`` (one convex part
+        per constraint of the piece) must lie inside the union of the later ones."""
+        pieces = self.bad.pieces
+        if k == len(pieces):
+            return False
+        acc: list[Lin] | None = list(poly)
+        for c in pieces[k]:
+            assert acc is not None
+            if c in acc:
+                continue
+            out = self.conj(acc, [c.negate()])
+            if out is not None and not self._covered(out, k + 1):
+                return False
+            acc = self.conj(acc, [c])
+            if acc is None:
+                return True
+        return True
 
     def add_bad(self, params: list[Lin], prop: str) -> None:
         for piece in self.bad.pieces:
@@ -329,36 +467,50 @@ class _Parametric:
     # ---- symmetry and storage ----------------------------------------------------------------
     def canonical(self, s: State, poly: list[Lin]) -> tuple[State, list[Lin]]:
         best_s, best_p = s, poly
-        for sym in self.syms:
+        for k, sym in enumerate(self.syms):
             t = sym.state(s)
             if t < best_s:
-                renamed: list[Lin] = []
-                for c in poly:
-                    coefs = {
-                        (clock_var(sym.clocks[int(v[1:])]) if v.startswith("c") else v): a
-                        for v, a in c.coefs
-                    }
-                    renamed.append(Lin.make(coefs, c.const, c.strict))
-                best_s, best_p = t, sorted(renamed)
+                key = (k, tuple(poly))
+                got = self.rename_memo.get(key)
+                if got is None:
+                    renamed: list[Lin] = []
+                    for c in poly:
+                        coefs = {
+                            (clock_var(sym.clocks[int(v[1:])]) if v.startswith("c") else v): a
+                            for v, a in c.coefs
+                        }
+                        renamed.append(Lin.make(coefs, c.const, c.strict))
+                    got = sorted(renamed)
+                    self.rename_memo[key] = got
+                best_s, best_p = t, list(got)
         return best_s, best_p
 
-    def store(self, s: State, poly: list[Lin]) -> bool:
-        polys = self.passed.get(s)
-        if polys is None:
-            polys = []
-            self.passed[s] = polys
+    def store(self, s: State, poly: list[Lin]) -> _Node | None:
+        """Store (s, poly) unless a stored polyhedron of ``s`` includes it; retire the
+        stored ones it includes.  Returns the new node, or None if covered."""
+        nodes = self.passed.get(s)
+        if nodes is None:
+            nodes = []
+            self.passed[s] = nodes
             self.stats.states += 1
         else:
-            for old in polys:
-                if included(self.ctx, poly, old):
-                    return False
-            polys[:] = [old for old in polys if not included(self.ctx, old, poly)]
-        polys.append(poly)
+            for old in nodes:
+                if included(self.ctx, poly, old.poly):
+                    return None
+            keep = []
+            for old in nodes:
+                if included(self.ctx, old.poly, poly):
+                    old.retired = True
+                else:
+                    keep.append(old)
+            nodes[:] = keep
+        node = _Node(poly)
+        nodes.append(node)
         self.stats.symbolic_states += 1
         if self.max_states is not None and self.stats.symbolic_states > self.max_states:
             raise _Limit(f"state limit ({self.max_states}) reached")
         self.tick()
-        return True
+        return node
 
     def tick(self) -> None:
         """End the run at the time limit."""
@@ -400,7 +552,7 @@ class _Parametric:
 
     def search(self, ranges: list[Lin]) -> None:
         model = self.model
-        frontier: deque[tuple[State, list[Lin]]] = deque()
+        frontier: deque[tuple[State, _Node]] = deque()
         for s0 in model.initial_states():
             clocks = self.clocks_of(s0)
             zero: list[Lin] = []
@@ -418,13 +570,17 @@ class _Parametric:
             if poly is None:
                 continue
             cs, cp = self.canonical(s0, poly)
-            if not self.store(cs, cp):
+            node = self.store(cs, cp)
+            if node is None:
                 continue
             if not self.check_state(s0, poly):
-                frontier.append((cs, cp))
+                frontier.append((cs, node))
         while frontier:
-            s, poly = frontier.popleft()
+            s, node = frontier.popleft()
             self.tick()
+            if node.retired:
+                continue  # a larger polyhedron of s was stored since: it covers this one
+            poly = node.poly
             if self.bad.pieces:
                 params = self.params_of(poly)
                 if params is None or self.covered(params):
@@ -458,10 +614,11 @@ class _Parametric:
                 if nxt is None:
                     continue
                 cs, cp = self.canonical(t, nxt)
-                if not self.store(cs, cp):
+                node = self.store(cs, cp)
+                if node is None:
                     continue
                 if not self.check_state(t, nxt):
-                    frontier.append((cs, cp))
+                    frontier.append((cs, node))
 
 
 def explore_parametric(
