@@ -43,6 +43,7 @@ from fractions import Fraction
 
 import z3
 
+from checker.explorer.canon import canonizer
 from checker.explorer.search import live_clocks
 from checker.model.interface import (
     GT,
@@ -213,7 +214,7 @@ class _Parametric:
         self.ctx.deadline = self.deadline
         cap = None if max_states is None else max(10_000, 50 * max_states)
         self.live = live_clocks(model, cap, self.deadline)
-        self.syms = list(model.symmetries()) if symmetry else []
+        self.canon = canonizer(model, symmetry)
         self.stats = SynthStats()
         self.bad = Region()
         self.bad_props: list[str] = []
@@ -222,7 +223,7 @@ class _Parametric:
         self.atom_memo: dict[ClockAtom, Lin] = {}
         self.reset_memo: dict[ClockAtom, Lin] = {}
         self.conj_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...]], list[Lin] | None] = {}
-        self.rename_memo: dict[tuple[int, tuple[Lin, ...]], list[Lin]] = {}
+        self.rename_memo: dict[tuple[tuple[int, ...], tuple[Lin, ...]], list[Lin]] = {}
         self.fm_memo: dict[tuple[tuple[Lin, ...], str], list[Lin] | None] = {}
         self.close_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...], tuple[int, ...]],
                               list[Lin] | None] = {}
@@ -466,24 +467,28 @@ class _Parametric:
 
     # ---- symmetry and storage ----------------------------------------------------------------
     def canonical(self, s: State, poly: list[Lin]) -> tuple[State, list[Lin]]:
-        best_s, best_p = s, poly
-        for k, sym in enumerate(self.syms):
-            t = sym.state(s)
-            if t < best_s:
-                key = (k, tuple(poly))
-                got = self.rename_memo.get(key)
-                if got is None:
-                    renamed: list[Lin] = []
-                    for c in poly:
-                        coefs = {
-                            (clock_var(sym.clocks[int(v[1:])]) if v.startswith("c") else v): a
-                            for v, a in c.coefs
-                        }
-                        renamed.append(Lin.make(coefs, c.const, c.strict))
-                    got = sorted(renamed)
-                    self.rename_memo[key] = got
-                best_s, best_p = t, list(got)
-        return best_s, best_p
+        """A representative of (s, poly) under the symmetries: the canonizer's least
+        discrete image (found without enumerating permutations), with the
+        polyhedron's clocks renamed alike."""
+        if self.canon is None:
+            return s, poly
+        best_s, cands = self.canon.candidates(s)
+        sym = cands[0]
+        if sym is None:
+            return s, poly
+        key = (sym.clocks, tuple(poly))
+        got = self.rename_memo.get(key)
+        if got is None:
+            renamed: list[Lin] = []
+            for c in poly:
+                coefs = {
+                    (clock_var(sym.clocks[int(v[1:])]) if v.startswith("c") else v): a
+                    for v, a in c.coefs
+                }
+                renamed.append(Lin.make(coefs, c.const, c.strict))
+            got = sorted(renamed)
+            self.rename_memo[key] = got
+        return best_s, list(got)
 
     def store(self, s: State, poly: list[Lin]) -> _Node | None:
         """Store (s, poly) unless a stored polyhedron of ``s`` includes it; retire the
