@@ -299,6 +299,20 @@ def clock_bounds(
             for e in edges:
                 r |= _atoms_mask(e.guard)
                 _note(e.guard, bounds, lu)
+                if e.failure is not None:
+                    continue
+                # Whether the edge can fire also depends on its target's deadlines on
+                # the clocks it keeps.  The untimed pass gets them from the target's
+                # own reads; here the target may never be reached (the hull says the
+                # edge cannot fire), and the search, which cannot know that, must
+                # still see the conflict: those clocks are read here.
+                try:
+                    target_dls = model.deadlines(e.target)
+                except ModelRuntimeError:
+                    target_dls = []
+                kept = [a for a in target_dls if a.clock not in e.resets]
+                r |= _atoms_mask(kept)
+                _note(kept, bounds, lu)
             reads[i] |= r
         seen = counted[i]
         for k, e in enumerate(edges):
