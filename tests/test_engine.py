@@ -168,3 +168,20 @@ def test_compiled_core_explores_exactly_like_the_reference(spec: Path) -> None:
         py.verdict, py.prop, [t.label for t in py.trace])
     assert (c.stats.states, c.stats.zones, c.stats.transitions) == (
         py.stats.states, py.stats.zones, py.stats.transitions)
+
+
+def test_the_timed_pass_falls_back_to_untimed_past_its_memory_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.explorer import liveness
+    from checker.explorer.canon import canonizer
+    from checker.model.interface import scaled_bounds
+
+    model = flagship(2, 2)
+    bounds, _ = scaled_bounds(model.bounds, model.values)
+    timed = backend.select("python")
+    small = liveness.clock_bounds(model, bounds, None, None, canonizer(model), timed=timed)
+    monkeypatch.setattr(liveness, "HULL_BUDGET_MB", 0)
+    wide = liveness.clock_bounds(model, bounds, None, None, canonizer(model), timed=timed)
+    untimed = liveness.clock_bounds(model, bounds, None, None, canonizer(model))
+    assert len(small.live) < len(wide.live) == len(untimed.live)
+    assert counts(model) == ("holds", 445, 584, 1794)

@@ -1,8 +1,7 @@
 """The clock-bounds pass: live clocks and local LU bounds per discrete state.
 
-An untimed pass explores the discrete states (ignoring clock constraints, so it
-over-approximates what is reachable), one representative per symmetry orbit,
-and solves backwards to a fixpoint, per state ``s``:
+A first pass explores the discrete states, one representative per symmetry
+orbit, and solves backwards to a fixpoint, per state ``s``:
 
 * ``live(s)``: the clocks ``s`` may still read before resetting them,
   ``reads(s) | OR over edges s -> t of (live(t) - resets)``.  Every other clock
@@ -14,6 +13,20 @@ and solves backwards to a fixpoint, per state ``s``:
   before ``x`` is reset (the local clock bounds of Behrmann et al., "Static
   guard analysis in timed automata verification", TACAS 2003; TChecker's
   clock-bounds analysis).  Zones of ``s`` are extrapolated by ``s``'s own bounds.
+
+The pass over-approximates the reachable graph, in one of two ways:
+
+* **timed** (models with few clocks): each discrete state keeps one zone over
+  every clock, the convex hull of the zones that reach it, extrapolated by the
+  model's largest constant; an edge counts when its guard meets the hull and
+  its target's deadlines leave something.  Every reachable valuation lies in
+  its state's hull, so no reachable edge is missed, and the graph is usually
+  close to the timed one.  An edge the hull rules out may still look possible
+  to the search, which sees fewer clocks; so that the search rules it out too,
+  the clocks its guard and its target's deadlines read (those it does not
+  reset) count as read by the source.
+* **untimed**: clock constraints are ignored (every data-enabled edge counts),
+  which can be many times larger when timing orders the events.
 
 The pass runs under the same limits as the search; when it stops early every
 clock counts as live with the model's largest constant, which is still exact.
@@ -159,7 +172,36 @@ class _Stop(Exception):
     pass
 
 
+class _TooWide(Exception):
+    """The timed pass's hulls would take more than :data:`HULL_BUDGET_MB`."""
+
+
+HULL_BUDGET_MB = 256
+"""The memory the timed pass's hull zones may take (each about (clocks + 1)^2 ints);
+past it the pass starts again untimed."""
+
+
 def clock_bounds(
+    model: TimedModel,
+    bounds: Sequence[int],
+    cap: int | None,
+    deadline: float | None,
+    canon: Canonizer | None = None,
+    edge_cache: dict[State, Sequence[Edge]] | None = None,
+    max_memory_mb: int | None = None,
+    local: bool = True,
+    timed: DbmOps | None = None,
+) -> Liveness:
+    """See :func:`_clock_bounds`; the timed pass falls back to the untimed one when
+    its hulls outgrow :data:`HULL_BUDGET_MB`."""
+    args = (model, bounds, cap, deadline, canon, edge_cache, max_memory_mb, local)
+    try:
+        return _clock_bounds(*args, timed=timed)
+    except _TooWide:
+        return _clock_bounds(*args, timed=None)
+
+
+def _clock_bounds(
     model: TimedModel,
     bounds: Sequence[int],
     cap: int | None,
@@ -272,6 +314,8 @@ def clock_bounds(
 
     def expand_timed(i: int, s: State) -> None:
         assert timed is not None
+        if len(states) * n * n * 40 > HULL_BUDGET_MB * 2**20:
+            raise _TooWide
         if (cap is not None and len(states) > cap) or (
             deadline is not None and time.monotonic() > deadline
         ) or (max_memory_mb is not None and len(states) % 256 == 0

@@ -4,8 +4,9 @@ A symbolic state is a discrete state and a zone: a canonical DBM over the
 clocks that are *live* in that discrete state.  Exploration proceeds as in
 UPPAAL and TChecker:
 
-1. **Clock bounds** (:mod:`checker.explorer.liveness`): an untimed pre-pass
-   gives, per discrete state, its live clocks and its local LU bounds.
+1. **Clock bounds** (:mod:`checker.explorer.liveness`): a pre-pass (timed, with
+   one hull zone per discrete state, for models with few clocks; untimed
+   otherwise) gives, per discrete state, its live clocks and local LU bounds.
 2. **Zones.**  Successor: intersect with the edge's guard, reset, move to the
    target's live clocks, intersect with the target's deadlines, let time pass
    (bounded by the deadlines), then extrapolate by the target's local LU
@@ -525,7 +526,7 @@ class _Explorer:
     def prepare(self) -> None:
         """The clock-bounds pre-pass (when clock reduction is on)."""
         if self.options.clock_reduction:
-            # The untimed pass over-approximates the discrete states; give it room.
+            # The pass over-approximates the discrete states; give it room.
             ms = self.limits.max_states
             cap = None if ms is None else max(2_000, 20 * ms)
             # The analysis may use the symmetries even when the search does not: they
