@@ -159,6 +159,8 @@ class SortCanonizer:
         self.has_clocks = [any(o.clocks or o.clock_multi for o in row) for row in self.owned]
         self._sigfns: list[Callable[[State], list[tuple[object, ...]]] | None] = [
             None] * len(self.types)
+        self._plain: dict[State, tuple[State, list[Symmetry | None]]] = {}
+        """Results for states whose own signatures order every value (no zone needed)."""
 
     # ------------------------------------------------------------------ signatures
     def _compile_signatures(self, k: int) -> Callable[[State], list[tuple[object, ...]]]:
@@ -295,6 +297,17 @@ class SortCanonizer:
 
         ``clock_key`` returns None for a clock absent from the caller's zone;
         ``zone_fixed`` says whether a permutation maps the caller's zone onto itself."""
+        got = self._plain.get(s)
+        if got is not None:
+            return got
+        if clock_key is not None:
+            # When the state alone orders the values, the zone cannot change the order.
+            if all(len(self._groups(k, s, None)) == t.size for k, t in enumerate(self.types)):
+                got = self.candidates(s)
+                if len(self._plain) >= SYMMETRY_CACHE * 8:
+                    self._plain.clear()
+                self._plain[s] = got
+                return got
         per_type: list[list[tuple[int, ...]]] = []
         single = True
         for k, t in enumerate(self.types):
