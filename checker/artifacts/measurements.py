@@ -197,7 +197,7 @@ BENCH_KEEP = ("case", "requests", "slots", "chunks", "scale", "processes", "symm
               "extrapolation", "tchecker_states", "seconds", "peak_mib")
 FISCHER_CASES = ("fischer:n=4", "fischer:n=4,sym=0", "fischer:n=6", "fischer:n=6,sym=0",
                  "fischer:n=8", "fischer:n=8,sym=0", "fischer:n=10")
-DBM_CASES = ("r=3,s=1,c=2,x=1,dbm=c", "r=3,s=1,c=2,x=1,dbm=python",
+DBM_CASES = ("r=3,s=2,c=2,x=1,dbm=c", "r=3,s=2,c=2,x=1,dbm=python",
              "fischer:n=7,sym=0,dbm=c", "fischer:n=7,sym=0,dbm=python")
 
 
