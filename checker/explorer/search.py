@@ -44,7 +44,7 @@ from checker.explorer import backend, dbm
 from checker.explorer.canon import Canonizer, canonizer
 from checker.explorer.limits import MAX_ZONE_MB, LimitHit, Limits, peak_rss_mb
 from checker.explorer.liveness import EDGE_CACHE, Liveness, clock_bounds, live_clocks
-from checker.explorer.traces import PathStep, TraceStep, concrete, replay_zone
+from checker.explorer.traces import PathStep, TraceStep, concrete, renamed, replay_zone
 from checker.model.interface import (
     GE,
     LE,
@@ -719,7 +719,8 @@ class _Explorer:
                                  self.node_sym[k]))
             k = self.node_parent[k]
         path.reverse()
-        return concrete(self.model, path, extra)
+        steps = concrete(self.model, path, extra)
+        return renamed(self.model, steps) if self.canon is not None else steps
 
 
 def explore(model: TimedModel, limits: Limits | None = None,

@@ -91,6 +91,32 @@ def concrete(model: TimedModel, path: Sequence[PathStep],
     return steps
 
 
+def renamed(model: TimedModel, steps: list[TraceStep]) -> list[TraceStep]:
+    """``steps`` with its symmetric values renamed in order of first mention (when
+    the model offers ``first_mention_permutation`` and the initial state is unchanged
+    by it): the same run up to a permutation, so that traces read A, then B."""
+    rename = getattr(model, "first_mention_permutation", None)
+    if rename is None or len(steps) < 2:
+        return steps
+    sym = rename([st.event for st in steps[1:] if st.event is not None])
+    if sym is None or sym.state(steps[0].state) != steps[0].state:
+        return steps
+    s = steps[0].state
+    out = [steps[0]]
+    for st in steps[1:]:
+        assert st.edge is not None
+        want = sorted((sym.clocks[a.clock], a.op, a.bound) for a in st.edge.guard)
+        ev = sym.events[st.edge.event]
+        match = [e for e in model.edges(s) if e.event == ev
+                 and sorted((a.clock, a.op, a.bound) for a in e.guard) == want]
+        if not match:  # pragma: no cover - the image of a run is a run
+            return steps
+        edge = match[0]
+        out.append(TraceStep(edge.event, model.event_names[edge.event], edge, edge.target))
+        s = edge.target
+    return out
+
+
 def replay_zone(model: TimedModel, bounds: Sequence[int], trace: Sequence[TraceStep]
                 ) -> dbm.Dbm | None:
     """The exact zone (over every clock) at the end of ``trace``, or None if infeasible."""

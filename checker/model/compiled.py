@@ -238,6 +238,16 @@ def _first_test(guard: ir.Expr, args: tuple[int, ...]) -> tuple[int, frozenset[i
     return None
 
 
+def _moved(old: int, idx: tuple[int, ...], moves: Sequence[tuple[int, int, int]],
+           images: tuple[tuple[int, ...], ...]) -> int:
+    """Where a permutation moves the cell or clock ``old`` of a family: each symmetric
+    index position ``p`` (of type ``k``, row-major ``stride``) takes its image."""
+    new = old
+    for p, k, stride in moves:
+        new += (images[k][idx[p]] - idx[p]) * stride
+    return new
+
+
 def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict[str, Fraction]:
     """Default parameter values with ``overrides`` applied; checks names and ranges."""
     params = {p.name: p for p in spec.params}
@@ -627,17 +637,11 @@ class SpecModel:
                 continue
             members, moves = fam
             for old, idx in members:
-                new = old
-                for p, k, stride in moves:
-                    new += (images[k][idx[p]] - idx[p]) * stride
-                src[new] = old
+                src[_moved(old, idx, moves, images)] = old
         clocks = list(range(len(self.clock_names)))
         for members, moves in clock_fams:
             for old, idx in members:
-                new = old
-                for p, k, stride in moves:
-                    new += (images[k][idx[p]] - idx[p]) * stride
-                clocks[old] = new
+                clocks[old] = _moved(old, idx, moves, images)
         evs = list(range(len(self._instances)))
         instance_of = self._instance_of
         for i, event, args, moves in events:
@@ -668,6 +672,33 @@ class SpecModel:
             return decl.receives[0], tuple(inst.receives(s))
         except _Fault:
             return None
+
+    def first_mention_permutation(self, events: Sequence[int]) -> Symmetry | None:
+        """The renaming of symmetric values that makes them appear in the arguments of
+        ``events`` in order (the first one mentioned becomes the type's first value, and
+        so on; values never mentioned keep their order after them); None if it is the
+        identity or there is no symmetry.  Traces are renamed by it for readability."""
+        if self.canonizer is None:
+            return None
+        sym_types = self._perm_layout[0]
+        tix = {t: k for k, t in enumerate(sym_types)}
+        order: list[list[int]] = [[] for _ in sym_types]
+        for e in events:
+            inst = self._instances[e]
+            for (_, ft), v in zip(self.spec.events[inst.event].params, inst.args, strict=True):
+                k = tix.get(ft)
+                if k is not None and v not in order[k]:
+                    order[k].append(v)
+        images: list[tuple[int, ...]] = []
+        for k, t in enumerate(sym_types):
+            seq = order[k] + [v for v in t.values() if v not in order[k]]
+            img = [0] * t.size
+            for pos, v in enumerate(seq):
+                img[v] = pos
+            images.append(tuple(img))
+        if all(img == tuple(range(len(img))) for img in images):
+            return None
+        return self._permutation(tuple(images))
 
     def instance(self, e: int) -> tuple[ir.Event, tuple[int, ...]]:
         """The event declaration and argument values of event instance ``e``."""

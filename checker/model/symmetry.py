@@ -214,7 +214,9 @@ class SortCanonizer:
         sigs: list[Any] = fn(s)
         if clock_key is not None and self.has_clocks[k]:
             sigs = [(sig, self._clock_signature(k, v, clock_key)) for v, sig in enumerate(sigs)]
-        order = sorted(range(len(sigs)), key=lambda v: sigs[v])
+        # Descending: the values furthest from their initial state come first, so that
+        # representatives (and synthesis, which names properties on them) read A first.
+        order = sorted(range(len(sigs)), key=lambda v: sigs[v], reverse=True)
         groups: list[list[int]] = [[order[0]]]
         prev = sigs[order[0]]
         for v in order[1:]:
@@ -300,14 +302,14 @@ class SortCanonizer:
         got = self._plain.get(s)
         if got is not None:
             return got
-        if clock_key is not None:
-            # When the state alone orders the values, the zone cannot change the order.
-            if all(len(self._groups(k, s, None)) == t.size for k, t in enumerate(self.types)):
-                got = self.candidates(s)
-                if len(self._plain) >= SYMMETRY_CACHE * 8:
-                    self._plain.clear()
-                self._plain[s] = got
-                return got
+        # When the state alone orders the values, the zone cannot change the order.
+        if clock_key is not None and all(len(self._groups(k, s, None)) == t.size
+                                         for k, t in enumerate(self.types)):
+            got = self.candidates(s)
+            if len(self._plain) >= SYMMETRY_CACHE * 8:
+                self._plain.clear()
+            self._plain[s] = got
+            return got
         per_type: list[list[tuple[int, ...]]] = []
         single = True
         for k, t in enumerate(self.types):
