@@ -185,3 +185,44 @@ def test_the_timed_pass_falls_back_to_untimed_past_its_memory_budget(
     untimed = liveness.clock_bounds(model, bounds, None, None, canonizer(model))
     assert len(small.live) < len(wide.live) == len(untimed.live)
     assert counts(model) == ("holds", 445, 584, 1794)
+
+
+@pytest.mark.parametrize("spec", sorted((ROOT / "spec" / "sglang").glob("*.kvr")),
+                         ids=lambda p: p.stem)
+def test_traces_name_symmetric_values_in_order_of_first_mention(spec: Path) -> None:
+    """A counterexample is a run up to a permutation of symmetric values: it is shown
+    with the first value mentioned of each type named first (A before B)."""
+    model = SpecModel(load(spec))
+    r = explore(model)
+    if r.verdict != "violated" or model.canonizer is None:
+        pytest.skip("no counterexample, or no symmetric type")
+    seen: dict[str, list[int]] = {}
+    for step in r.trace[1:]:
+        assert step.event is not None
+        decl, args = model.instance(step.event)
+        for (_, ft), v in zip(decl.params, args, strict=True):
+            if ft.symmetric and v not in seen.setdefault(ft.name, []):
+                seen[ft.name].append(v)
+    for values in seen.values():
+        assert values == list(range(len(values)))
+
+
+def test_a_trace_naming_b_first_is_renamed() -> None:
+    from checker.explorer.traces import TraceStep, renamed
+
+    model = SpecModel(load(ROOT / "spec" / "sglang" / "immediate_release.kvr"))
+    trace = explore(model).trace
+    canon = model.canonizer
+    assert canon is not None
+    swap = canon.symmetry(tuple((1, 0) if t.size == 2 else tuple(range(t.size))
+                                for t in canon.types))
+    assert swap is not None
+    s = trace[0].state
+    swapped = [trace[0]]
+    for st in trace[1:]:
+        assert st.edge is not None
+        (edge,) = [e for e in model.edges(s) if e.event == swap.events[st.edge.event]]
+        swapped.append(TraceStep(edge.event, model.event_names[edge.event], edge, edge.target))
+        s = edge.target
+    assert [t.label for t in swapped] != [t.label for t in trace]  # B first
+    assert [t.label for t in renamed(model, swapped)] == [t.label for t in trace]

@@ -115,6 +115,10 @@ class Stats:
     by a larger zone of the same discrete state."""
     transitions: int = 0
     """Edges taken (successor zones computed)."""
+    seconds: float = 0.0
+    peak_memory_mb: float = 0.0
+    depth: int = 0
+    queued: int = 0
     stored: int = 0
     """Symbolic states ever stored, those retired later by a larger zone included
     (what ``max_states`` limits)."""
@@ -123,10 +127,6 @@ class Stats:
     extrapolation: str = "lu"
     """The abstraction the final run used: ``lu``, or ``m`` after an unconfirmed
     deadlock of the LU abstraction (see the module docstring)."""
-    seconds: float = 0.0
-    peak_memory_mb: float = 0.0
-    depth: int = 0
-    queued: int = 0
 
     @property
     def states_per_second(self) -> float:
