@@ -551,7 +551,7 @@ class SpecModel:
             clocks.append((clock, dom, ("observer", resp.name)))
             cell += ir.domain_size(dom)
             clock += ir.domain_size(dom)
-        return SortCanonizer(sym_types, self.state_size, cells, clocks, self._permutation)
+        return SortCanonizer(sym_types, cells, clocks, self._permutation)
 
     def symmetries(self) -> list[Symmetry]:
         """Every non-identity permutation of the values of the symmetric types (none
@@ -618,10 +618,6 @@ class SpecModel:
             if moves:
                 events.append((i, inst.event, inst.args, moves))
         return sym_types, cells, clocks, events
-
-    def _symmetry(self, pmap: Mapping[ir.FiniteType, tuple[int, ...]]) -> Symmetry:
-        sym_types = self._perm_layout[0]
-        return self._permutation(tuple(pmap.get(t, tuple(t.values())) for t in sym_types))
 
     def _permutation(self, images: tuple[tuple[int, ...], ...]) -> Symmetry:
         """The :class:`Symmetry` moving value ``v`` of the ``k``-th symmetric type to

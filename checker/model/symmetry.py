@@ -92,7 +92,7 @@ def _split(items: list[tuple[str, int, int]]) -> tuple[list[tuple[int, int]],
 class SortCanonizer:
     """Candidate permutations by sorted value signatures (see the module docstring)."""
 
-    def __init__(self, sym_types: Sequence[ir.FiniteType], state_size: int,
+    def __init__(self, sym_types: Sequence[ir.FiniteType],
                  cells: Sequence[tuple[int, tuple[ir.FiniteType, ...], ir.FiniteType | None,
                                        object]],
                  clocks: Sequence[tuple[int, tuple[ir.FiniteType, ...], object]],
@@ -155,7 +155,6 @@ class SortCanonizer:
                     clocks=tuple(c for c, _ in csingle),
                     clock_multi=tuple(tuple(c for c, _ in g) for g in cmulti)))
             self.owned.append(row)
-        self.state_size = state_size
         self.has_clocks = [any(o.clocks or o.clock_multi for o in row) for row in self.owned]
         self._sigfns: list[Callable[[State], list[tuple[object, ...]]] | None] = [
             None] * len(self.types)
