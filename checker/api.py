@@ -35,6 +35,7 @@ from checker.model.interface import (
     ModelRuntimeError,
     TimedModel,
 )
+from checker.model.timeline import TraceShape
 
 __all__ = [
     "ERROR",
@@ -163,12 +164,7 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
     if with_times and result.verdict in (VIOLATED, ERROR) and steps:
         from checker import smt
 
-        hazard: tuple[object, ...] = ()
-        for h in model.hazards(states[-1]):
-            if h.property == result.prop:
-                hazard = h.atoms
-                break
-        shape = smt.TraceShape(states, edges, hazard)  # type: ignore[arg-type]
+        shape = TraceShape.of(model, states, edges, result.prop)
         try:
             got = smt.timestamps(model, model.values, shape)
             times = got[: len(states)]
@@ -198,20 +194,15 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
 def explain(outcome: Outcome, free: list[str] | None = None) -> str:
     """The parameter region in which the counterexample's sequence of events is
     feasible (free parameters: all declared ones unless ``free`` is given)."""
-    from checker import smt
 
     assert outcome.raw is not None
     model, result = outcome.raw
     steps = result.trace
     states = [s.state for s in steps]
     edges = [s.edge for s in steps[1:] if s.edge is not None]
-    hazard: tuple[object, ...] = ()
-    for h in model.hazards(states[-1]):
-        if h.property == result.prop:
-            hazard = h.atoms
     from checker.smt.synth import lin_text, trace_region
 
-    shape = smt.TraceShape(states, edges, hazard)  # type: ignore[arg-type]
+    shape = TraceShape.of(model, states, edges, result.prop)
     names = free if free is not None else [p for p, v in model.params.items()
                                            if v.lo is not None or v.hi is not None]
     region = trace_region(model, shape, names)

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from checker.explorer import dbm
-from checker.model.interface import GT, LE, LT, ClockAtom, Edge, State, Symmetry, TimedModel
+from checker.model.interface import GT, LE, LT, Edge, State, Symmetry, TimedModel
+from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 
 
 @dataclass(frozen=True)
@@ -119,39 +120,26 @@ def renamed(model: TimedModel, steps: list[TraceStep]) -> list[TraceStep]:
 
 def replay_zone(model: TimedModel, bounds: Sequence[int], trace: Sequence[TraceStep]
                 ) -> dbm.Dbm | None:
-    """The exact zone (over every clock) at the end of ``trace``, or None if infeasible."""
+    """The exact zone (over every clock) at the end of ``trace``, time-closed, or None
+    if the trace is infeasible (:func:`checker.model.timeline.timeline` in DBMs)."""
     n = len(model.clock_names) + 1
     z = dbm.zero(n)
-
-    def apply(atoms: Sequence[ClockAtom]) -> bool:
-        for a in atoms:
-            b = bounds[a.bound]
-            i = a.clock + 1
-            if a.op in (LE, LT):
-                ok = dbm.constrain(z, n, i, 0, dbm.bound(b, a.op == LT))
-            else:
-                ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, a.op == GT))
-            if not ok:
-                return False
-        return True
-
-    def settle(s: State) -> bool:
-        inv = model.deadlines(s)
-        if not apply(inv):
-            return False
-        dbm.up(z, n)
-        return apply(inv)
-
-    if not settle(trace[0].state):
-        return None
-    for step in trace[1:]:
-        assert step.edge is not None
-        if not apply(step.edge.guard):
-            return None
-        if step.edge.failure is not None:
-            return z
-        for c in step.edge.resets:
-            dbm.reset(z, n, c + 1)
-        if not settle(step.state):
-            return None
+    states = [step.state for step in trace]
+    edges = [step.edge for step in trace[1:] if step.edge is not None]
+    for op in timeline(model, TraceShape(states, edges), closed=True):
+        if isinstance(op, Elapse):
+            dbm.up(z, n)
+        elif isinstance(op, Reset):
+            for c in op.clocks:
+                dbm.reset(z, n, c + 1)
+        else:
+            for a in op.atoms:
+                b = bounds[a.bound]
+                i = a.clock + 1
+                if a.op in (LE, LT):
+                    ok = dbm.constrain(z, n, i, 0, dbm.bound(b, a.op == LT))
+                else:
+                    ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, a.op == GT))
+                if not ok:
+                    return None
     return z

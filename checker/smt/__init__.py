@@ -7,6 +7,8 @@
 * :mod:`checker.smt.quick` — exact solver-free decisions for the parametric
   difference systems synthesis queries most (a probe valuation without an
   infeasible cycle, or a short cycle infeasible throughout the parameters);
+* :mod:`checker.smt.zones` — the polyhedra as a zone domain of the shared
+  reachability loop (:mod:`checker.explorer.reach`);
 * :mod:`checker.smt.synth` — parametric zone exploration (EFsynth):
   ``prove`` and ``synth``.
 
@@ -21,7 +23,8 @@ so the signal is acted on at once instead of being swallowed by Z3.
 
 import z3
 
-from checker.smt.timing import SolverUnknown, TraceShape, timestamps
+from checker.model.timeline import TraceShape
+from checker.smt.timing import SolverUnknown, timestamps
 
 z3.set_param("ctrl_c", False)
 

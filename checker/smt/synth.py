@@ -1,8 +1,9 @@
 """Parameter synthesis and proof by parametric zone exploration (EFsynth).
 
 The algorithm is IMITATOR's EFsynth: explore symbolic states (discrete state,
-convex polyhedron over the live clocks *and* the free parameters) exactly as
-the zone explorer does — guard, reset, move to the target's live clocks,
+convex polyhedron over the live clocks *and* the free parameters,
+:mod:`checker.smt.zones`) with the zone explorer's loop
+(:mod:`checker.explorer.reach`) — guard, reset, move to the target's live clocks,
 target deadlines, time elapse, deadlines again — but keep the parameters
 symbolic.  Every state where a property breaks contributes its projection onto
 the parameters to the *bad* region; the safe region is the declared ranges
@@ -36,40 +37,40 @@ minus the bad region.
 from __future__ import annotations
 
 import time
-from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import z3
 
 from checker.explorer.canon import canonizer
-from checker.explorer.search import live_clocks
+from checker.explorer.limits import LimitHit, Limits
+from checker.explorer.liveness import live_clocks
+from checker.explorer.reach import Reachability, Stats
 from checker.model.interface import (
     GT,
     LE,
     LT,
     ClockAtom,
     Edge,
-    LinExpr,
-    ModelRuntimeError,
     State,
+    Symmetry,
     TimedModel,
 )
+from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 from checker.smt.poly import (
     Lin,
     OutOfTime,
     Z3Context,
-    clock_var,
     dedupe,
     eliminate,
-    implies,
     included,
     param_var,
     remove_redundant,
 )
 from checker.smt.quick import Shortcuts
-from checker.smt.timing import SolverUnknown, TraceShape
+from checker.smt.timing import SolverUnknown
+from checker.smt.zones import Poly, PolyFrame, PolyZones, bound_lin
 
 DELAY = "d"
 COVER_SPLIT_PIECES = 6
@@ -111,27 +112,6 @@ class SynthResult:
     """For each bad piece (by index), the property that broke there."""
 
 
-_MISSING: list[Lin] = []
-"""A placeholder for "not memoised yet" (compared by identity)."""
-
-
-class _Limit(Exception):
-    pass
-
-
-class _Node:
-    """A stored symbolic state (its polyhedron; the discrete state is the key it is
-    stored under).  ``retired`` once a larger polyhedron of the same discrete state
-    is stored: everything reachable from this one is then reachable from that one,
-    so it is not expanded."""
-
-    __slots__ = ("poly", "retired")
-
-    def __init__(self, poly: list[Lin]) -> None:
-        self.poly = poly
-        self.retired = False
-
-
 def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
     """The declared ranges of the free parameters as constraints."""
     out: list[Lin] = []
@@ -144,32 +124,6 @@ def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
             out.append(Lin.make({v: Fraction(1)}, -prm.hi, prm.hi_open))
     got = dedupe(out)
     return got if got is not None else [Lin((), Fraction(1), False)]
-
-
-def bound_lin(b: LinExpr, free: Sequence[str], values: Mapping[str, Fraction]
-              ) -> tuple[dict[str, Fraction], Fraction]:
-    """A bound as (coefficients over free parameters, constant); fixed ones substituted."""
-    coefs: dict[str, Fraction] = {}
-    const = b.const
-    for p, a in b.terms:
-        if p in free:
-            coefs[param_var(p)] = coefs.get(param_var(p), Fraction(0)) + a
-        else:
-            const += a * values[p]
-    return coefs, const
-
-
-def atom_lin(a: ClockAtom, bounds: Sequence[tuple[dict[str, Fraction], Fraction]]) -> Lin:
-    """``clock op bound`` as a normalised constraint."""
-    coefs, const = bounds[a.bound]
-    x = clock_var(a.clock)
-    if a.op in (LE, LT):  # x - b (<|<=) 0
-        cs = {k: -v for k, v in coefs.items()}
-        cs[x] = cs.get(x, Fraction(0)) + 1
-        return Lin.make(cs, -const, a.op == LT)
-    cs = dict(coefs)  # b - x (<|<=) 0
-    cs[x] = cs.get(x, Fraction(0)) - 1
-    return Lin.make(cs, const, a.op == GT)
 
 
 def probe_points(model: TimedModel, free: Sequence[str]) -> list[list[Fraction]]:
@@ -196,212 +150,34 @@ def probe_points(model: TimedModel, free: Sequence[str]) -> list[list[Fraction]]
     return out
 
 
-class _Parametric:
+class _Parametric(Reachability[Poly, PolyFrame, None]):
+    """EFsynth: :class:`Reachability` over polyhedra, collecting the parameters of
+    every violation instead of stopping at the first."""
+
     def __init__(self, model: TimedModel, free: Sequence[str], base: Sequence[Lin],
-                 max_states: int | None, timeout: float | None, symmetry: bool,
-                 deadlock: bool = True) -> None:
-        self.model = model
+                 limits: Limits, symmetry: bool, deadlock: bool = True,
+                 progress: Callable[[Stats], None] | None = None) -> None:
         self.deadlock = deadlock
         self.free = list(free)
         self.ctx = Z3Context()
         self.ctx.shortcuts = Shortcuts([param_var(p) for p in self.free],
                                        probe_points(model, self.free))
-        self.bounds = [bound_lin(b, self.free, model.values) for b in model.bounds]
         self.base = list(base)
-        self.max_states = max_states
-        self.start = time.monotonic()
-        self.deadline = self.start + timeout if timeout is not None else None
-        self.ctx.deadline = self.deadline
-        cap = None if max_states is None else max(10_000, 50 * max_states)
-        self.live = live_clocks(model, cap, self.deadline)
-        self.canon = canonizer(model, symmetry)
-        self.stats = SynthStats()
+        start = time.monotonic()
+        deadline = start + limits.timeout if limits.timeout is not None else None
+        if limits.deadline is not None:
+            deadline = limits.deadline if deadline is None else min(deadline, limits.deadline)
+        self.ctx.deadline = deadline
+        ms = limits.max_states
+        cap = None if ms is None else max(10_000, 50 * ms)
+        live = live_clocks(model, cap, deadline)
+        self.pz = PolyZones(model, self.free, self.ctx, live, canonizer(model, symmetry))
         self.bad = Region()
         self.bad_props: list[str] = []
-        self.passed: dict[State, list[_Node]] = {}
-        self.params = {param_var(p) for p in self.free}
-        self.atom_memo: dict[ClockAtom, Lin] = {}
-        self.reset_memo: dict[ClockAtom, Lin] = {}
-        self.conj_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...]], list[Lin] | None] = {}
-        self.rename_memo: dict[tuple[tuple[int, ...], tuple[Lin, ...]], list[Lin]] = {}
-        self.fm_memo: dict[tuple[tuple[Lin, ...], str], list[Lin] | None] = {}
-        self.close_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...], tuple[int, ...]],
-                              list[Lin] | None] = {}
-
-    # ---- polyhedra operations ----------------------------------------------------------
-    def atoms(self, atoms: Sequence[ClockAtom]) -> list[Lin]:
-        """Clock atoms as constraints (memoised per atom)."""
-        memo = self.atom_memo
-        out = []
-        for a in atoms:
-            got = memo.get(a)
-            if got is None:
-                got = atom_lin(a, self.bounds)
-                memo[a] = got
-            out.append(got)
-        return out
-
-    def conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
-        """The intersection (deduplicated), or None if empty (memoised)."""
-        key = (tuple(poly), tuple(extra))
-        got = self.conj_memo.get(key, _MISSING)
-        if got is _MISSING:
-            got = self._conj(poly, extra)
-            self.conj_memo[key] = got
-        return None if got is None else list(got)
-
-    def _conj(self, poly: Sequence[Lin], extra: Sequence[Lin]) -> list[Lin] | None:
-        got = dedupe([*poly, *extra])
-        if got is None:
-            return None
-        have = set(poly)
-        if not self.ctx.sat(got, new=[c for c in got if c not in have]):
-            return None
-        return got
-
-    def reset_atom(self, a: ClockAtom) -> Lin:
-        """Clock atom ``a`` just after its clock is reset (the clock's term dropped)."""
-        got = self.reset_memo.get(a)
-        if got is None:
-            c = self.atoms((a,))[0]
-            var = clock_var(a.clock)
-            got = Lin.make({v: k for v, k in c.coefs if v != var}, c.const, c.strict)
-            self.reset_memo[a] = got
-        return got
-
-    def forget(self, poly: Sequence[Lin], variables: Sequence[str]) -> list[Lin] | None:
-        cur: list[Lin] | None = list(poly)
-        for v in variables:
-            assert cur is not None
-            cur = self.eliminate(cur, v)
-            if cur is None:
-                return None
-        return cur
-
-    def eliminate(self, poly: Sequence[Lin], v: str) -> list[Lin] | None:
-        """Fourier–Motzkin elimination of ``v`` (memoised: exploration derives the
-        same systems along many paths)."""
-        key = (tuple(poly), v)
-        got = self.fm_memo.get(key, _MISSING)
-        if got is _MISSING:
-            got = eliminate(poly, v)
-            self.fm_memo[key] = got
-        return None if got is None else list(got)
-
-    def elapse(self, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
-        """Time successors: every clock advances by the same d >= 0."""
-        return self._shift(poly, clocks, -1)
-
-    def down(self, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
-        """Time predecessors: the valuations from which some delay d >= 0 reaches ``poly``."""
-        return self._shift(poly, clocks, 1)
-
-    def _shift(self, poly: Sequence[Lin], clocks: Sequence[int], sign: int
-               ) -> list[Lin] | None:
-        """``poly`` with every clock x replaced by x + sign * d, d >= 0 eliminated."""
-        names = {clock_var(c) for c in clocks}
-        shifted: list[Lin] = []
-        for c in poly:
-            total = sum((a for v, a in c.coefs if v in names), Fraction(0))
-            if total == 0:
-                shifted.append(c)
-                continue
-            coefs = dict(c.coefs)
-            coefs[DELAY] = sign * total
-            shifted.append(Lin.make(coefs, c.const, c.strict))
-        shifted.append(Lin.make({DELAY: Fraction(-1)}, Fraction(0), False))
-        return self.eliminate(shifted, DELAY)
-
-    def subtract(self, piece: Sequence[Lin], cut: Sequence[Lin]) -> list[list[Lin]]:
-        """``piece`` minus the convex ``cut``, as disjoint convex pieces."""
-        out: list[list[Lin]] = []
-        acc: list[Lin] | None = list(piece)
-        for c in cut:
-            assert acc is not None
-            got = self.conj(acc, [c.negate()])
-            if got is None:
-                continue  # acc implies c
-            out.append(got)
-            acc = self.conj(acc, [c])
-            if acc is None:
-                break
-        return out
-
-    def deadlocks(self, s: State, poly: Sequence[Lin], clocks: Sequence[int],
-                  edges: Sequence[Edge]) -> list[list[Lin]]:
-        """The convex pieces of (s, poly) from which no edge can fire after any delay
-        (empty when time may pass for ever in ``s``)."""
-        if not self.model.deadlines(s):
-            return []
-        live = set(clocks)
-        extras: list[list[Lin]] = []
-        for e in edges:
-            extra = self.atoms(e.guard)
-            resets = set(e.resets)
-            # A violating edge fires (and is reported); it enters no state.
-            try:
-                target = self.model.deadlines(e.target) if e.failure is None else ()
-            except ModelRuntimeError:
-                target = ()  # entering the target is a model error: the edge can fire
-            for a in target:
-                if a.clock in resets:
-                    c = self.reset_atom(a)
-                elif a.clock not in live:
-                    continue  # reset before it is read
-                else:
-                    c = self.atoms((a,))[0]
-                if c.trivial() is not True:
-                    extra.append(c)
-            if not extra:
-                return []  # this edge can fire from every valuation of the state
-            extras.append(extra)
-        for extra in extras:
-            if all(implies(self.ctx, poly, c) for c in extra):
-                return []  # likewise: poly implies the edge's constraints
-        rest: list[list[Lin]] = [list(poly)]
-        for extra in extras:
-            enabled = self.conj(poly, extra)
-            if enabled is None:
-                continue
-            before = self.down(enabled, clocks)
-            if before is None:
-                continue
-            rest = [q for piece in rest for q in self.subtract(piece, before)]
-            if not rest:
-                return []
-        return rest
-
-    def params_of(self, poly: Sequence[Lin]) -> list[Lin] | None:
-        clocks = sorted({v for c in poly for v in c.vars()} - self.params)
-        got = self.forget(poly, clocks)
-        if got is None:
-            return None
-        return remove_redundant(self.ctx, got)
-
-    def close(self, s: State, poly: Sequence[Lin], clocks: Sequence[int]) -> list[Lin] | None:
-        """(s, poly) closed under the deadlines of ``s`` and time elapse (memoised)."""
-        inv = self.atoms(self.model.deadlines(s))
-        key = (tuple(poly), tuple(inv), tuple(clocks))
-        got = self.close_memo.get(key, _MISSING)
-        if got is _MISSING:
-            got = self._close(poly, inv, clocks)
-            self.close_memo[key] = got
-        return None if got is None else list(got)
-
-    def _close(self, poly: Sequence[Lin], inv: list[Lin], clocks: Sequence[int]
-               ) -> list[Lin] | None:
-        cur = self.conj(poly, inv)
-        if cur is None:
-            return None
-        cur = self.elapse(cur, clocks)
-        if cur is None:
-            return None
-        # No satisfiability query: the time successors contain the satisfiable
-        # system they were computed from (delay 0), which meets the deadlines.
-        cur = dedupe([*cur, *inv])
-        if cur is None:  # pragma: no cover - impossible, see above
-            return None
-        return remove_redundant(self.ctx, cur, set(poly))
+        self.ranges: list[Lin] = []
+        self._edges: tuple[State | None, Sequence[Edge]] = (None, ())
+        super().__init__(model, self.pz, limits, "bfs", keep_shallower=False,
+                         progress=progress, start=start)
 
     # ---- bad region ------------------------------------------------------------------------
     def covered(self, params: Sequence[Lin]) -> bool:
@@ -427,15 +203,16 @@ class _Parametric:
             assert acc is not None
             if c in acc:
                 continue
-            out = self.conj(acc, [c.negate()])
+            out = self.pz.conj(acc, [c.negate()])
             if out is not None and not self._covered(out, k + 1):
                 return False
-            acc = self.conj(acc, [c])
+            acc = self.pz.conj(acc, [c])
             if acc is None:
                 return True
         return True
 
     def add_bad(self, params: list[Lin], prop: str) -> None:
+        """Add a piece to the bad region (dropping the pieces it includes)."""
         for piece in self.bad.pieces:
             if included(self.ctx, params, piece):
                 return
@@ -444,89 +221,26 @@ class _Parametric:
         self.bad.pieces = [self.bad.pieces[i] for i in keep] + [params]
         self.bad_props = [self.bad_props[i] for i in keep] + [prop]
 
-    def timelocked_start(self, s0: State, start: Sequence[Lin]) -> None:
+    def timelocked_start(self, f: PolyFrame, start: Sequence[Lin]) -> None:
         """Report the parameter values for which the initial state breaks a deadline."""
-        inv = self.atoms(self.model.deadlines(s0))
-        ok = self.conj(start, inv)
+        ok = self.pz.conj(start, f.inv)
         if ok is None:
             self.report(start, "deadlock")
             return
-        allowed = self.params_of(ok)
+        allowed = self.pz.params_of(ok)
         if allowed is None:
             self.report(start, "deadlock")
             return
         for c in allowed:
-            got = self.conj(start, [c.negate()])
+            got = self.pz.conj(start, [c.negate()])
             if got is not None:
                 self.report(got, "deadlock")
 
     def report(self, poly: Sequence[Lin], prop: str) -> None:
-        params = self.params_of(poly)
+        """The parameters of ``poly`` are bad (``prop`` breaks there)."""
+        params = self.pz.params_of(poly)
         if params is not None:
             self.add_bad(params, prop)
-
-    # ---- symmetry and storage ----------------------------------------------------------------
-    def canonical(self, s: State, poly: list[Lin]) -> tuple[State, list[Lin]]:
-        """A representative of (s, poly) under the symmetries: the canonizer's least
-        discrete image (found without enumerating permutations), with the
-        polyhedron's clocks renamed alike."""
-        if self.canon is None:
-            return s, poly
-        best_s, cands = self.canon.candidates(s)
-        sym = cands[0]
-        if sym is None:
-            return s, poly
-        key = (sym.clocks, tuple(poly))
-        got = self.rename_memo.get(key)
-        if got is None:
-            renamed: list[Lin] = []
-            for c in poly:
-                coefs = {
-                    (clock_var(sym.clocks[int(v[1:])]) if v.startswith("c") else v): a
-                    for v, a in c.coefs
-                }
-                renamed.append(Lin.make(coefs, c.const, c.strict))
-            got = sorted(renamed)
-            self.rename_memo[key] = got
-        return best_s, list(got)
-
-    def store(self, s: State, poly: list[Lin]) -> _Node | None:
-        """Store (s, poly) unless a stored polyhedron of ``s`` includes it; retire the
-        stored ones it includes.  Returns the new node, or None if covered."""
-        nodes = self.passed.get(s)
-        if nodes is None:
-            nodes = []
-            self.passed[s] = nodes
-            self.stats.states += 1
-        else:
-            for old in nodes:
-                if included(self.ctx, poly, old.poly):
-                    return None
-            keep = []
-            for old in nodes:
-                if included(self.ctx, old.poly, poly):
-                    old.retired = True
-                else:
-                    keep.append(old)
-            nodes[:] = keep
-        node = _Node(poly)
-        nodes.append(node)
-        self.stats.symbolic_states += 1
-        if self.max_states is not None and self.stats.symbolic_states > self.max_states:
-            raise _Limit(f"state limit ({self.max_states}) reached")
-        self.tick()
-        return node
-
-    def tick(self) -> None:
-        """End the run at the time limit."""
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise _Limit("time limit reached")
-
-    def clocks_of(self, s: State) -> list[int]:
-        mask = self.live.get(s) if self.live is not None else None
-        if mask is None:
-            return list(range(len(self.model.clock_names)))
-        return [c for c in range(len(self.model.clock_names)) if mask >> c & 1]
 
     def check_state(self, s: State, poly: Sequence[Lin]) -> bool:
         """Report the properties (s, poly) breaks; True if it breaks any outright."""
@@ -535,95 +249,91 @@ class _Parametric:
             self.report(poly, viol[0].property)
             return True
         for h in self.model.hazards(s):
-            got = self.conj(poly, self.atoms(h.atoms))
+            got = self.pz.conj(poly, self.pz.atoms(h.atoms))
             if got is not None:
                 self.report(got, h.property)
         return False
 
-    # ---- search ----------------------------------------------------------------------------
+    # ---- hooks of the loop -----------------------------------------------------------------
+    def edges(self, s: State) -> Sequence[Edge]:
+        """The edges of ``s`` (the last state's are kept: expansion asks twice)."""
+        last, got = self._edges
+        if last != s:
+            got = self.model.edges(s)
+            self._edges = (s, got)
+        return got
+
+    def initial(self, s: State, f: PolyFrame) -> Poly | None:
+        """Every clock at zero within the ranges (and the assumption); the parameters
+        for which the state breaks a deadline at once are bad."""
+        zero = self.pz.zero(f)
+        if len(zero) >= 1024:
+            self.tick_time()
+        start = self.pz.conj([*self.ranges, *self.base], zero)
+        if start is None:
+            return None
+        if self.deadlock:
+            self.timelocked_start(f, start)
+        return self.pz.close(f, start)
+
+    def arrive(self, s: State, f: PolyFrame, z: Poly, parent: int, edge: Edge | None
+               ) -> object:
+        """Checked once stored (a covered state adds no bad parameters)."""
+        return (s, z)
+
+    def stored(self, node: int | None, s: State, f: PolyFrame, z: Poly,
+               sym: Symmetry | None, parent: int, edge: Edge | None, branch: int,
+               depth: int, found: object) -> None:
+        """Report what the new state breaks; expand it unless it breaks an invariant."""
+        if node is None:
+            return None
+        assert isinstance(found, tuple)
+        if not self.check_state(found[0], found[1]):
+            self.waiting.push(node)
+        return None
+
+    def expand(self, node: int, s: State, f: PolyFrame, z: Poly) -> bool:
+        """Skip a state whose parameters are all bad already; report its deadlocks."""
+        if self.bad.pieces:
+            params = self.pz.params_of(z)
+            if params is None or self.covered(params):
+                return False  # nothing new can be learned below this state
+        if self.deadlock:
+            for piece in self.pz.stuck(f, z, self.edges(s)):
+                self.report(piece, "deadlock")
+        return True
+
+    def failure(self, node: int, f: PolyFrame, g: Poly, e: Edge, branch: int) -> None:
+        """A broken ``assert``: the parameters where the edge fires are bad."""
+        self.report(g, "assert")
+        return None
+
+    def exhausted(self) -> None:
+        """Every reachable symbolic state was explored."""
+        return None
+
+    def tick_time(self) -> None:
+        """End the run at the time limit."""
+        if self.deadline_t is not None and time.monotonic() > self.deadline_t:
+            raise LimitHit("time limit reached")
+
+    # ---- the run ---------------------------------------------------------------------------
     def run(self) -> SynthResult:
-        ranges = range_constraints(self.model, self.free)
+        """Explore; the result is complete unless a limit ended the run."""
+        self.ranges = range_constraints(self.model, self.free)
         limit = None
         try:
-            self.search(ranges)
-        except _Limit as lim:
-            limit = str(lim)
+            self.search()
+        except LimitHit as lim:
+            limit = lim.what
         except OutOfTime:
             limit = "time limit reached"
-        self.stats.seconds = time.monotonic() - self.start
-        self.stats.queries = self.ctx.queries
+        st = self.stats
+        stats = SynthStats(st.states, st.stored, st.transitions, self.ctx.queries,
+                           time.monotonic() - self.start)
         props = dict(enumerate(self.bad_props))
-        return SynthResult(limit is None, self.free, ranges, self.bad, self.stats, limit, props)
-
-    def search(self, ranges: list[Lin]) -> None:
-        model = self.model
-        frontier: deque[tuple[State, _Node]] = deque()
-        for s0 in model.initial_states():
-            clocks = self.clocks_of(s0)
-            zero: list[Lin] = []
-            for c in clocks:
-                zero.append(Lin.make({clock_var(c): Fraction(1)}, Fraction(0), False))
-                zero.append(Lin.make({clock_var(c): Fraction(-1)}, Fraction(0), False))
-                if len(zero) % 1024 == 0:
-                    self.tick()
-            start = self.conj([*ranges, *self.base], zero)
-            if start is None:
-                continue
-            if self.deadlock:
-                self.timelocked_start(s0, start)
-            poly = self.close(s0, start, clocks)
-            if poly is None:
-                continue
-            cs, cp = self.canonical(s0, poly)
-            node = self.store(cs, cp)
-            if node is None:
-                continue
-            if not self.check_state(s0, poly):
-                frontier.append((cs, node))
-        while frontier:
-            s, node = frontier.popleft()
-            self.tick()
-            if node.retired:
-                continue  # a larger polyhedron of s was stored since: it covers this one
-            poly = node.poly
-            if self.bad.pieces:
-                params = self.params_of(poly)
-                if params is None or self.covered(params):
-                    continue  # nothing new can be learned below this state
-            clocks = self.clocks_of(s)
-            edges = model.edges(s)
-            if self.deadlock:
-                for piece in self.deadlocks(s, poly, clocks, edges):
-                    self.report(piece, "deadlock")
-            for e in edges:
-                g = self.conj(poly, self.atoms(e.guard))
-                if g is None:
-                    continue
-                self.stats.transitions += 1
-                if e.failure is not None:
-                    self.report(g, "assert")
-                    continue
-                t = e.target
-                tclocks = self.clocks_of(t)
-                resets = set(e.resets)
-                drop = [clock_var(c) for c in clocks if c in resets or c not in tclocks]
-                cur = self.forget(g, drop)
-                if cur is None:
-                    continue
-                for c in tclocks:
-                    if c in resets or c not in clocks:
-                        x = clock_var(c)
-                        cur += [Lin.make({x: Fraction(1)}, Fraction(0), False),
-                                Lin.make({x: Fraction(-1)}, Fraction(0), False)]
-                nxt = self.close(t, cur, tclocks)
-                if nxt is None:
-                    continue
-                cs, cp = self.canonical(t, nxt)
-                node = self.store(cs, cp)
-                if node is None:
-                    continue
-                if not self.check_state(t, nxt):
-                    frontier.append((cs, node))
+        return SynthResult(limit is None, self.free, self.ranges, self.bad, stats, limit,
+                           props)
 
 
 def explore_parametric(
@@ -634,13 +344,18 @@ def explore_parametric(
     timeout: float | None = None,
     symmetry: bool = True,
     deadlock: bool = True,
+    max_memory_mb: int | None = None,
+    progress: Callable[[Stats], None] | None = None,
 ) -> SynthResult:
     """The bad parameter region of ``model`` over ``free`` (others at their values).
 
     ``base`` restricts the parameters explored (e.g. an assumption); ``deadlock``
-    makes deadlocks bad too.  Raises SolverUnknown if Z3 cannot decide a query.
+    makes deadlocks bad too; ``progress`` is called about once a second with the
+    exploration's statistics.  Raises SolverUnknown if Z3 cannot decide a query.
     """
-    return _Parametric(model, free, base, max_states, timeout, symmetry, deadlock).run()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    limits = Limits(max_states=max_states, max_memory_mb=max_memory_mb, deadline=deadline)
+    return _Parametric(model, free, base, limits, symmetry, deadlock, progress).run()
 
 
 __all__ = [
@@ -879,21 +594,23 @@ def _closed(cons: Sequence[Lin]) -> list[Lin]:
 def trace_region(model: TimedModel, shape: TraceShape, free: Sequence[str]) -> list[Lin]:
     """The exact parameter region (over ``free``, within the ranges; others at their
     values) in which the trace's sequence of events is feasible: the trace's
-    timing constraints with every timestamp projected out (Fourier–Motzkin).
+    timing constraints (:func:`checker.model.timeline.timeline` over timestamps
+    ``t0, t1, ...``) with every timestamp projected out (Fourier–Motzkin).
     Returns the essential constraints (those the ranges do not imply)."""
     bounds = [bound_lin(b, free, model.values) for b in model.bounds]
     ranges = range_constraints(model, free)
-    cons: list[Lin] = []
-    n = len(shape.edges)
-    last_reset: dict[int, str | None] = {}
+    cons: list[Lin] = [Lin.make({"t0": Fraction(1)}, Fraction(0), False),
+                       Lin.make({"t0": Fraction(-1)}, Fraction(0), False)]
+    now = 0
+    last_reset: dict[int, int] = {}
 
-    def atom(a: ClockAtom, now: str) -> Lin:
+    def atom(a: ClockAtom) -> Lin:
         coefs, const = bounds[a.bound]
+        # clock value = t_now - t_since (t0 = 0 when never reset)
+        lhs: dict[str, Fraction] = {f"t{now}": Fraction(1)}
         since = last_reset.get(a.clock)
-        # clock value = now - since  (since = t0 = 0 when never reset)
-        lhs: dict[str, Fraction] = {now: Fraction(1)}
         if since is not None:
-            lhs[since] = lhs.get(since, Fraction(0)) - 1
+            lhs[f"t{since}"] = lhs.get(f"t{since}", Fraction(0)) - 1
         if a.op in (LE, LT):
             cs = dict(lhs)
             for k, v in coefs.items():
@@ -904,27 +621,16 @@ def trace_region(model: TimedModel, shape: TraceShape, free: Sequence[str]) -> l
             cs[k] = cs.get(k, Fraction(0)) + v
         return Lin.make(cs, const, a.op == GT)
 
-    def t(i: int) -> str:
-        return f"t{i}"
-
-    cons.extend(atom(a, t(0)) for a in model.deadlines(shape.states[0]))
-    cons.append(Lin.make({t(0): Fraction(1)}, Fraction(0), False))
-    cons.append(Lin.make({t(0): Fraction(-1)}, Fraction(0), False))
-    for i, e in enumerate(shape.edges):
-        now = t(i + 1)
-        cons.append(Lin.make({t(i): Fraction(1), now: Fraction(-1)}, Fraction(0), False))
-        cons.extend(atom(a, now) for a in model.deadlines(shape.states[i]))
-        cons.extend(atom(a, now) for a in e.guard)
-        if e.failure is not None:
-            break
-        for c in e.resets:
-            last_reset[c] = now
-        cons.extend(atom(a, now) for a in model.deadlines(shape.states[i + 1]))
-    if shape.hazard:
-        end = t(n + 1)
-        cons.append(Lin.make({t(n): Fraction(1), end: Fraction(-1)}, Fraction(0), False))
-        cons.extend(atom(a, end) for a in model.deadlines(shape.states[-1]))
-        cons.extend(atom(a, end) for a in shape.hazard)
+    for op in timeline(model, shape):
+        if isinstance(op, Elapse):
+            cons.append(Lin.make({f"t{now}": Fraction(1), f"t{now + 1}": Fraction(-1)},
+                                 Fraction(0), False))
+            now += 1
+        elif isinstance(op, Reset):
+            for c in op.clocks:
+                last_reset[c] = now
+        else:
+            cons.extend(atom(a) for a in op.atoms)
     ctx = Z3Context()
     cur = dedupe([*cons, *ranges])
     if cur is None or not ctx.sat(cur):

@@ -21,8 +21,7 @@ reported as such (:class:`SolverUnknown`), never read as "infeasible".
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 
 import z3
@@ -32,12 +31,11 @@ from checker.model.interface import (
     LE,
     LT,
     ClockAtom,
-    Edge,
     LinExpr,
-    State,
     TimedModel,
     Undecided,
 )
+from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 
 TIMEOUT_MS = 20_000
 SEED = 0
@@ -60,21 +58,6 @@ def _to_fraction(v: z3.ArithRef) -> Fraction:
     raise SolverUnknown(f"non-rational value {v}")
 
 
-@dataclass(frozen=True)
-class TraceShape:
-    """The parts of a discrete trace the timing constraints depend on.
-
-    ``states[0]`` is the initial state; ``edges[i]`` leads from ``states[i]`` to
-    ``states[i + 1]`` (for a violated assert the last edge's target is not
-    entered).  ``hazard`` holds the clock atoms that must become true after the
-    last step when the violation is a bounded-response hazard.
-    """
-
-    states: Sequence[State]
-    edges: Sequence[Edge]
-    hazard: Sequence[ClockAtom] = ()
-
-
 def _lin(b: LinExpr, params: Mapping[str, z3.ArithRef]) -> z3.ArithRef:
     term: z3.ArithRef = z3.RealVal(str(b.const))
     for p, c in b.terms:
@@ -88,9 +71,9 @@ def _constraints(
     bound: Callable[[int], z3.ArithRef],
     strict_gap: z3.ArithRef | None,
 ) -> tuple[list[z3.ArithRef], list[z3.BoolRef]]:
-    """Timestamps ``t_0 .. t_k`` (plus one for a hazard) and the constraints on them."""
-    n_steps = len(shape.edges)
-    times = [z3.Real(f"t{i}") for i in range(n_steps + 1)]
+    """Timestamps ``t_0 .. t_k`` (plus one for a hazard) and the constraints on them
+    (:func:`checker.model.timeline.timeline` over Z3 reals)."""
+    times = [z3.Real("t0")]
     cons: list[z3.BoolRef] = [times[0] == 0]
     last_reset: dict[int, z3.ArithRef] = {}
 
@@ -105,26 +88,17 @@ def _constraints(
             return value <= b - strict_gap if a.op == LT else value >= b + strict_gap
         return value < b if a.op == LT else value > b
 
-    def deadlines(s: State, now: z3.ArithRef) -> None:
-        cons.extend(atom(a, now) for a in model.deadlines(s))
-
-    deadlines(shape.states[0], times[0])
-    for i, e in enumerate(shape.edges):
-        now = times[i + 1]
-        cons.append(now >= times[i])
-        deadlines(shape.states[i], now)  # time may not pass a deadline of the state left
-        cons.extend(atom(a, now) for a in e.guard)
-        if e.failure is not None:
-            break
-        for c in e.resets:
-            last_reset[c] = now
-        deadlines(shape.states[i + 1], now)  # the state entered must allow its deadlines
-    if shape.hazard:
-        end = z3.Real(f"t{n_steps + 1}")
-        times.append(end)
-        cons.append(end >= times[n_steps])
-        deadlines(shape.states[-1], end)
-        cons.extend(atom(a, end) for a in shape.hazard)
+    for op in timeline(model, shape):
+        now = times[-1]
+        if isinstance(op, Elapse):
+            nxt = z3.Real(f"t{len(times)}")
+            cons.append(nxt >= now)
+            times.append(nxt)
+        elif isinstance(op, Reset):
+            for c in op.clocks:
+                last_reset[c] = now
+        else:
+            cons.extend(atom(a, now) for a in op.atoms)
     return times, cons
 
 

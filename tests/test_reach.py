@@ -1,0 +1,208 @@
+"""The shared reachability loop and the trace semantics stated once.
+
+* :mod:`checker.explorer.reach` runs over any zone domain: a toy domain (no
+  clocks at all) turns it into plain discrete reachability, and its waiting list
+  and store behave as documented;
+* :func:`checker.model.timeline.timeline` is the one statement of a trace's
+  timing, which the zone replay, the timestamps and ``--explain`` interpret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from checker.explorer import search
+from checker.explorer.reach import (
+    BreadthFirst,
+    DepthFirst,
+    Passed,
+    Reachability,
+    Stats,
+)
+from checker.explorer.traces import TraceStep, replay_zone
+from checker.language import load_text
+from checker.model.compiled import SpecModel
+from checker.model.interface import ClockAtom, Edge, State, Symmetry, scaled_bounds
+from checker.model.timeline import Elapse, Holds, Reset, TraceShape, timeline
+from checker.smt import synth
+from checker.smt.timing import timestamps
+
+ROOT = Path(__file__).resolve().parent.parent
+FISCHER = ROOT / "spec/classic/fischer.kvr"
+
+
+class Untimed:
+    """A zone domain with a single zone: reachability of discrete states."""
+
+    def frame(self, s: State) -> State:
+        return s
+
+    def zero(self, f: State) -> tuple[()]:
+        return ()
+
+    def constrain(self, f: State, z: tuple[()], atoms: Sequence[ClockAtom]) -> tuple[()]:
+        return ()
+
+    def reset(self, f: State, z: tuple[()], e: Edge, tf: State) -> tuple[()]:
+        return ()
+
+    def close(self, f: State, z: tuple[()]) -> tuple[()]:
+        return ()
+
+    def includes(self, f: State, big: tuple[()], small: tuple[()]) -> bool:
+        return True
+
+    def extrapolate(self, f: State, z: tuple[()]) -> tuple[()]:
+        return z
+
+    def canonical(self, f: State, z: tuple[()]) -> tuple[State, tuple[()], Symmetry | None]:
+        return f, z, None
+
+
+class Count(Reachability[tuple[()], State, int]):
+    def exhausted(self) -> int:
+        return self.stats.states
+
+
+def _fischer() -> SpecModel:
+    from checker.language import load
+
+    return SpecModel(load(FISCHER), {})
+
+
+def test_an_untimed_domain_gives_discrete_reachability() -> None:
+    model = _fischer()
+    # Ignoring time (clock atoms always true), the loop is a plain graph search:
+    # it meets the discrete states a breadth-first search over the edges meets.
+    seen = set(model.initial_states())
+    todo = list(seen)
+    while todo:
+        for e in model.edges(todo.pop()):
+            if e.failure is None and e.target not in seen:
+                seen.add(e.target)
+                todo.append(e.target)
+    got = Count(model, Untimed(), search.Limits()).search()
+    assert got == len(seen) == 152
+    assert Count(model, Untimed(), search.Limits(), order="dfs").search() == 152
+    zones = search.explore(model, options=search.Options(symmetry=False))
+    assert zones.stats.states < got  # timing prunes states (mutual exclusion holds)
+
+
+def test_waiting_lists_order() -> None:
+    for w, want in ((BreadthFirst(), [1, 2, 3]), (DepthFirst(), [3, 2, 1])):
+        for k in (1, 2, 3):
+            w.push(k)
+        assert len(w) == 3
+        assert [w.pop() for _ in range(3)] == want
+        assert len(w) == 0
+
+
+def _intervals(keep_shallower: bool) -> tuple[Passed[tuple[int, int], None], Stats]:
+    def includes(f: None, big: tuple[int, int], small: tuple[int, int]) -> bool:
+        return big[0] <= small[0] and small[1] <= big[1]
+
+    return Passed(includes, keep_shallower), Stats()
+
+
+def test_store_covers_and_retires() -> None:
+    passed, st = _intervals(keep_shallower=False)
+    s = (0,)
+    a = passed.add(None, s, (1, 2), -1, -1, 0, None, 0, st)
+    assert a == 0
+    assert passed.add(None, s, (1, 2), -1, -1, 0, None, 1, st) is None  # covered
+    assert passed.subsumer == 0
+    b = passed.add(None, s, (0, 5), -1, -1, 0, None, 1, st)  # includes a: a retires
+    assert b == 1 and passed.alive[a] == 0
+    assert (st.states, st.zones, st.stored, st.depth) == (1, 1, 2, 1)
+    assert passed.by_state[s] == [b]
+    c = passed.add(None, (1,), (0, 0), b, 3, 0, None, 2, st)
+    assert passed.path(c) == [b, c]
+
+
+def test_store_keeps_a_shallower_waiting_node_for_shortest_traces() -> None:
+    passed, st = _intervals(keep_shallower=True)
+    a = passed.add(None, (0,), (1, 2), -1, -1, 0, None, 0, st)
+    b = passed.add(None, (0,), (0, 5), -1, -1, 0, None, 3, st)
+    assert b is not None
+    assert passed.alive[a] == 1  # still expanded: it is shallower than b
+    assert st.zones == 1  # but no longer stored
+
+
+def test_both_engines_run_the_shared_loop() -> None:
+    assert issubclass(search._Explorer, Reachability)
+    assert issubclass(synth._Parametric, Reachability)
+
+
+SPEC = """
+model timeline_demo
+actor a
+var ph : {s0, s1, s2} = s0
+clock x
+clock y
+param T in [1, 9] = 3
+event a.go() when ph == s0 and x >= 1 do ph := s1; reset x
+event a.stop() when ph == s1 and y >= 6 do ph := s2
+deadline hurry: x <= T while ph == s1
+deadline start: y <= 2 while ph == s0
+"""
+
+
+def _run(t: int) -> tuple[SpecModel, list[State], list[Edge]]:
+    model = SpecModel(load_text(SPEC), {"T": Fraction(t)})
+    s0 = model.initial_states()[0]
+    go = model.edges(s0)[0]
+    stop = model.edges(go.target)[0]
+    return model, [s0, go.target, stop.target], [go, stop]
+
+
+def _show(model: SpecModel, ops: list[object]) -> list[str]:
+    out = []
+    for op in ops:
+        if isinstance(op, Elapse):
+            out.append("elapse")
+        elif isinstance(op, Reset):
+            out.append("reset " + ",".join(model.clock_names[c] for c in op.clocks))
+        else:
+            assert isinstance(op, Holds)
+            atoms = " & ".join(f"{model.clock_names[a.clock]}{a.op}{model.bounds[a.bound]}"
+                               for a in op.atoms)
+            out.append(f"{op.why} {atoms}".rstrip())
+    return out
+
+
+def test_timeline_states_the_trace_semantics() -> None:
+    model, states, edges = _run(3)
+    ops = list(timeline(model, TraceShape(states, edges)))
+    assert _show(model, ops) == [
+        "deadline y<=2",
+        "elapse", "deadline y<=2", "guard x>=1", "reset x", "deadline x<=T",
+        "elapse", "deadline x<=T", "guard y>=6", "deadline",
+    ]
+    closed = _show(model, list(timeline(model, TraceShape(states, edges), closed=True)))
+    assert closed[-2:] == ["elapse", "deadline"]
+
+
+def _replay(model: SpecModel, states: list[State], edges: list[Edge]) -> bool:
+    bounds, _ = scaled_bounds(model.bounds, model.values)
+    steps = [TraceStep(None, "initial", None, states[0])] + [
+        TraceStep(e.event, model.event_names[e.event], e, t)
+        for e, t in zip(edges, states[1:], strict=True)]
+    return replay_zone(model, bounds, steps) is not None
+
+
+def test_the_three_interpretations_agree() -> None:
+    # go happens by y = 2 (the start deadline), stop at y >= 6, and x (reset by go)
+    # must stay <= T meanwhile: the run is feasible exactly when T >= 4.
+    model, states, edges = _run(3)
+    shape = TraceShape(states, edges)
+    assert [synth.lin_text(c) for c in synth.trace_region(model, shape, ["T"])] == ["T >= 4"]
+    assert not _replay(model, states, edges)
+    with pytest.raises(ValueError):
+        timestamps(model, model.values, shape)
+    model, states, edges = _run(5)
+    assert _replay(model, states, edges)
+    assert timestamps(model, model.values, TraceShape(states, edges)) == [0, 1, 6]
