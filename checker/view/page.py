@@ -1,0 +1,42 @@
+"""The viewer page: the static assets with a run's data inlined.
+
+The page is one HTML document with its CSS, JavaScript and data inline and no
+reference to anything outside it, so the same text is written to a file by
+``kvrace view --html`` (it works offline, with no server) and sent by the server
+(which adds the simulator: ``live``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from importlib import resources
+from typing import Any
+
+__all__ = ["page_html"]
+
+
+def _asset(name: str) -> str:
+    return resources.files("checker.view").joinpath("static", name).read_text("utf-8")
+
+
+def _script_json(data: object) -> str:
+    """JSON that is safe inside a ``<script>`` element (no ``</script>``, no ``<!--``)."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def page_html(view: dict[str, Any], check: dict[str, Any] | None, live: bool) -> str:
+    """The viewer for ``view`` (:func:`checker.view.steps.view_json`).
+
+    ``check`` is the verdict, property, message and violating step of the check that
+    found the run (None when the run is not a counterexample); ``live`` enables the
+    simulator, which needs the server."""
+    data = {"view": view, "check": check, "live": live}
+    # Each placeholder is replaced once, in this order, so the data (inserted last)
+    # cannot be mistaken for a placeholder.
+    page = _asset("viewer.html")
+    page = page.replace("__TITLE__", html.escape(str(view.get("model", ""))), 1)
+    page = page.replace("__CSS__", _asset("viewer.css"), 1)
+    page = page.replace("__JS__", _asset("viewer.js").replace("</", "<\\/"), 1)
+    return page.replace("__DATA__", _script_json(data), 1)
