@@ -104,6 +104,69 @@ class Outcome:
             return f"model error: {self.message}"
         return "holds"
 
+    # ---- display (Jupyter and the REPL) ---------------------------------------------
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={tr.fmt_time(v)}" for k, v in self.params.items())
+        text = f"<Outcome {self.spec.name} ({params}): {self.summary()}"
+        if self.trace is not None:
+            n = len(self.trace.steps) - 1
+            text += f"; trace of {n} event{'s' if n != 1 else ''}"
+        return text + ">"
+
+    def diagram_svg(self) -> str | None:
+        """The trace's sequence diagram as SVG text; None without a trace or without
+        Graphviz."""
+        if self.trace is None:
+            return None
+        import tempfile
+
+        from checker import render
+
+        with tempfile.TemporaryDirectory(prefix="kvrace-") as tmp:
+            out = Path(tmp) / "trace.svg"
+            try:
+                if not render.render(render.sequence_dot(self.trace), out).rendered:
+                    return None
+            except render.RenderError:
+                return None
+            return out.read_text(encoding="utf-8")
+
+    def _repr_svg_(self) -> str | None:
+        return self.diagram_svg()
+
+    def _repr_html_(self) -> str:
+        import html
+
+        params = ", ".join(f"{k}={tr.fmt_time(v)}" for k, v in self.params.items())
+        color = {HOLDS: "#2e7d32", VIOLATED: "#c62828"}.get(self.verdict, "#e65100")
+        parts = [f"<div><b>{html.escape(self.spec.name)}</b> ({html.escape(params)})</div>",
+                 f'<div style="color:{color}"><b>{html.escape(self.verdict.upper())}</b>'
+                 f"{html.escape(self.summary()[len(self.verdict):])}</div>"]
+        if self.never_fired:
+            parts.append("<div>never fired (vacuous for them): "
+                         + html.escape(", ".join(self.never_fired)) + "</div>")
+        if self.trace is not None:
+            svg = self.diagram_svg()
+            if svg is not None:
+                start = svg.find("<svg")  # drop the XML prologue: inline in HTML
+                parts.append(svg[start:] if start >= 0 else svg)
+            else:
+                parts.append(f"<pre>{html.escape(tr.to_text(self.trace))}</pre>")
+        return "\n".join(parts)
+
+    def viewer(self) -> object:
+        """The interactive step-through of the trace (see ``kvrace view``): shown inline
+        in Jupyter, or written to a file with ``.save(path)``.  Raises ValueError when
+        there is no trace."""
+        if self.trace is None or self.raw is None:
+            raise ValueError(f"no trace to view: {self.summary()}")
+        from checker.view import page, steps
+
+        run = steps.run_of_trace(self.raw[0], self.trace)
+        return page.Embedded(page.page_html(steps.view_json(run),
+                                            steps.check_info(self.trace), live=False))
+
 
 class _LenientDeadlines:
     """A model whose deadlines that fault count as none (to time an error trace)."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 import html
 import json
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-__all__ = ["page_html"]
+__all__ = ["Embedded", "page_html"]
 
 
 def _asset(name: str) -> str:
@@ -40,3 +41,24 @@ def page_html(view: dict[str, Any], check: dict[str, Any] | None, live: bool) ->
     page = page.replace("__CSS__", _asset("viewer.css"), 1)
     page = page.replace("__JS__", _asset("viewer.js").replace("</", "<\\/"), 1)
     return page.replace("__DATA__", _script_json(data), 1)
+
+
+class Embedded:
+    """A viewer page to show inline in Jupyter (in an isolated frame) or to save."""
+
+    def __init__(self, page: str, height: int = 720) -> None:
+        self.page = page
+        self.height = height
+
+    def __repr__(self) -> str:
+        return f"<kvrace viewer page, {len(self.page):,} characters; .save(path) writes it>"
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (a self-contained HTML file)."""
+        out = Path(path)
+        out.write_text(self.page, encoding="utf-8")
+        return out
+
+    def _repr_html_(self) -> str:
+        return (f'<iframe srcdoc="{html.escape(self.page, quote=True)}" width="100%"'
+                f' height="{self.height}" style="border:1px solid #cfd8dc"></iframe>')
