@@ -218,3 +218,25 @@ def test_server_api(served: server.ViewServer) -> None:
         assert status == 400 and "error" in doc
     status, doc = _post(served, "/api/nothing", {"moves": []})
     assert (status, doc) == (400, {"error": "no such request: /api/nothing"})
+
+
+@pytest.mark.parametrize(("spec", "verdict", "violating", "note"), [
+    ("tests/regressions/parametric_deadlock.kvr", "violated", 0,
+     "no event can fire and time cannot pass beyond t=3: deadlock"),
+    ("tests/regressions/deadline_fault_on_entry.kvr", "error", 1,
+     "model error: deadline: value 2 outside 0..1 at"
+     " tests/regressions/deadline_fault_on_entry.kvr:11:15"),
+    ("spec/sglang/strict_no_release_on_timeout.kvr", "violated", 5,
+     "bounded_release[A]: no response within T_bound if the run is still here after t=62"),
+])
+def test_deadlocks_model_errors_and_deadlines_are_shown(
+        spec: str, verdict: str, violating: int, note: str, tmp_path: Path,
+        in_root: Path) -> None:
+    out = tmp_path / "v.html"
+    code, _, stderr = run_cli("view", spec, "--html", str(out))
+    assert (code, stderr) == (0, "")
+    data = json.loads(re.search(r'id="kvrace-data">(.*?)</script>', out.read_text(),
+                                re.S).group(1))  # type: ignore[union-attr]
+    assert data["check"]["verdict"] == verdict
+    assert data["check"]["violating"] == violating
+    assert data["view"]["steps"][violating]["notes"] == [note]

@@ -169,7 +169,10 @@ class Run:
         s = self.states[i]
         out: list[Choice] = []
         for k, e in enumerate(self.model.edges(s)):
-            after = self.model.deadlines(e.target) if e.failure is None else ()
+            try:
+                after = self.model.deadlines(e.target) if e.failure is None else ()
+            except ModelRuntimeError:  # the model errs on arrival; shown at that step
+                after = ()
             w = self._window(i, e.guard, after, e.resets)
             if w is not None:
                 out.append(Choice(k, e, w))
@@ -220,7 +223,10 @@ class Run:
         steps = [TraceStep(None, "initial", None, self.states[0])] + [
             TraceStep(e.event, "", e, s)
             for e, s in zip(self.edges[:i], self.states[1:i + 1], strict=True)]
-        z = replay_zone(self.model, bounds, steps)
+        try:
+            z = replay_zone(self.model, bounds, steps)
+        except ModelRuntimeError:  # a deadline that cannot be evaluated: no zone
+            return ["unknown: the model errs here"]
         if z is None:
             return ["false"]
         n = len(self.model.clock_names) + 1
@@ -243,7 +249,11 @@ class Run:
         if self.ended:
             verdict, prop, message = "violated", "assert", self.edges[-1].failure
         else:
-            broken = model.violations(self.states[-1])
+            try:
+                broken = model.violations(self.states[-1])
+            except ModelRuntimeError as exc:
+                broken = []
+                verdict, prop, message = "error", None, exc.message
             if broken:
                 verdict, prop, message = "violated", broken[0].property, broken[0].message
         return tr.build(model.spec, model.values, verdict, prop, message, labels,
@@ -321,17 +331,54 @@ def run_of_trace(model: SpecModel, trace: tr.Trace) -> Run:
 def check_info(trace: tr.Trace) -> dict[str, Any]:
     """The verdict, property, message and violating step (its index in the steps, or
     None) of the check that produced ``trace``: what the page's title and its "show
-    me the race" button use."""
+    me the race" button use.  The violating step is the failed assert's, else the
+    last one of a violation or a model error."""
     violating = None
     for pos, step in enumerate(trace.steps):
         if step.failure is not None:
             violating = pos
             break
     else:
-        if trace.verdict == "violated" and len(trace.steps) > 1:
+        if trace.verdict in ("violated", "error") and trace.steps:
             violating = len(trace.steps) - 1
     return {"verdict": trace.verdict, "property": trace.property, "message": trace.message,
             "violating": violating}
+
+
+def _notes(run: Run, i: int, failure: str | None) -> tuple[list[Choice], list[str], bool]:
+    """The events that can fire after step ``i``, and what is wrong there, or will be:
+    a violated assert or invariant, a pending deadline of a bounded response, a
+    deadlock, a model error; and whether step ``i`` violates a property."""
+    model = run.model
+    notes: list[str] = []
+    violated = failure is not None
+    if failure is not None:
+        notes.append(f"assertion violated: {failure}")
+    choices: list[Choice] = []
+    try:
+        for v in model.violations(run.states[i]):
+            notes.append(f"{v.property} violated: {v.message}")
+            violated = True
+        if run.ended and i == len(run) - 1:
+            return choices, notes, violated
+        for h in model.hazards(run.states[i]):
+            w = run._window(i, h.atoms)
+            if w is not None:
+                when = "after" if w.lo_open else "at"
+                notes.append(f"{h.property}: {h.message} if the run is still here {when}"
+                             f" t={tr.fmt_time(w.lo)}")
+        choices = run.choices(i)
+        if not choices:
+            stay = run.stay(i)
+            if stay is not None and stay.hi is not None:
+                notes.append("no event can fire and time cannot pass beyond"
+                             f" t={tr.fmt_time(stay.hi)}: deadlock")
+                violated = True
+            else:
+                notes.append("no event can fire any more")
+    except ModelRuntimeError as exc:
+        notes.append(f"model error: {exc.message}")
+    return choices, notes, violated
 
 
 def _json(v: tr.JsonValue) -> str:
@@ -347,30 +394,9 @@ def view_json(run: Run) -> dict[str, Any]:
     steps: list[dict[str, Any]] = []
     violating = None
     for i, st in enumerate(trace.steps):
-        notes: list[str] = []
-        if st.failure is not None:
-            notes.append(f"assertion violated: {st.failure}")
-        for v in model.violations(run.states[i]):
-            notes.append(f"{v.property} violated: {v.message}")
-        if notes and violating is None:
+        choices, notes, violated = _notes(run, i, st.failure)
+        if violated and violating is None:
             violating = i
-        try:
-            choices = run.choices(i)
-        except ModelRuntimeError as exc:
-            choices = []
-            notes.append(f"model error: {exc.message}")
-        stay = run.stay(i)
-        for h in model.hazards(run.states[i]):
-            w = run._window(i, h.atoms)
-            if w is not None:
-                notes.append(f"{h.property} is violated if the run stays here until"
-                             f" {w.text()}")
-        if not choices and not run.ended and not any(n.startswith("model error") for n in notes):
-            if stay is not None and stay.hi is not None:
-                notes.append(f"no event can fire and time cannot pass beyond"
-                             f" {tr.fmt_time(stay.hi)}: deadlock")
-            else:
-                notes.append("no event can fire any more")
         steps.append({
             "index": i,
             "label": st.label,
