@@ -680,33 +680,18 @@ def _covers(no_deadlock: bool) -> str:
 
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker import api
-    from checker.language.assume import parse_assumption
     from checker.model import trace as tr
     from checker.smt import synth as sy
-    from checker.smt.poly import Lin, param_var
 
     spec = _load(args.spec)
     free = _free(args, spec)
     params = _params(args)
     model = _model(spec, params, args.timeout)
     try:
-        atoms = parse_assumption(args.assume, [p.name for p in spec.params])
+        assumption = api.assumption(model, args.assume, free)
     except SpecError as e:
         err.write(e.render() + "\n")
         return EXIT_BAD_INPUT
-    assumption: list[Lin] = []
-    for (coefs, const), op in atoms:
-        fixed_part = sum((a * model.values[p] for p, a in coefs.items() if p not in free),
-                         Fraction(0))
-        cs = {param_var(p): a for p, a in coefs.items() if p in free}
-        c0 = const + fixed_part
-        neg = {k: -v for k, v in cs.items()}
-        if op in ("<", "<="):
-            assumption.append(Lin.make(cs, c0, op == "<"))
-        elif op in (">", ">="):
-            assumption.append(Lin.make(neg, -c0, op == ">"))
-        else:
-            assumption += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
     res = sy.prove(model, assumption, free, args.max_states, _left(args.timeout),
                    deadlock=not args.no_deadlock)
     st = res.synth.stats
