@@ -51,6 +51,7 @@ def test_flagship_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert text(5) == ("T_hold=7: violated: assert: write of A chunk 0 lands in slot s0 owned"
                        " by B\nT_hold=7.5: holds\nT_hold=8: holds\n")
     assert "<b>VIOLATED</b>" in data(6, "text/html")
+    assert "<b>SAFE REGION</b>: <code>T_hold &gt; 7</code>" in data(7, "text/html")
 
 
 def test_notebook_paths_are_relative_to_docs() -> None:
