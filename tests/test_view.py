@@ -240,3 +240,16 @@ def test_deadlocks_model_errors_and_deadlines_are_shown(
     assert data["check"]["verdict"] == verdict
     assert data["check"]["violating"] == violating
     assert data["view"]["steps"][violating]["notes"] == [note]
+
+
+def test_server_answers_local_names_only(served: server.ViewServer) -> None:
+    port = served.server_address[1]
+    for host, status in ((f"localhost:{port}", 200), ("evil.example:80", 403),
+                         (f"127.0.0.1.evil.example:{port}", 403)):
+        req = urllib.request.Request(served.url, headers={"Host": host})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                got = resp.status
+        except urllib.error.HTTPError as exc:
+            got = exc.code
+        assert (host, got) == (host, status)

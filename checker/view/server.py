@@ -12,7 +12,9 @@ never disagree with it:
 * ``POST /api/trace`` ``{"moves": [...]}`` — the run as an ITF trace file.
 
 Errors are ``400`` with ``{"error": message}``.  The server binds 127.0.0.1
-only and handles one request at a time.
+only, answers only requests addressed to it by that name or ``localhost`` (a
+web page elsewhere cannot reach it through a DNS name of its own) and handles one
+request at a time.
 """
 
 from __future__ import annotations
@@ -114,13 +116,26 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, doc: object) -> None:
         self._send(status, json.dumps(doc).encode("utf-8"), "application/json")
 
+    def _local(self) -> bool:
+        """Whether the request is addressed to this server by a local name; if not,
+        it is refused (403)."""
+        port = self.server.server_address[1]
+        if self.headers.get("Host", "") in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            return True
+        self._json(HTTPStatus.FORBIDDEN, {"error": "only local requests are answered"})
+        return False
+
     def do_GET(self) -> None:
+        if not self._local():
+            return
         if self.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8")
         else:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {self.path}"})
 
     def do_POST(self) -> None:
+        if not self._local():
+            return
         try:
             length = int(self.headers.get("Content-Length", "0"))
             if not 0 <= length <= MAX_BODY:

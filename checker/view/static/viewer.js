@@ -7,11 +7,12 @@
 const DATA = JSON.parse(document.getElementById("kvrace-data").textContent);
 const ORIGINAL = DATA.view;        // the counterexample (or the trace given)
 let view = DATA.view;              // the run shown now
-let cur = view.steps.length - 1;   // the step shown
+let cur = 0;                       // the step shown
 let seed = 1;                      // random steps: a new seed for each one
 
 const RED = "#c62828", OWNER = "#1a4f9c", GREY = "#757575", LANE = "#9e9e9e";
-const LANE_GAP = 230, ROW = 46, TOP = 60, LEFT = 90;
+const LANE_GAP = 230, ROW = 46, LINE = 14, TOP = 60, LEFT = 90;
+const MAX_OTHER_CHANGES = 3;       // changes besides owner[...] written in the diagram
 
 function $(id) { return document.getElementById(id); }
 
@@ -36,13 +37,34 @@ function eventText(s) {
   return s.event + "(" + s.args.join(", ") + ")";
 }
 
+// The lines of a step's note: the event, its owner[...] changes (who holds which
+// slot; "none" reads "free"), a few other changes, and the violation.
+function noteLines(s, isBad) {
+  const lines = [{text: eventText(s), bold: true}];
+  const changes = Object.entries(s.changes);
+  for (const [c, [a, b]] of changes.filter(([c]) => c.startsWith("owner["))) {
+    lines.push({text: c.slice(6, -1) + ": " + free(a) + " \u2192 " + free(b), fill: OWNER});
+  }
+  const others = changes.filter(([c]) => !c.startsWith("owner["));
+  for (const [c, [a, b]] of others.slice(0, MAX_OTHER_CHANGES)) {
+    lines.push({text: c + ": " + a + " \u2192 " + b, fill: GREY});
+  }
+  if (others.length > MAX_OTHER_CHANGES) lines.push({text: "\u2026", fill: GREY});
+  if (isBad && s.failure) lines.push({text: s.failure, fill: RED});
+  return lines;
+}
+
 function drawDiagram() {
   const actors = view.actors.slice();
   for (const s of view.steps) if (s.actor && !actors.includes(s.actor)) actors.push(s.actor);
   const steps = view.steps.slice(1, cur + 1);
   const bad = raceStep();
+  const notes = steps.map((s) => noteLines(s, s.index === bad));
+  const ys = [TOP];  // the y of each row: a row is as tall as its note
+  notes.forEach((n, k) => ys.push(ys[k] + (k === 0 ? ROW : Math.max(ROW, LINE * notes[k - 1].length + 18))));
+  const last = notes.length ? LINE * notes[notes.length - 1].length : 0;
   const width = LEFT + LANE_GAP * actors.length + 200;
-  const height = TOP + ROW * (steps.length + 1) + 20;
+  const height = ys[ys.length - 1] + Math.max(ROW, last + 18) + 20;
   const svg = el("svg", {width, height, viewBox: `0 0 ${width} ${height}`, id: "diagram-svg"});
   const defs = el("defs");
   for (const [id, color] of [["arrow", "black"], ["arrow-red", RED]]) {
@@ -53,7 +75,7 @@ function drawDiagram() {
   }
   svg.appendChild(defs);
   const x = (a) => LEFT + LANE_GAP * actors.indexOf(a) + 40;
-  const y = (r) => TOP + ROW * r;
+  const y = (r) => ys[r];
   svg.appendChild(el("text", {x: 10, y: 34, fill: GREY}, "time"));
   for (const a of actors) {
     svg.appendChild(el("line", {x1: x(a), y1: 40, x2: x(a), y2: height - 10,
@@ -74,7 +96,7 @@ function drawDiagram() {
       "stroke-width": isBad ? 2.4 : 1.2, "marker-end": `url(#${isBad ? "arrow-red" : "arrow"})`,
       class: "message"}));
     if (from.time !== null && s.time !== null) {
-      const dt = Number(eval_time(s.time) - eval_time(from.time));
+      const dt = timeValue(s.time) - timeValue(from.time);
       svg.appendChild(el("text", {x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2 - 4, "font-size": 11,
         fill: isBad ? RED : GREY}, "\u0394t=" + fmt(dt)));
     }
@@ -84,21 +106,15 @@ function drawDiagram() {
     const g = el("g", {class: "step", "data-index": s.index});
     g.appendChild(el("text", {x: 10, y: y(r) + 4, fill: isBad ? RED : "black"},
       (s.time !== null ? "t=" + s.time + "  " : "") + "#" + s.index));
-    if (s.actor) {
-      const cx = x(s.actor);
-      g.appendChild(el("circle", {cx, cy: y(r), r: 5, fill: isBad ? RED : "black"}));
-      const t = el("text", {x: cx + 10, y: y(r) + 4, fill: isBad ? RED : "black"});
-      t.appendChild(el("tspan", {"font-weight": "bold"}, eventText(s)));
-      const owners = Object.entries(s.changes).filter(([c]) => c.startsWith("owner["));
-      owners.forEach(([c, [a, b]]) => {
-        t.appendChild(el("tspan", {x: cx + 10, dy: 14, fill: OWNER, "font-size": 12},
-          c.slice(6, -1) + ": " + free(a) + " \u2192 " + free(b)));
-      });
-      if (isBad && s.failure) {
-        t.appendChild(el("tspan", {x: cx + 10, dy: 14, fill: RED, "font-size": 12}, s.failure));
-      }
-      g.appendChild(t);
-    }
+    const cx = s.actor ? x(s.actor) : LEFT;
+    if (s.actor) g.appendChild(el("circle", {cx, cy: y(r), r: 5, fill: isBad ? RED : "black"}));
+    const t = el("text", {x: cx + 10, y: y(r) + 4, fill: isBad ? RED : "black"});
+    notes[k].forEach((line, j) => {
+      const attrs = j === 0 ? {"font-weight": "bold"} : {x: cx + 10, dy: LINE, "font-size": 12};
+      if (line.fill && j > 0) attrs.fill = line.fill;
+      t.appendChild(el("tspan", attrs, line.text));
+    });
+    g.appendChild(t);
     svg.appendChild(g);
   });
   $("diagram").replaceChildren(svg);
@@ -107,7 +123,7 @@ function drawDiagram() {
 function free(v) { return v === "none" ? "free" : v; }
 
 // Times are exact decimals or fractions (1/3): enough for a label.
-function eval_time(t) {
+function timeValue(t) {
   const [n, d] = t.split("/");
   return d === undefined ? Number(n) : Number(n) / Number(d);
 }
