@@ -205,3 +205,13 @@ def test_simulator_picks_events_goes_back_and_saves(page: Any, served: server.Vi
     page.click("#btn-race")
     assert page.inner_text("#step-counter") == "step 6 / 6"
     assert page.inner_text("#notes") == f"assertion violated: {RACE}"
+
+
+def test_a_missing_browser_fails_only_when_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KVRACE_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="KVRACE_REQUIRE_BROWSER is set but no"):
+        _unavailable("no Chromium")
+    monkeypatch.delenv("KVRACE_REQUIRE_BROWSER")
+    with pytest.raises(pytest.skip.Exception,
+                       match=r"no Chromium \(install Debian's chromium and `pip install"):
+        _unavailable("no Chromium")
