@@ -64,7 +64,10 @@ def test_view_of_the_flagship(flagship: tuple[SpecModel, api.Outcome]) -> None:
         ("prefill.learn_abort(A)", "t = 3"), ("decode.release(A)", "t = 3")]
     # Before the race: the write may still land (the in_flight deadline: until t=5), and
     # landing now is the violation.
+    assert [e["delay"] for e in view["steps"][3]["enabled"]] == ["wait 0"] * 4
+    assert view["steps"][0]["enabled"][0]["delay"] == "wait [0, \u221e)"
     before = view["steps"][5]["enabled"]
+    assert [e["delay"] for e in before] == ["wait [0, 1]"] * 5
     assert [(e["label"], e["window"], e["fails"]) for e in before] == [
         ("prefill.post(A, 1)", "[4, 5]", False), ("prefill.post(B, 0)", "[4, 5]", False),
         ("decode.land(A, 0)", "[4, 5]", True), ("router.abort(B)", "[4, 5]", False),

@@ -172,6 +172,7 @@ def test_simulator_picks_events_goes_back_and_saves(page: Any, served: server.Vi
                            " === 'step 4 / 4'")
     row = page.locator('#enabled tr[data-label="prefill.learn_abort(A)"]')
     assert row.locator("td.window").inner_text() == "[3, 5]"
+    assert row.locator("td.delay").inner_text() == "wait [0, 2]"
     row.locator("input").fill("4.5")
     row.locator("button.fire").click()
     page.wait_for_function("document.getElementById('step-counter').textContent"

@@ -81,6 +81,15 @@ class Window:
             out.append(self.hi)
         return out
 
+    def delay_text(self, now: Fraction) -> str:
+        """The window as delays from ``now``: ``wait [0, 2]``."""
+        lo = self.lo - now
+        if self.hi == self.lo:
+            return f"wait {tr.fmt_time(lo)}"
+        hi = "\u221e)" if self.hi is None else (
+            tr.fmt_time(self.hi - now) + (")" if self.hi_open else "]"))
+        return "wait " + ("(" if self.lo_open else "[") + tr.fmt_time(lo) + ", " + hi
+
     def text(self) -> str:
         """``[3, 5)``, ``[3, ∞)`` or ``t = 3``."""
         if self.hi == self.lo:
@@ -417,6 +426,7 @@ def view_json(run: Run) -> dict[str, Any]:
                 "label": model.event_names[ch.edge.event],
                 "actor": model.instance(ch.edge.event)[0].actor,
                 "window": ch.window.text(),
+                "delay": ch.window.delay_text(run.times[i]),
                 "pick": tr.fmt_time(ch.window.pick()),
                 "fails": ch.edge.failure is not None,
             } for ch in choices],

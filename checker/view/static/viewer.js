@@ -179,6 +179,7 @@ function drawEnabled(s) {
     if (e.fails) tr.classList.add("fails");
     tr.appendChild(el("td", {class: "label"}, e.label + (e.fails ? "  \u26a0" : "")));
     tr.appendChild(el("td", {class: "window"}, e.window));
+    tr.appendChild(el("td", {class: "delay"}, e.delay));
     if (DATA.live) {
       const input = el("input", {value: e.pick, title: "the time at which it fires"});
       const go = el("button", {class: "fire"}, "fire");
