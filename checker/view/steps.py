@@ -152,8 +152,12 @@ class Run:
         """The value of clock ``c`` just after step ``i``."""
         return self.times[i] - self.resets[i].get(c, Fraction(0))
 
-    def _window(self, i: int, atoms: Sequence[ClockAtom], target_atoms: Sequence[ClockAtom] = (),
-                target_resets: Sequence[int] = ()) -> Window | None:
+    def window(self, i: int, atoms: Sequence[ClockAtom], target_atoms: Sequence[ClockAtom] = (),
+               target_resets: Sequence[int] = ()) -> Window | None:
+        """The times after step ``i`` at which ``atoms`` hold, time having passed within
+        the deadlines of state ``i`` (and, for an edge, arriving within the deadlines
+        ``target_atoms`` of its target with ``target_resets`` at 0); None if there are
+        none."""
         now = self.times[i]
         w: list[Any] = [now, False, None, False]
         for a in [*self.model.deadlines(self.states[i]), *atoms]:
@@ -182,14 +186,14 @@ class Run:
                 after = self.model.deadlines(e.target) if e.failure is None else ()
             except ModelRuntimeError:  # the model errs on arrival; shown at that step
                 after = ()
-            w = self._window(i, e.guard, after, e.resets)
+            w = self.window(i, e.guard, after, e.resets)
             if w is not None:
                 out.append(Choice(k, e, w))
         return out
 
     def stay(self, i: int) -> Window | None:
         """How long the run may stay in state ``i`` (the deadlines' window)."""
-        return self._window(i, ())
+        return self.window(i, ())
 
     def fire(self, k: int, t: Fraction) -> None:
         """Append the firing of edge ``k`` of the last state at time ``t``; raises
@@ -216,7 +220,7 @@ class Run:
     def random_step(self, seed: int) -> bool:
         """Fire a random enabled event at a random time of its window (deterministic
         for a seed and a run); False when nothing can fire."""
-        rng = random.Random(f"{seed}:{self.moves}")
+        rng = random.Random(f"{seed}:{self.moves}:{[str(t) for t in self.times]}")
         options = self.choices(len(self) - 1)
         if not options:
             return False
@@ -371,7 +375,7 @@ def _notes(run: Run, i: int, failure: str | None) -> tuple[list[Choice], list[st
         if run.ended and i == len(run) - 1:
             return choices, notes, violated
         for h in model.hazards(run.states[i]):
-            w = run._window(i, h.atoms)
+            w = run.window(i, h.atoms)
             if w is not None:
                 when = "after" if w.lo_open else "at"
                 notes.append(f"{h.property}: {h.message} if the run is still here {when}"
