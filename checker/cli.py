@@ -1012,8 +1012,8 @@ def cmd_view(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"{where}: cannot replay the trace on {args.spec}: {exc}") from None
     check = steps.check_info(trace) if trace is not None else None
     if check is None and not args.trace:
-        check = {"verdict": outcome.verdict, "property": None,
-                 "message": outcome.summary(), "violating": None}
+        check = {"verdict": outcome.verdict, "property": None, "message": outcome.limit,
+                 "violating": None}
     view = steps.view_json(run)
     if args.html:
         text = page.page_html(view, check, live=False)

@@ -104,6 +104,7 @@ def test_self_contained_html_steps_to_the_race(page: Any, tmp_path: Path) -> Non
     assert page.inner_text("#verdict") == f"VIOLATED: assert: {RACE}"
     assert page.inner_text("#step-counter") == "step 0 / 6"
     assert _steps_drawn(page) == 0
+    assert page.is_enabled("#btn-race") and not page.is_enabled("#btn-prev")
     # The diagram grows one step at a time; the state table shows what changed.
     page.click("#btn-next")
     assert page.inner_text("#step-counter") == "step 1 / 6"
