@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import networkx as nx
 
@@ -37,6 +37,9 @@ from checker.model.interface import (
 )
 from checker.model.timeline import TraceShape
 
+if TYPE_CHECKING:
+    from checker.smt.poly import Lin
+
 __all__ = [
     "ERROR",
     "HOLDS",
@@ -45,8 +48,12 @@ __all__ = [
     "Limits",
     "Options",
     "Outcome",
+    "Proof",
+    "Synthesis",
     "check",
     "load_spec",
+    "prove",
+    "synth",
 ]
 
 ParamValue = int | float | str | Fraction
@@ -104,6 +111,69 @@ class Outcome:
         if self.verdict == ERROR:
             return f"model error: {self.message}"
         return "holds"
+
+    # ---- display (Jupyter and the REPL) ---------------------------------------------
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={tr.fmt_time(v)}" for k, v in self.params.items())
+        text = f"<Outcome {self.spec.name} ({params}): {self.summary()}"
+        if self.trace is not None:
+            n = len(self.trace.steps) - 1
+            text += f"; trace of {n} event{'s' if n != 1 else ''}"
+        return text + ">"
+
+    def diagram_svg(self) -> str | None:
+        """The trace's sequence diagram as SVG text; None without a trace or without
+        Graphviz."""
+        if self.trace is None:
+            return None
+        import tempfile
+
+        from checker import render
+
+        with tempfile.TemporaryDirectory(prefix="kvrace-") as tmp:
+            out = Path(tmp) / "trace.svg"
+            try:
+                if not render.render(render.sequence_dot(self.trace), out).rendered:
+                    return None
+            except render.RenderError:
+                return None
+            return out.read_text(encoding="utf-8")
+
+    def _repr_svg_(self) -> str | None:
+        return self.diagram_svg()
+
+    def _repr_html_(self) -> str:
+        import html
+
+        params = ", ".join(f"{k}={tr.fmt_time(v)}" for k, v in self.params.items())
+        color = {HOLDS: "#2e7d32", VIOLATED: "#c62828"}.get(self.verdict, "#e65100")
+        parts = [f"<div><b>{html.escape(self.spec.name)}</b> ({html.escape(params)})</div>",
+                 f'<div style="color:{color}"><b>{html.escape(self.verdict.upper())}</b>'
+                 f"{html.escape(self.summary()[len(self.verdict):])}</div>"]
+        if self.never_fired:
+            parts.append("<div>never fired (vacuous for them): "
+                         + html.escape(", ".join(self.never_fired)) + "</div>")
+        if self.trace is not None:
+            svg = self.diagram_svg()
+            if svg is not None:
+                start = svg.find("<svg")  # drop the XML prologue: inline in HTML
+                parts.append(svg[start:] if start >= 0 else svg)
+            else:
+                parts.append(f"<pre>{html.escape(tr.to_text(self.trace))}</pre>")
+        return "\n".join(parts)
+
+    def viewer(self) -> object:
+        """The interactive step-through of the trace (see ``kvrace view``): shown inline
+        in Jupyter, or written to a file with ``.save(path)``.  Raises ValueError when
+        there is no trace."""
+        if self.trace is None or self.raw is None:
+            raise ValueError(f"no trace to view: {self.summary()}")
+        from checker.view import page, steps
+
+        run = steps.run_of_trace(self.raw[0], self.trace)
+        return page.Embedded(page.page_html(steps.view_json(run),
+                                            steps.check_info(self.trace), live=False))
 
 
 class _LenientDeadlines:
@@ -279,3 +349,172 @@ def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry:
         else:
             g.add_edge(a, b, label=label)
     return g
+
+
+# ---- parametric results: synth and prove ---------------------------------------------
+
+
+def _params_text(values: Mapping[str, Fraction]) -> str:
+    return ", ".join(f"{k}={tr.fmt_time(v)}" for k, v in values.items())
+
+
+def _free_params(sp: ir.Spec, free: list[str] | None) -> list[str]:
+    declared = [p.name for p in sp.params]
+    if free is None:
+        return [p.name for p in sp.params if p.lo is not None or p.hi is not None]
+    for name in free:
+        if name not in declared:
+            raise ValueError(f"unknown parameter {name!r} (the spec declares:"
+                             f" {', '.join(declared)})")
+    return [p for p in declared if p in free]
+
+
+@dataclass
+class Synthesis:
+    """The result of :func:`synth`: the parameter region in which every property holds."""
+
+    spec: ir.Spec
+    free: list[str]
+    fixed: dict[str, Fraction]
+    complete: bool
+    region: str | None
+    """The safe region as a constraint (``true``, ``false``, ``T_hold > ...``); None when
+    the exploration was cut short by a limit."""
+    limit: str | None
+    raw: object = None
+    """The engine's :class:`checker.smt.synth.SynthResult`."""
+
+    def summary(self) -> str:
+        """One line: the safe region, or why there is none."""
+        if not self.complete:
+            return f"inconclusive: {self.limit}"
+        return f"safe region: {self.region}"
+
+    def __repr__(self) -> str:
+        over = ", ".join(self.free) or "no parameter"
+        fixed = f"; fixed {_params_text(self.fixed)}" if self.fixed else ""
+        return f"<Synthesis {self.spec.name} over {over}{fixed}: {self.summary()}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head, _, rest = self.summary().partition(": ")
+        color = "#2e7d32" if self.complete else "#e65100"
+        return (f"<div><b>{html.escape(self.spec.name)}</b>: synthesis over"
+                f" {html.escape(', '.join(self.free))}</div>"
+                f'<div style="color:{color}"><b>{html.escape(head.upper())}</b>:'
+                f" <code>{html.escape(rest)}</code></div>")
+
+
+def synth(spec: str | Path | ir.Spec, params: Mapping[str, ParamValue] | None = None, *,
+          free: list[str] | None = None, max_states: int | None = None,
+          timeout: float | None = None, deadlock: bool = True,
+          **param_kw: ParamValue) -> Synthesis:
+    """The exact region of the ``free`` parameters (default: every parameter with a
+    declared range) in which every property holds, the others at their given or default
+    values (as ``kvrace synth``)."""
+    from checker.smt import synth as sy
+
+    sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
+    names = _free_params(sp, free)
+    values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
+    model = SpecModel(sp, values)
+    result = sy.explore_parametric(model, names, (), max_states, timeout, deadlock=deadlock)
+    region = (sy.region_text(sy.safe_region(result), [p.name for p in sp.params])
+              if result.complete else None)
+    fixed = {k: v for k, v in model.values.items() if k not in names}
+    return Synthesis(sp, names, fixed, result.complete, region, result.limit, result)
+
+
+@dataclass
+class Proof:
+    """The result of :func:`prove`: ``proved``, ``refuted`` or ``inconclusive``."""
+
+    spec: ir.Spec
+    assume: str
+    free: list[str]
+    status: str
+    counterexample: Outcome | None
+    """When refuted: the check at the parameter values found inside the assumption."""
+    tight: bool
+    """When proved: a property breaks on (or arbitrarily close to) the assumption's
+    boundary, so it cannot be weakened there."""
+    vacuous: bool
+    limit: str | None
+    raw: object = None
+    """The engine's :class:`checker.smt.synth.ProveResult`."""
+
+    def summary(self) -> str:
+        """One line: the status, and where a property breaks when refuted."""
+        if self.status == "refuted" and self.counterexample is not None:
+            cx = self.counterexample
+            return f"refuted at {_params_text(cx.params)}: {cx.summary()}"
+        if self.status == "proved":
+            note = " (vacuous: no parameter value satisfies the assumption)" if self.vacuous \
+                else (" (tight)" if self.tight else "")
+            return "proved" + note
+        return f"inconclusive: {self.limit}"
+
+    def __repr__(self) -> str:
+        return f"<Proof {self.spec.name} assuming {self.assume}: {self.summary()}>"
+
+    def _repr_svg_(self) -> str | None:
+        return self.counterexample.diagram_svg() if self.counterexample is not None else None
+
+    def _repr_html_(self) -> str:
+        import html
+
+        color = {"proved": "#2e7d32", "refuted": "#c62828"}.get(self.status, "#e65100")
+        parts = [f"<div><b>{html.escape(self.spec.name)}</b> assuming"
+                 f" <code>{html.escape(self.assume)}</code></div>",
+                 f'<div style="color:{color}"><b>{html.escape(self.status.upper())}</b>'
+                 f"{html.escape(self.summary()[len(self.status):])}</div>"]
+        if self.counterexample is not None:
+            parts.append(self.counterexample._repr_html_())
+        return "\n".join(parts)
+
+
+def assumption(model: SpecModel, text: str, free: list[str]) -> list[Lin]:
+    """``--assume`` text as linear constraints over the ``free`` parameters (the others
+    at the model's values).  Raises SpecError with positioned diagnostics."""
+    from checker.language.assume import parse_assumption
+    from checker.smt.poly import Lin, param_var
+
+    out: list[Lin] = []
+    for (coefs, const), op in parse_assumption(text, list(model.params)):
+        fixed_part = sum((a * model.values[p] for p, a in coefs.items() if p not in free),
+                         Fraction(0))
+        cs = {param_var(p): a for p, a in coefs.items() if p in free}
+        c0 = const + fixed_part
+        neg = {k: -v for k, v in cs.items()}
+        if op in ("<", "<="):
+            out.append(Lin.make(cs, c0, op == "<"))
+        elif op in (">", ">="):
+            out.append(Lin.make(neg, -c0, op == ">"))
+        else:
+            out += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
+    return out
+
+
+def prove(spec: str | Path | ir.Spec, assume: str,
+          params: Mapping[str, ParamValue] | None = None, *, free: list[str] | None = None,
+          max_states: int | None = None, timeout: float | None = None, deadlock: bool = True,
+          **param_kw: ParamValue) -> Proof:
+    """Prove every property for every value of the ``free`` parameters (default: every
+    parameter with a declared range) inside their ranges that satisfies ``assume`` (as
+    ``kvrace prove``).  Raises SpecError for an assumption that does not parse."""
+    from checker.smt import synth as sy
+
+    sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
+    names = _free_params(sp, free)
+    values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
+    model = SpecModel(sp, values)
+    lins = assumption(model, assume, names)
+    res = sy.prove(model, lins, names, max_states, timeout, deadlock=deadlock)
+    outcome = None
+    if res.status == "refuted" and res.counterexample is not None:
+        point = {**model.values, **res.counterexample}
+        outcome = check(sp, point, options=Options(deadlock=deadlock))
+    tight = res.boundary is not None or res.near is not None
+    return Proof(sp, assume, names, res.status, outcome, tight, res.vacuous,
+                 res.synth.limit, res)

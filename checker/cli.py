@@ -139,7 +139,31 @@ def _build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--no-symmetry", action="store_true")
     graph.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                        help="stop (inconclusive) after this many seconds")
+    _add_view_parser(sub)
     return p
+
+
+def _add_view_parser(sub: Any) -> None:
+    view = sub.add_parser(
+        "view",
+        help="step through a counterexample and simulate runs in a web browser",
+        description="Serve an interactive viewer on 127.0.0.1 (a free port unless --port):"
+        " the counterexample of SPEC (or the trace of --trace) step by step, with the state,"
+        " the clocks and the zone, and a simulator that fires the events enabled at any"
+        " step.  With --html, write the step-through as one self-contained HTML file"
+        " instead (no server, works offline).  Ctrl-C stops the server.",
+    )
+    view.add_argument("spec", metavar="SPEC")
+    _add_param_args(view)
+    view.add_argument("--trace", metavar="TRACE.json",
+                      help="show this trace (from check --trace) instead of checking SPEC;"
+                      " its parameter values are used unless -p overrides them")
+    view.add_argument("--html", metavar="FILE",
+                      help="write a self-contained HTML viewer to FILE and exit")
+    view.add_argument("--port", type=int, default=0, metavar="N",
+                      help="serve on this port (default: a free one)")
+    _add_limit_args(view)
+    view.set_defaults(max_memory=None)
 
 
 def _add_free_args(p: argparse.ArgumentParser) -> None:
@@ -656,33 +680,18 @@ def _covers(no_deadlock: bool) -> str:
 
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker import api
-    from checker.language.assume import parse_assumption
     from checker.model import trace as tr
     from checker.smt import synth as sy
-    from checker.smt.poly import Lin, param_var
 
     spec = _load(args.spec)
     free = _free(args, spec)
     params = _params(args)
     model = _model(spec, params, args.timeout)
     try:
-        atoms = parse_assumption(args.assume, [p.name for p in spec.params])
+        assumption = api.assumption(model, args.assume, free)
     except SpecError as e:
         err.write(e.render() + "\n")
         return EXIT_BAD_INPUT
-    assumption: list[Lin] = []
-    for (coefs, const), op in atoms:
-        fixed_part = sum((a * model.values[p] for p, a in coefs.items() if p not in free),
-                         Fraction(0))
-        cs = {param_var(p): a for p, a in coefs.items() if p in free}
-        c0 = const + fixed_part
-        neg = {k: -v for k, v in cs.items()}
-        if op in ("<", "<="):
-            assumption.append(Lin.make(cs, c0, op == "<"))
-        elif op in (">", ">="):
-            assumption.append(Lin.make(neg, -c0, op == ">"))
-        else:
-            assumption += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
     res = sy.prove(model, assumption, free, args.max_states, _left(args.timeout),
                    deadlock=not args.no_deadlock)
     st = res.synth.stats
@@ -904,39 +913,44 @@ def validate_trace(data: object) -> None:
 
 
 def cmd_draw(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from checker.model import trace as tr
-
-    try:
-        with open(args.trace, "rb") as f:
-            raw = f.read(MAX_TRACE_BYTES + 1)
-    except FileNotFoundError:
-        raise UsageError(f"{args.trace}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{args.trace}: cannot read it ({exc.strerror or exc})") from None
-    if len(raw) > MAX_TRACE_BYTES:
-        raise UsageError(f"{args.trace}: larger than {MAX_TRACE_BYTES // 2**20} MiB;"
-                         " not a trace written by `kvrace check --trace`")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"{args.trace}: not a JSON trace (not UTF-8 text)") from None
-    except RecursionError:
-        raise UsageError(f"{args.trace}: not a JSON trace (nested too deeply)") from None
-    except ValueError as exc:  # JSONDecodeError, or an integer too long to read
-        raise UsageError(f"{args.trace}: not a JSON trace ({_short(exc)})") from None
-    try:
-        validate_trace(data)
-        trace = tr.from_itf(data)
-    except _BadTrace as exc:
-        raise UsageError(f"{args.trace}: not a kvrace trace: {exc}") from None
-    except tr.TraceFormatError as exc:
-        raise UsageError(f"{args.trace}: {exc}") from None
-    note = _draw(trace, args.output)
+    note = _draw(_read_trace(args.trace), args.output)
     if note.startswith("wrote "):
         out.write(note + "\n")
     else:
         err.write(note + "\n")
     return EXIT_OK
+
+
+def _read_trace(path: str) -> Any:
+    """The :class:`~checker.model.trace.Trace` in a trace file; UsageError if it is not
+    one."""
+    from checker.model import trace as tr
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_TRACE_BYTES + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if len(raw) > MAX_TRACE_BYTES:
+        raise UsageError(f"{path}: larger than {MAX_TRACE_BYTES // 2**20} MiB;"
+                         " not a trace written by `kvrace check --trace`")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a JSON trace (not UTF-8 text)") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not a JSON trace (nested too deeply)") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer too long to read
+        raise UsageError(f"{path}: not a JSON trace ({_short(exc)})") from None
+    try:
+        validate_trace(data)
+        return tr.from_itf(data)
+    except _BadTrace as exc:
+        raise UsageError(f"{path}: not a kvrace trace: {exc}") from None
+    except tr.TraceFormatError as exc:
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -965,6 +979,62 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(f"wrote {args.output} ({g.number_of_nodes()} states,"
                   f" {g.number_of_edges()} edges)\n")
+    return EXIT_OK
+
+
+def cmd_view(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker import api
+    from checker.model.compiled import ParamError, SpecModel
+    from checker.view import page, server, steps
+
+    spec = _load(args.spec)
+    overrides = _params(args)
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port: {args.port} is not a port number (0 to 65535)")
+    try:
+        if args.trace:
+            trace = _read_trace(args.trace)
+            known = {p.name for p in spec.params}
+            model = SpecModel(spec, {**{k: v for k, v in trace.params.items() if k in known},
+                                     **overrides})
+        else:
+            outcome = api.check(spec, overrides, limits=_limits(args))
+            trace = outcome.trace
+            model = outcome.raw[0] if outcome.raw is not None else SpecModel(spec, overrides)
+            out.write(_verdict_text(outcome) + "\n")
+    except ParamError as e:
+        err.write(f"{args.spec}: error[KVR400]: {e}\n")
+        return EXIT_BAD_INPUT
+    try:
+        run = steps.run_of_trace(model, trace) if trace is not None else steps.Run(model)
+    except steps.RunError as exc:
+        where = args.trace or args.spec
+        raise UsageError(f"{where}: cannot replay the trace on {args.spec}: {exc}") from None
+    check = steps.check_info(trace) if trace is not None else None
+    if check is None and not args.trace:
+        check = {"verdict": outcome.verdict, "property": None, "message": outcome.limit,
+                 "violating": None}
+    view = steps.view_json(run)
+    if args.html:
+        text = page.page_html(view, check, live=False)
+        try:
+            with open(args.html, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+        out.write(f"wrote {args.html}\n")
+        return EXIT_OK
+    try:
+        srv = server.make_server(model, view, check, args.port)
+    except OSError as exc:
+        raise UsageError(f"cannot serve on 127.0.0.1:{args.port}:"
+                         f" {exc.strerror or exc}") from None
+    try:
+        out.write(f"kvrace view: {spec.name} at {srv.url}  (Ctrl-C stops)\n")
+        out.flush()
+        srv.serve_forever()
+    finally:
+        srv.server_close()
     return EXIT_OK
 
 
@@ -1045,7 +1115,7 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
         command = args.command
         handler = {
             "lint": cmd_lint, "show": cmd_show, "check": cmd_check, "prove": cmd_prove,
-            "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph,
+            "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph, "view": cmd_view,
         }[args.command]
         return handler(args, out, err)  # type: ignore[arg-type]
     except UsageError as e:
@@ -1236,7 +1306,7 @@ def _signal_name(signum: int) -> str:
 
 def _command_of(argv: Sequence[str]) -> str:
     """The subcommand named on the command line, for messages printed before parsing."""
-    commands = ("lint", "show", "check", "prove", "synth", "draw", "graph")
+    commands = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view")
     return next((a for a in argv if a in commands), "kvrace")
 
 

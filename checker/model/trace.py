@@ -59,6 +59,17 @@ class Trace:
     steps: tuple[Step, ...]
     vars: tuple[str, ...] = field(default_factory=tuple)
 
+    def __repr__(self) -> str:
+        n = len(self.steps) - 1 if self.steps and self.steps[0].event is None else len(
+            self.steps)
+        what = f"{self.verdict} {self.property}" if self.property else self.verdict
+        return f"<Trace {self.model}: {what}, {n} event{'s' if n != 1 else ''}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(repr(self))}\n{html.escape(to_text(self))}</pre>"
+
 
 def json_value(vt: ir.ValueType, v: int) -> JsonValue:
     """An encoded value as JSON: bool, int, enumeration label, or null for none."""

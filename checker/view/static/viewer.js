@@ -1,0 +1,284 @@
+// kvrace viewer: steps through a run (a counterexample) and, when served by
+// `kvrace view SPEC`, simulates: the server computes the enabled events.
+// The page's data is the JSON in #kvrace-data: {view, check, live}; a view is
+// what checker/view/steps.py:view_json returns.
+"use strict";
+
+const DATA = JSON.parse(document.getElementById("kvrace-data").textContent);
+const ORIGINAL = DATA.view;        // the counterexample (or the trace given)
+let view = DATA.view;              // the run shown now
+let cur = 0;                       // the step shown
+let seed = 1;                      // random steps: a new seed for each one
+
+const RED = "#c62828", OWNER = "#1a4f9c", GREY = "#757575", LANE = "#9e9e9e";
+const LANE_GAP = 230, ROW = 46, LINE = 14, TOP = 60, LEFT = 90;
+const MAX_OTHER_CHANGES = 3;       // changes besides owner[...] written in the diagram
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, attrs, text) {
+  const ns = ["svg", "line", "text", "rect", "circle", "path", "marker", "defs", "tspan", "g"];
+  const e = ns.includes(tag)
+    ? document.createElementNS("http://www.w3.org/2000/svg", tag)
+    : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function raceStep() {
+  if (view === ORIGINAL && DATA.check && DATA.check.violating !== null) return DATA.check.violating;
+  return view.violating;
+}
+
+// ---- the sequence diagram ------------------------------------------------------
+
+function eventText(s) {
+  return s.event + "(" + s.args.join(", ") + ")";
+}
+
+// The lines of a step's note: the event, its owner[...] changes (who holds which
+// slot; "none" reads "free"), a few other changes, and the violation.
+function noteLines(s, isBad) {
+  const lines = [{text: eventText(s), bold: true}];
+  const changes = Object.entries(s.changes);
+  for (const [c, [a, b]] of changes.filter(([c]) => c.startsWith("owner["))) {
+    lines.push({text: c.slice(6, -1) + ": " + free(a) + " \u2192 " + free(b), fill: OWNER});
+  }
+  const others = changes.filter(([c]) => !c.startsWith("owner["));
+  for (const [c, [a, b]] of others.slice(0, MAX_OTHER_CHANGES)) {
+    lines.push({text: c + ": " + a + " \u2192 " + b, fill: GREY});
+  }
+  if (others.length > MAX_OTHER_CHANGES) lines.push({text: "\u2026", fill: GREY});
+  if (isBad && s.failure) lines.push({text: s.failure, fill: RED});
+  return lines;
+}
+
+function drawDiagram() {
+  const actors = view.actors.slice();
+  for (const s of view.steps) if (s.actor && !actors.includes(s.actor)) actors.push(s.actor);
+  const steps = view.steps.slice(1, cur + 1);
+  const bad = raceStep();
+  const notes = steps.map((s) => noteLines(s, s.index === bad));
+  const ys = [TOP];  // the y of each row: a row is as tall as its note
+  notes.forEach((n, k) => ys.push(ys[k] + (k === 0 ? ROW : Math.max(ROW, LINE * notes[k - 1].length + 18))));
+  const last = notes.length ? LINE * notes[notes.length - 1].length : 0;
+  const width = LEFT + LANE_GAP * actors.length + 200;
+  const height = ys[ys.length - 1] + Math.max(ROW, last + 18) + 20;
+  const svg = el("svg", {width, height, viewBox: `0 0 ${width} ${height}`, id: "diagram-svg"});
+  const defs = el("defs");
+  for (const [id, color] of [["arrow", "black"], ["arrow-red", RED]]) {
+    const m = el("marker", {id, viewBox: "0 0 10 10", refX: 10, refY: 5,
+      markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse"});
+    m.appendChild(el("path", {d: "M 0 0 L 10 5 L 0 10 z", fill: color}));
+    defs.appendChild(m);
+  }
+  svg.appendChild(defs);
+  const x = (a) => LEFT + LANE_GAP * actors.indexOf(a) + 40;
+  const y = (r) => ys[r];
+  svg.appendChild(el("text", {x: 10, y: 34, fill: GREY}, "time"));
+  for (const a of actors) {
+    svg.appendChild(el("line", {x1: x(a), y1: 40, x2: x(a), y2: height - 10,
+      stroke: LANE, "stroke-width": 1.2}));
+    svg.appendChild(el("rect", {x: x(a) - 45, y: 14, width: 90, height: 28, rx: 6,
+      fill: "#eceff1", stroke: "#607d8b"}));
+    svg.appendChild(el("text", {x: x(a), y: 33, "text-anchor": "middle",
+      "font-weight": "bold"}, a));
+  }
+  const rowOf = {};
+  steps.forEach((s, k) => { rowOf[s.index] = k + 1; });
+  for (const s of steps) {  // messages first, under the points
+    if (s.receives === null || !(s.receives in rowOf) || !s.actor) continue;
+    const from = view.steps[s.receives];
+    const isBad = s.index === bad;
+    const x1 = x(from.actor), y1 = y(rowOf[from.index]), x2 = x(s.actor), y2 = y(rowOf[s.index]);
+    svg.appendChild(el("line", {x1, y1, x2, y2, stroke: isBad ? RED : "black",
+      "stroke-width": isBad ? 2.4 : 1.2, "marker-end": `url(#${isBad ? "arrow-red" : "arrow"})`,
+      class: "message"}));
+    if (from.time !== null && s.time !== null) {
+      const dt = timeValue(s.time) - timeValue(from.time);
+      svg.appendChild(el("text", {x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2 - 4, "font-size": 11,
+        fill: isBad ? RED : GREY}, "\u0394t=" + fmt(dt)));
+    }
+  }
+  steps.forEach((s, k) => {
+    const r = k + 1, isBad = s.index === bad;
+    const g = el("g", {class: "step", "data-index": s.index});
+    g.appendChild(el("text", {x: 10, y: y(r) + 4, fill: isBad ? RED : "black"},
+      (s.time !== null ? "t=" + s.time + "  " : "") + "#" + s.index));
+    const cx = s.actor ? x(s.actor) : LEFT;
+    if (s.actor) g.appendChild(el("circle", {cx, cy: y(r), r: 5, fill: isBad ? RED : "black"}));
+    const t = el("text", {x: cx + 10, y: y(r) + 4, fill: isBad ? RED : "black"});
+    notes[k].forEach((line, j) => {
+      const attrs = j === 0 ? {"font-weight": "bold"} : {x: cx + 10, dy: LINE, "font-size": 12};
+      if (line.fill && j > 0) attrs.fill = line.fill;
+      t.appendChild(el("tspan", attrs, line.text));
+    });
+    g.appendChild(t);
+    svg.appendChild(g);
+  });
+  $("diagram").replaceChildren(svg);
+}
+
+function free(v) { return v === "none" ? "free" : v; }
+
+// Times are exact decimals or fractions (1/3): enough for a label.
+function timeValue(t) {
+  const [n, d] = t.split("/");
+  return d === undefined ? Number(n) : Number(n) / Number(d);
+}
+function fmt(x) { return Number.isInteger(x) ? String(x) : x.toFixed(3).replace(/0+$/, ""); }
+
+// ---- the side panel ------------------------------------------------------------
+
+function drawSide() {
+  const s = view.steps[cur];
+  const bad = raceStep();
+  $("step-counter").textContent = `step ${cur} / ${view.steps.length - 1}`;
+  $("run-kind").textContent = view === ORIGINAL
+    ? (DATA.check && DATA.check.violating !== null ? "the counterexample" : "")
+    : "your run" + (view.violating !== null ? ": it violates a property at step " + view.violating : "");
+  const head = $("step-head");
+  head.replaceChildren();
+  if (s.time !== null) head.appendChild(el("span", {class: "time"}, "t=" + s.time));
+  head.appendChild(el("b", {}, s.index === 0 ? "initial state" : s.label));
+  if (s.receives !== null) head.appendChild(el("span", {class: "hint"}, "  \u2190 step " + s.receives));
+  const notes = $("notes");
+  notes.replaceChildren(...s.notes.map((n) => el("div", {}, n)));
+  if (cur === bad && s.notes.length === 0 && DATA.check && DATA.check.message) {
+    notes.appendChild(el("div", {}, DATA.check.property + ": " + DATA.check.message));
+  }
+  const body = $("state-table").tBodies[0];
+  body.replaceChildren();
+  for (const [cell, value] of Object.entries(s.state)) {
+    const tr = el("tr", {"data-cell": cell});
+    const changed = cell in s.changes;
+    if (changed) tr.classList.add("changed");
+    if (cell.startsWith("owner[")) tr.classList.add("owner");
+    tr.appendChild(el("td", {}, cell));
+    const td = el("td", {class: "value"}, value);
+    if (changed) td.setAttribute("data-old", s.changes[cell][0]);
+    tr.appendChild(td);
+    body.appendChild(tr);
+  }
+  const clocks = $("clock-table").tBodies[0];
+  clocks.replaceChildren(...(s.clocks.length ? s.clocks : [["(no clock reset yet)", ""]])
+    .map(([c, v]) => { const tr = el("tr"); tr.append(el("td", {}, c), el("td", {}, v)); return tr; }));
+  $("zone").replaceChildren(...s.zone.map((z) => el("li", {}, z)));
+  drawEnabled(s);
+  $("btn-prev").disabled = $("btn-first").disabled = cur === 0;
+  $("btn-next").disabled = $("btn-last").disabled = cur === view.steps.length - 1;
+  $("btn-race").disabled = raceStep() === null && !(DATA.check && DATA.check.violating !== null);
+}
+
+function drawEnabled(s) {
+  const body = $("enabled").tBodies[0];
+  body.replaceChildren();
+  for (const e of s.enabled) {
+    const tr = el("tr", {"data-label": e.label});
+    if (e.fails) tr.classList.add("fails");
+    tr.appendChild(el("td", {class: "label"}, e.label + (e.fails ? "  \u26a0" : "")));
+    tr.appendChild(el("td", {class: "window"}, e.window));
+    tr.appendChild(el("td", {class: "delay"}, e.delay));
+    if (DATA.live) {
+      const input = el("input", {value: e.pick, title: "the time at which it fires"});
+      const go = el("button", {class: "fire"}, "fire");
+      go.addEventListener("click", () => fire(e.move, input.value.trim()));
+      const td = el("td");
+      td.append("t=", input, " ", go);
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+  if (s.enabled.length === 0) body.appendChild(el("tr", {}, "")).appendChild(
+    el("td", {class: "hint"}, "nothing can fire here"));
+  $("sim-tools").style.display = DATA.live ? "" : "none";
+  $("static-note").textContent = DATA.live ? "" :
+    "To pick one of these events and simulate from here, run `kvrace view SPEC`.";
+}
+
+function show(i) {
+  cur = Math.max(0, Math.min(i, view.steps.length - 1));
+  drawDiagram();
+  drawSide();
+}
+
+// ---- simulation (served pages only) --------------------------------------------
+
+function moves(upto) {
+  return view.steps.slice(1, upto + 1).map((s) => [s.move, s.time]);
+}
+
+async function call(path, body) {
+  const resp = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify(body)});
+  const got = await resp.json();
+  if (!resp.ok) throw new Error(got.error || resp.statusText);
+  return got;
+}
+
+async function update(path, body) {
+  $("sim-status").textContent = "";
+  try {
+    view = await call(path, body);
+    show(view.steps.length - 1);
+  } catch (err) {
+    $("sim-status").textContent = err.message;
+  }
+}
+
+function fire(move, time) {
+  return update("/api/run", {moves: [...moves(cur), [move, time]]});
+}
+
+function randomStep() {
+  return update("/api/random", {moves: moves(cur), seed: seed++});
+}
+
+async function save() {
+  try {
+    const itf = await call("/api/trace", {moves: moves(cur)});
+    const blob = new Blob([JSON.stringify(itf, null, 2) + "\n"], {type: "application/json"});
+    const a = el("a", {href: URL.createObjectURL(blob), download: view.model + ".trace.json"});
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  } catch (err) {
+    $("sim-status").textContent = err.message;
+  }
+}
+
+// ---- wiring --------------------------------------------------------------------
+
+function race() {
+  if (raceStep() === null && DATA.check && DATA.check.violating !== null) view = ORIGINAL;
+  const r = raceStep();
+  if (r !== null) show(r);
+}
+
+function init() {
+  const params = Object.entries(view.params).map(([k, v]) => `${k}=${v}`).join(", ");
+  $("title").replaceChildren(view.model, el("span", {class: "params"}, params));
+  const c = DATA.check;
+  const v = $("verdict");
+  if (c) {
+    v.textContent = c.verdict.toUpperCase() + (c.property ? ": " + c.property : "") +
+      (c.message ? ": " + c.message : "");
+    v.className = c.verdict;
+  }
+  $("btn-first").addEventListener("click", () => show(0));
+  $("btn-prev").addEventListener("click", () => show(cur - 1));
+  $("btn-next").addEventListener("click", () => show(cur + 1));
+  $("btn-last").addEventListener("click", () => show(view.steps.length - 1));
+  $("btn-race").addEventListener("click", race);
+  $("btn-random").addEventListener("click", randomStep);
+  $("btn-save").addEventListener("click", save);
+  document.addEventListener("keydown", (ev) => {
+    if (ev.target.tagName === "INPUT") return;
+    const go = {ArrowLeft: cur - 1, ArrowRight: cur + 1, Home: 0, End: view.steps.length - 1};
+    if (ev.key in go) { show(go[ev.key]); ev.preventDefault(); }
+  });
+  show(0);
+}
+
+init();
