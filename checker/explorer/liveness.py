@@ -276,11 +276,26 @@ def _clock_bounds(
                 return False
         return True
 
+    dl_memo: dict[State, Sequence[ClockAtom] | ModelRuntimeError] = {}
+
+    def deadlines_of(t: State) -> Sequence[ClockAtom]:
+        """The model's deadlines in ``t`` (memoised, faults too)."""
+        got = dl_memo.get(t)
+        if got is None:
+            try:
+                got = model.deadlines(t)
+            except ModelRuntimeError as err:
+                got = err
+            dl_memo[t] = got
+        if isinstance(got, ModelRuntimeError):
+            raise got
+        return got
+
     def settle(t: State, z: Dbm) -> bool:
         """Deadlines, time passing, deadlines, extrapolation (in place)."""
         assert timed is not None
         try:
-            inv = model.deadlines(t)
+            inv = deadlines_of(t)
         except ModelRuntimeError:
             inv = []  # reported when the search meets t; the hull only needs to be large
         if not constrain(z, inv):
@@ -329,7 +344,7 @@ def _clock_bounds(
         try:
             edges = model.edges(s)
             if first:
-                dls = model.deadlines(s)
+                dls = deadlines_of(s)
                 hz = model.hazards(s)
         except ModelRuntimeError:
             unknown(i)
@@ -351,7 +366,7 @@ def _clock_bounds(
                 # edge cannot fire), and the search, which cannot know that, must
                 # still see the conflict: those clocks are read here.
                 try:
-                    target_dls = model.deadlines(e.target)
+                    target_dls = deadlines_of(e.target)
                 except ModelRuntimeError:
                     target_dls = []
                 kept = [a for a in target_dls if a.clock not in e.resets]
