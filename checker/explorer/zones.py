@@ -214,11 +214,20 @@ class DbmZones:
         n = f.n
 
         keys: dict[int, Hashable] = {}
-        for c, i in pos.items():
-            row = i * n
-            keys[c] = (z[row], z[i], tuple(sorted([(z[row + j], z[j * n + i])
+
+        def clock_key(c: int) -> Hashable:
+            """A clock's bounds in the zone, up to a renaming of the other clocks
+            (computed when the canonizer asks: it often needs none)."""
+            got = keys.get(c)
+            if got is None:
+                i = pos.get(c)
+                if i is None:
+                    return None
+                row = i * n
+                got = (z[row], z[i], tuple(sorted([(z[row + j], z[j * n + i])
                                                    for j in range(1, n) if j != i])))
-        clock_key = keys.get
+                keys[c] = got
+            return got
 
         def permuted(sym: Symmetry) -> dbm.Dbm:
             img = sym.clocks
