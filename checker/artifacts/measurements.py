@@ -248,7 +248,9 @@ def generate(root: Path) -> dict[str, bytes]:
         "prove": [_prove(root, EXACT_BOUND), _prove(root, WEAK_BOUND)],
     }
     rows = study.study(root)
-    return {
+    from checker.artifacts import simulation
+
+    return simulation.data_files(root) | {
         "paper/data/specs.json": _json(specs_doc),
         "paper/data/synth.json": _json({"machine": machine(), "synth": synth_rows(root)}),
         "paper/data/context_length.csv": study.csv_text(rows).encode(),

@@ -27,25 +27,74 @@ class DistributionError(ValueError):
 
 @dataclass(frozen=True)
 class Distribution:
-    """One of ``uniform(a,b)``, ``exp(rate)``, ``lognormal(mu,sigma)`` or
-    ``empirical(FILE.csv)`` (its sorted samples in :attr:`data`)."""
+    """One of ``uniform(a,b)``, ``exp(rate)``, ``lognormal(mu,sigma)``,
+    ``empirical(FILE.csv)`` (its sorted samples in :attr:`data`) or
+    ``mixture(w1*D1, w2*D2, ...)`` (weights in :attr:`args`, components in
+    :attr:`parts`)."""
 
     kind: str
     args: tuple[float, ...] = ()
     data: tuple[float, ...] = ()
     source: str = ""
+    parts: tuple[Distribution, ...] = ()
 
     def text(self) -> str:
         """The distribution as written on the command line."""
         if self.kind == "empirical":
             return f"empirical({self.source}, {len(self.data)} samples)"
+        if self.kind == "mixture":
+            return "mixture(" + ", ".join(f"{w:g}*{d.text()}"
+                                          for w, d in zip(self.args, self.parts, strict=True)) + ")"
         return f"{self.kind}({', '.join(f'{a:g}' for a in self.args)})"
+
+    def mass(self, lo: float, hi: float) -> float:
+        """The probability of ``[lo, hi]``."""
+        if hi < lo:
+            return 0.0
+        if self.kind == "uniform":
+            a, b = self.args
+            if a == b:
+                return 1.0 if lo <= a <= hi else 0.0
+            return max(0.0, min(b, hi) - max(a, lo)) / (b - a)
+        if self.kind == "exp":
+            (rate,) = self.args
+            start = max(lo, 0.0)
+            if hi < start:
+                return 0.0
+            return math.exp(-rate * start) - (0.0 if math.isinf(hi) else math.exp(-rate * hi))
+        if self.kind == "lognormal":
+            mu, sigma = self.args
+            if hi <= 0.0:
+                return 0.0
+            pa = 0.0 if lo <= 0.0 else _STD_NORMAL.cdf((math.log(lo) - mu) / sigma)
+            pb = 1.0 if math.isinf(hi) else _STD_NORMAL.cdf((math.log(hi) - mu) / sigma)
+            return max(pb - pa, 0.0)
+        if self.kind == "empirical":
+            n = bisect.bisect_right(self.data, hi) - bisect.bisect_left(self.data, lo)
+            return n / len(self.data)
+        if self.kind == "mixture":
+            return sum(w * d.mass(lo, hi) for w, d in zip(self.args, self.parts, strict=True))
+        raise AssertionError(self.kind)  # pragma: no cover
 
     def sample_in(self, rng: random.Random, lo: float, hi: float) -> float | None:
         """A sample conditioned on ``[lo, hi]`` (``hi`` may be ``inf``), or None when
         the distribution has no probability mass there."""
         if hi < lo:
             return None
+        if self.kind == "mixture":
+            weights = [w * d.mass(lo, hi) for w, d in zip(self.args, self.parts, strict=True)]
+            total = sum(weights)
+            if total <= 0.0:
+                return None
+            pick = rng.random() * total
+            last = self.parts[-1]
+            for w, d in zip(weights, self.parts, strict=True):
+                if w > 0.0:
+                    last = d
+                    if pick < w:
+                        break
+                    pick -= w
+            return last.sample_in(rng, lo, hi)
         u = rng.random()
         if self.kind == "uniform":
             a, b = self.args
@@ -113,6 +162,8 @@ def parse_distribution(text: str) -> Distribution:
             f"{text!r} is not a distribution (write uniform(a,b), exp(rate),"
             " lognormal(mu,sigma) or empirical(FILE.csv))")
     kind, inner = m.group(1), m.group(2)
+    if kind == "mixture":
+        return _mixture(inner)
     if kind == "uniform":
         a, b = _numbers(inner, 2, "uniform(a,b)")
         if not 0 <= a <= b:
@@ -131,7 +182,46 @@ def parse_distribution(text: str) -> Distribution:
     if kind == "empirical":
         return Distribution("empirical", (), read_samples(inner.strip()), inner.strip())
     raise DistributionError(f"unknown distribution {kind!r} (known: uniform, exp, lognormal,"
-                            " empirical)")
+                            " empirical, mixture)")
+
+
+def _top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses."""
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _mixture(inner: str) -> Distribution:
+    weights: list[float] = []
+    parts: list[Distribution] = []
+    for term in _top_level(inner):
+        w, star, dist = term.partition("*")
+        if not star:
+            raise DistributionError(f"mixture: write each component as WEIGHT*DIST, got"
+                                    f" {term.strip()!r}")
+        try:
+            weight = float(w)
+        except ValueError:
+            raise DistributionError(f"mixture: {w.strip()!r} is not a weight") from None
+        if not (math.isfinite(weight) and weight > 0):
+            raise DistributionError(f"mixture: the weight {w.strip()} must be above 0")
+        d = parse_distribution(dist)
+        if d.kind == "mixture":
+            raise DistributionError("mixture: components may not be mixtures")
+        weights.append(weight)
+        parts.append(d)
+    total = sum(weights)
+    return Distribution("mixture", tuple(w / total for w in weights), parts=tuple(parts))
 
 
 MAX_SAMPLES = 10_000_000

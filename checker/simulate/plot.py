@@ -39,9 +39,11 @@ class Threshold:
 
 
 def sweep_plot(path: str, param: str, xs: Sequence[Fraction], results: Sequence[SimResult],
-               threshold: Threshold | None = None, title: str = "") -> None:
+               threshold: Threshold | None = None, title: str = "", logy: bool = False
+               ) -> None:
     """Write the plot of ``results`` (one per value in ``xs``) to ``path`` (.svg, .png
-    or .pdf); raises PlotError."""
+    or .pdf), on a logarithmic probability axis if ``logy`` (estimates of 0 are then
+    drawn at its floor, 1e-5); raises PlotError."""
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in FORMATS:
         raise PlotError(f"cannot write a plot to {path}: use .svg, .png or .pdf")
@@ -54,9 +56,10 @@ def sweep_plot(path: str, param: str, xs: Sequence[Fraction], results: Sequence[
                                 "font.family": "DejaVu Sans", "font.size": 9}):
         fig, ax = plt.subplots(figsize=(5.5, 3.2))
         x = [float(v) for v in xs]
-        p = [r.p for r in results]
-        lo = [r.lo for r in results]
-        hi = [r.hi for r in results]
+        floor = 1e-5 if logy else 0.0
+        p = [max(r.p, floor) for r in results]
+        lo = [max(r.lo, floor) for r in results]
+        hi = [max(r.hi, floor) for r in results]
         conf = results[0].confidence if results else 0.95
         ax.fill_between(x, lo, hi, color="#9ecae1", alpha=0.6, linewidth=0,
                         label=f"{conf:.0%} Clopper–Pearson interval")
@@ -67,11 +70,15 @@ def sweep_plot(path: str, param: str, xs: Sequence[Fraction], results: Sequence[
                        label=f"exact safe bound (synth): {threshold.text(param)}")
         ax.set_xlabel(param)
         ax.set_ylabel("P(violation)")
-        ax.set_ylim(-0.02, max(0.05, max(hi, default=0.0) * 1.05))
+        if logy:
+            ax.set_yscale("log")
+            ax.set_ylim(floor, 1.0)
+        else:
+            ax.set_ylim(-0.02, max(0.05, max(hi, default=0.0) * 1.05))
         ax.grid(True, color="#dddddd", linewidth=0.5)
         if title:
             ax.set_title(title, fontsize=9)
-        ax.legend(loc="upper right", fontsize=7, frameon=False)
+        ax.legend(loc="best", fontsize=7, frameon=False)
         fig.tight_layout()
         metadata: dict[str, str | None]
         if suffix == ".svg":
