@@ -2,8 +2,9 @@
 
 Exit codes (the same for every subcommand):
 
-* 0 — the spec is fine / every property holds / proved;
-* 1 — a violation was found (with its trace);
+* 0 — the spec is fine / every property holds / proved; ``simulate``: no violation
+  was sampled (an estimate, never "holds");
+* 1 — a violation was found (with its trace); ``simulate``: a violation was sampled;
 * 2 — bad input or usage: a broken spec, an unknown parameter, a missing file;
 * 3 — inconclusive: a limit was hit (states, time, memory) or the solver said unknown;
 * 70 — internal error: an exception escaped (a bug in kvrace) or memory ran out; never
