@@ -179,6 +179,16 @@ def test_every_sampled_violation_replays_in_the_zone_explorer() -> None:
         assert {r.prop for r in res.examples} == {"assert"}
 
 
+def test_sampled_invariant_and_response_violations_replay() -> None:
+    for path, prop in (("spec/sglang/kv_checksum.kvr", "no_undetected_corruption"),
+                       ("spec/sglang/strict_no_release_on_timeout.kvr", "bounded_release")):
+        spec = api.load_spec(ROOT / path)
+        res = api.simulate(spec, runs=150, seed=0, keep=150)
+        assert res.violations > 0
+        assert {e.prop for e in res.by_property} == {prop}
+        assert all(api.replays(spec, res, run) for run in res.examples)
+
+
 def test_flagship_estimate_is_pinned() -> None:
     res = api.simulate(DEFERRED, runs=2000, seed=0, T_hold=4)
     assert (res.runs, res.violations) == (2000, 82)
@@ -266,3 +276,19 @@ def test_cli_sweep_writes_csv_and_a_deterministic_plot(in_root: Path, tmp_path: 
     a, b = (tmp_path / "a.svg").read_bytes(), (tmp_path / "b.svg").read_bytes()
     assert a == b
     assert a.startswith(b"<?xml")
+
+
+def test_cli_model_error_is_bad_input(tmp_path: Path) -> None:
+    spec = tmp_path / "fault.kvr"
+    spec.write_text("model fault\ntype R = {a, b}\nactor p\nvar m : R -> bool = false\n"
+                    "var x : R? = none\nevent p.go()\n  when not m[a]\n  do m[x] := true\n")
+    code, _, err = run_cli("simulate", str(spec), "--runs", "10", "-q")
+    assert code == 2
+    assert "model error: p.go(): `none` dereferenced at" in err
+
+
+def test_cli_sprt_line(in_root: Path) -> None:
+    code, out, _ = run_cli("simulate", "spec/sglang/deferred_release.kvr", "-p", "T_hold=0",
+                           "--sprt", "0.2", "--indifference", "0.05", "--runs", "5000", "-q")
+    assert code == 1
+    assert "SPRT P(violation) >= 0.2: accepted after" in out

@@ -152,6 +152,11 @@ class Simulator:
             self.bound_dist.append(dists.get(name) if name is not None else None)
         self.n_clocks = len(self.model.clock_names)
         self._initial = self.model.initial_states()[0]
+        for a in self.model.deadlines(self._initial):
+            v = self.bound_values[a.bound]
+            if v < 0 or (a.op == LT and v <= 0):
+                raise ModelRuntimeError(
+                    "the initial state breaks a deadline: time cannot even start")
 
     # ---- per-state analysis (cached) ---------------------------------------------------------
     def info(self, s: State) -> _StateInfo:

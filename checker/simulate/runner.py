@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -45,6 +46,8 @@ _WORKER: list[Simulator] = []
 
 
 def _init_worker(spec: ir.Spec, values: dict[str, Fraction], config: SimConfig) -> None:
+    # Ctrl-C reaches the whole process group: the parent reports it and stops the pool.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER[:] = [Simulator(SpecModel(spec, values), config)]
 
 
