@@ -993,8 +993,10 @@ def _add_simulate_parser(sub: Any) -> None:
                      help="random seed (default 0); run i draws from (S, i) alone")
     sim.add_argument("--delay", action="append", default=[], metavar="NAME=DIST",
                      help="distribution of the clock bounded by parameter NAME when the edge"
-                     " it bounds fires: uniform(a,b), exp(rate), lognormal(mu,sigma) or"
-                     " empirical(FILE.csv); truncated to the edge's window (repeatable)")
+                     " it bounds fires, or (NAME = actor.event) of that event's delay since"
+                     " it became enabled: uniform(a,b), exp(rate), lognormal(mu,sigma),"
+                     " empirical(FILE.csv) or mixture(w1*D1, w2*D2, ...); truncated to the"
+                     " edge's window (repeatable)")
     sim.add_argument("--rate", type=_positive_float, default=1.0, metavar="R",
                      help="rate of the exponential delay of an edge without an upper bound"
                      " (default 1 per time unit)")
@@ -1060,7 +1062,11 @@ def _sim_config(args: argparse.Namespace, spec: ir.Spec) -> Any:
         if "=" not in text:
             raise UsageError(f"--delay expects NAME=DIST, got {_clip(text)}")
         name, _, dist = (x.strip() for x in text.partition("="))
-        if name not in declared:
+        events = [ev.label for ev in spec.events]
+        if "." in name and name not in events:
+            raise UsageError(f"--delay: unknown event `{name}` (the spec declares:"
+                             f" {', '.join(events) or 'none'})")
+        if "." not in name and name not in declared:
             raise UsageError(f"--delay: unknown parameter `{name}` (the spec declares:"
                              f" {', '.join(declared) or 'none'})")
         try:

@@ -140,6 +140,14 @@ def test_interval_covers_a_user_distribution() -> None:
     assert (covered, total) == (93, 3193)
 
 
+def test_an_event_distribution_is_its_delay_since_enabled() -> None:
+    # fa is enabled from the start with x = 0, so `p.fa=exp(1)` draws exactly what
+    # `A=exp(1)` draws: the same runs, the same counts.
+    cfg = SimConfig(delays=(("p.fa", parse_distribution("exp(1)")),))
+    assert _coverage(RACE, 0.3167, seeds=100, runs=100, confidence=0.9, config=cfg,
+                     A=Fraction(10)) == (93, 3193)
+
+
 def test_time_bound_cuts_runs() -> None:
     # With a time bound of 1, fb fires first by t=1 with probability
     # P(Ub < Ua, Ub <= 1) = integral_0^1 (1/3) (1 - u/2) du = 1/4.
@@ -232,6 +240,7 @@ def test_cli_exit_codes(in_root: Path) -> None:
     assert code == 1
     assert "VIOLATION SAMPLED in" in out
     for bad in (["--delay", "T_nope=exp(1)"], ["--delay", "T_flight=gauss(1)"],
+                ["--delay", "decode.nope=exp(1)"],
                 ["--runs", "0"], ["--confidence", "1"], ["--epsilon", "0.1"],
                 ["--sweep", "T_hold=5:1:1"], ["--plot", "x.svg"], ["-p", "T_hold=99"],
                 ["--sprt", "0.001"]):

@@ -34,8 +34,11 @@ semi-Markov process over the zone semantics of :mod:`checker.model.interface`):
   ``DIST``, conditioned on the window; if its window has no such upper bound but a
   lower bound ``x >= NAME``, that one is used.  ``T_flight=lognormal(-3.5, 1)``
   thus makes the time a write spends on the wire (``since_post <= T_flight``)
-  lognormal, truncated at ``T_flight``.  A distribution with no probability mass in
-  the window falls back to the default (counted in :attr:`Simulator.fallbacks`).
+  lognormal, truncated at ``T_flight``.  ``--delay actor.event=DIST`` names an event
+  instead: every instance of it takes its *delay since it drew its time* (since its
+  window opened) from ``DIST``, conditioned on the window; an event's distribution
+  wins over a parameter's.  A distribution with no probability mass in the window
+  falls back to the default (counted in :attr:`Simulator.fallbacks`).
 * **Properties.**  A run ends at its first violation: an ``assert`` of the edge
   that fires, an invariant of a state entered, a bounded response whose observer
   clock passes its bound while the run stays in a state, or a deadlock.  It also
@@ -67,7 +70,7 @@ class SimConfig:
     """How runs are drawn and when they stop."""
 
     delays: tuple[tuple[str, Distribution], ...] = ()
-    """User distributions, by timing parameter name."""
+    """User distributions, by timing parameter name or event label (``actor.event``)."""
     rate: float = 1.0
     """Rate of the exponential delay of an edge whose window has no upper bound."""
     time_bound: float | None = None
@@ -150,6 +153,8 @@ class Simulator:
             name = b.terms[0][0] if (len(b.terms) == 1 and b.terms[0][1] == 1
                                      and b.const == 0) else None
             self.bound_dist.append(dists.get(name) if name is not None else None)
+        self.event_dist: list[Distribution | None] = [
+            dists.get(label.split("(")[0]) for label in self.model.event_names]
         self.n_clocks = len(self.model.clock_names)
         self._initial = self.model.initial_states()[0]
         for a in self.model.deadlines(self._initial):
@@ -188,12 +193,13 @@ class Simulator:
                         never = True
                 elif (a.clock, a.op, a.bound) not in here_set:
                     ups.append((a.clock, a.bound, a.op == LT))
-            dist: Distribution | None = None
-            dist_clock = -1
-            for c, b, _ in [*ups, *lows]:
-                if self.bound_dist[b] is not None:
-                    dist, dist_clock = self.bound_dist[b], c
-                    break
+            dist = self.event_dist[e.event]
+            dist_clock = -1  # an event's distribution: the delay since its time was drawn
+            if dist is None:
+                for c, b, _ in [*ups, *lows]:
+                    if self.bound_dist[b] is not None:
+                        dist, dist_clock = self.bound_dist[b], c
+                        break
             key = (e.event, tuple((a.clock, a.op, a.bound) for a in e.guard))
             watch = frozenset(c for c, _, _ in [*lows, *ups])
             edges.append(_EdgeInfo(e, key, tuple(lows), tuple(ups), watch, never, dist,
@@ -232,7 +238,7 @@ class Simulator:
     def _sample(self, rng: random.Random, ei: _EdgeInfo, lo: float, hi: float,
                 clock: list[float], now: float) -> float:
         if ei.dist is not None:
-            v = now - clock[ei.dist_clock]
+            v = 0.0 if ei.dist_clock < 0 else now - clock[ei.dist_clock]
             x = ei.dist.sample_in(rng, v + lo, v + hi)
             if x is not None:
                 return min(max(x - v, lo), hi)
