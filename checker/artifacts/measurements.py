@@ -8,6 +8,8 @@
 * ``synth.json``: the safe region synthesized for every spec with all of its
   parameters free (parametric zone exploration), or the limit it hit.
 * ``context_length.csv``: the context-length study (:mod:`checker.artifacts.study`).
+* ``simulation.json``: the simulation study, P(leak) against ``T_hold`` under
+  realistic write times (:mod:`checker.artifacts.simulation`, about two minutes).
 * ``bench.json``: zone-explorer runs on scaled variants of the flagship,
   one subprocess per case (``benchmarks/bench.py``); the flagship rows compared
   with TChecker; Fischer's protocol with and without symmetry; the compiled DBM
