@@ -36,6 +36,11 @@ from checker.model.interface import (
     TimedModel,
 )
 from checker.model.timeline import TraceShape
+from checker.simulate.engine import RunResult, SimConfig
+from checker.simulate.plot import Threshold
+from checker.simulate.runner import Progress, Runner, SimResult, run_trace, trace_steps
+from checker.simulate.runner import simulate as run_simulation
+from checker.simulate.stats import Sprt
 
 if TYPE_CHECKING:
     from checker.smt.poly import Lin
@@ -49,10 +54,17 @@ __all__ = [
     "Options",
     "Outcome",
     "Proof",
+    "SimConfig",
+    "SimResult",
+    "Sprt",
     "Synthesis",
     "check",
     "load_spec",
     "prove",
+    "replays",
+    "safe_threshold",
+    "simulate",
+    "simulation_trace",
     "synth",
 ]
 
@@ -518,3 +530,103 @@ def prove(spec: str | Path | ir.Spec, assume: str,
     tight = res.boundary is not None or res.near is not None
     return Proof(sp, assume, names, res.status, outcome, tight, res.vacuous,
                  res.synth.limit, res)
+# ---- simulation (statistical model checking) ------------------------------------------------
+
+
+def simulate(
+    spec: str | Path | ir.Spec,
+    params: Mapping[str, ParamValue] | None = None,
+    *,
+    runs: int = 1000,
+    seed: int = 0,
+    config: SimConfig | None = None,
+    confidence: float = 0.95,
+    jobs: int = 1,
+    keep: int = 5,
+    sprt: Sprt | None = None,
+    progress: Progress | None = None,
+    **param_kw: ParamValue,
+) -> SimResult:
+    """Random runs of ``spec`` at the given parameter values under the stochastic
+    semantics of :mod:`checker.simulate.engine`: the estimated probability that a run
+    violates a property, with Clopper–Pearson intervals (never a verdict).
+
+    ``keep`` violating runs are kept in ``examples`` (turn one into a trace with
+    :func:`simulation_trace`); ``sprt`` runs Wald's test and stops once it decides.
+    Raises SpecError / ParamError like :func:`check`.
+    """
+    sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
+    values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
+    model = SpecModel(sp, values)
+    with Runner(model, config or SimConfig(), jobs) as runner:
+        return run_simulation(runner, runs, seed, confidence, keep, sprt, progress)
+
+
+_SIM_MODELS: dict[tuple[int, tuple[tuple[str, Fraction], ...]], tuple[ir.Spec, SpecModel]] = {}
+
+
+def _sim_model(spec: ir.Spec, params: Mapping[str, Fraction]) -> SpecModel:
+    """The compiled model of a simulation's spec and values (a few are remembered)."""
+    key = (id(spec), tuple(sorted(params.items())))
+    got = _SIM_MODELS.get(key)
+    if got is None or got[0] is not spec:
+        if len(_SIM_MODELS) >= 8:
+            _SIM_MODELS.clear()
+        got = (spec, SpecModel(spec, params))
+        _SIM_MODELS[key] = got
+    return got[1]
+
+
+def simulation_trace(spec: ir.Spec, result: SimResult, run: RunResult) -> tr.Trace:
+    """A violating run of ``result`` as a trace (the format ``kvrace draw`` reads)."""
+    return run_trace(_sim_model(spec, result.params), run)
+
+
+def replays(spec: ir.Spec, result: SimResult, run: RunResult) -> bool:
+    """Whether a violating run's sequence of events is feasible in the exact zone
+    semantics (:func:`~checker.explorer.traces.replay_zone`) and ends in the violation
+    it reports."""
+    from checker.explorer.traces import replay_zone
+    from checker.model.interface import scaled_bounds
+
+    model = _sim_model(spec, result.params)
+    steps = trace_steps(model, run)
+    zone = replay_zone(model, scaled_bounds(model.bounds, model.values)[0], steps)
+    if zone is None:
+        return False
+    last = steps[-1]
+    if run.prop == "assert":
+        return last.edge is not None and last.edge.failure == run.message
+    if run.prop == "deadlock":
+        return True
+    names = {v.property for v in model.violations(last.state)}
+    names |= {h.property for h in model.hazards(last.state)}
+    return run.prop in names
+
+
+def safe_threshold(spec: ir.Spec, param: str, params: Mapping[str, ParamValue] | None = None,
+                   timeout: float | None = 60.0) -> Threshold | None:
+    """The exact safe bound on ``param`` from synthesis with only ``param`` free (the
+    others at ``params`` or their defaults), when the safe region is one half-line
+    ``param > c`` (or ``>=``, ``<``, ``<=``); None otherwise or when synthesis does not
+    finish within ``timeout`` seconds."""
+    from checker.smt import SolverUnknown
+    from checker.smt import synth as sy
+
+    values = {k: _fraction(v) for k, v in (params or {}).items() if k != param}
+    model = SpecModel(spec, values)
+    try:
+        result = sy.explore_parametric(model, [param], (), None, timeout)
+    except SolverUnknown:
+        return None
+    if not result.complete:
+        return None
+    cnf = sy.safe_region(result)
+    if len(cnf) != 1 or len(cnf[0]) != 1:
+        return None
+    c = cnf[0][0]
+    if len(c.coefs) != 1:
+        return None
+    a = c.coefs[0][1]
+    # a*x + const (<, <=) 0
+    return Threshold(-c.const / a, a < 0, c.strict)

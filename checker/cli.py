@@ -2,8 +2,9 @@
 
 Exit codes (the same for every subcommand):
 
-* 0 — the spec is fine / every property holds / proved;
-* 1 — a violation was found (with its trace);
+* 0 — the spec is fine / every property holds / proved; ``simulate``: no violation
+  was sampled (an estimate, never "holds");
+* 1 — a violation was found (with its trace); ``simulate``: a violation was sampled;
 * 2 — bad input or usage: a broken spec, an unknown parameter, a missing file;
 * 3 — inconclusive: a limit was hit (states, time, memory) or the solver said unknown;
 * 70 — internal error: an exception escaped (a bug in kvrace) or memory ran out; never
@@ -140,6 +141,7 @@ def _build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                        help="stop (inconclusive) after this many seconds")
     _add_view_parser(sub)
+    _add_simulate_parser(sub)
     return p
 
 
@@ -1037,6 +1039,338 @@ def cmd_view(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         srv.server_close()
     return EXIT_OK
 
+# ---- simulate ------------------------------------------------------------------------------
+
+
+def _add_simulate_parser(sub: Any) -> None:
+    sim = sub.add_parser(
+        "simulate",
+        help="random runs: estimate the probability of a violation (statistical model"
+        " checking)",
+        description="Draw random runs of SPEC under a stochastic semantics (each edge draws"
+        " a firing time uniform within its own upper bound, exponential where it has none;"
+        " the earliest fires) and estimate the probability that a run violates a property,"
+        " with a Clopper-Pearson interval.  An estimate, never a proof: a simulation never"
+        " says 'holds'.  Exit 0 = no violation sampled, 1 = a violation was sampled,"
+        " 2 = bad input.",
+    )
+    sim.add_argument("spec", metavar="SPEC")
+    _add_param_args(sim)
+    sim.add_argument("--runs", type=positive_int, metavar="N",
+                     help="number of runs (default 1000; with --sprt, the most it may use)")
+    sim.add_argument("--seed", type=int, default=0, metavar="S",
+                     help="random seed (default 0); run i draws from (S, i) alone")
+    sim.add_argument("--delay", action="append", default=[], metavar="NAME=DIST",
+                     help="distribution of the clock bounded by parameter NAME when the edge"
+                     " it bounds fires, or (NAME = actor.event) of that event's delay since"
+                     " it became enabled: uniform(a,b), exp(rate), lognormal(mu,sigma),"
+                     " empirical(FILE.csv) or mixture(w1*D1, w2*D2, ...); truncated to the"
+                     " edge's window (repeatable)")
+    sim.add_argument("--rate", type=_positive_float, default=1.0, metavar="R",
+                     help="rate of the exponential delay of an edge without an upper bound"
+                     " (default 1 per time unit)")
+    sim.add_argument("--time-bound", type=_positive_float, metavar="T",
+                     help="estimate P(violation by model time T): runs stop at T")
+    sim.add_argument("--max-steps", type=positive_int, default=10_000, metavar="K",
+                     help="runs stop after K events (default 10000)")
+    sim.add_argument("--confidence", type=_probability, default=0.95, metavar="C",
+                     help="confidence of the intervals (default 0.95)")
+    sim.add_argument("--epsilon", type=_probability, metavar="E",
+                     help="with --delta: as many runs as the Chernoff-Hoeffding bound needs"
+                     " for the estimate to be within E with probability 1-delta")
+    sim.add_argument("--delta", type=_probability, metavar="D")
+    sim.add_argument("--sprt", type=_probability, metavar="P0",
+                     help="sequential test of P(violation) >= P0 (Wald's SPRT, error"
+                     " probabilities 1-confidence); stops as soon as it decides")
+    sim.add_argument("--indifference", type=_probability, default=0.01, metavar="D",
+                     help="half-width of the SPRT's indifference region (default 0.01)")
+    sim.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
+                     help="worker processes (results do not depend on N)")
+    sim.add_argument("--traces", metavar="DIR",
+                     help="write violating runs as traces DIR/run-<i>.json (kvrace draw reads"
+                     " them)")
+    sim.add_argument("--max-traces", type=positive_int, default=5, metavar="K",
+                     help="write at most K traces (the first violating runs; default 5)")
+    sim.add_argument("--sweep", metavar="NAME=LO:HI:STEP",
+                     help="estimate at every value of parameter NAME from LO to HI")
+    sim.add_argument("--csv", metavar="FILE", help="with --sweep: write the estimates as CSV")
+    sim.add_argument("--plot", metavar="FILE",
+                     help="with --sweep: plot P(violation) against NAME (.svg, .png, .pdf)")
+    sim.add_argument("--no-synth", action="store_true",
+                     help="with --sweep: do not compute the exact safe bound by synthesis")
+    sim.add_argument("--json", action="store_true", help="print the result as JSON")
+    sim.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(parse_number(text))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"expected a number, got {_clip(text)}") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {_clip(text)}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(parse_number(text))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"expected a number, got {_clip(text)}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {_clip(text)}")
+    return value
+
+
+def _sim_config(args: argparse.Namespace, spec: ir.Spec) -> Any:
+    from checker.simulate import DistributionError, SimConfig, parse_distribution
+
+    declared = [p.name for p in spec.params]
+    delays: dict[str, Any] = {}
+    for text in args.delay:
+        if "=" not in text:
+            raise UsageError(f"--delay expects NAME=DIST, got {_clip(text)}")
+        name, _, dist = (x.strip() for x in text.partition("="))
+        events = [ev.label for ev in spec.events]
+        if "." in name and name not in events:
+            raise UsageError(f"--delay: unknown event `{name}` (the spec declares:"
+                             f" {', '.join(events) or 'none'})")
+        if "." not in name and name not in declared:
+            raise UsageError(f"--delay: unknown parameter `{name}` (the spec declares:"
+                             f" {', '.join(declared) or 'none'})")
+        try:
+            delays[name] = parse_distribution(dist)
+        except DistributionError as exc:
+            raise UsageError(f"--delay {name}: {exc}") from None
+    return SimConfig(tuple(delays.items()), args.rate, args.time_bound, args.max_steps)
+
+
+def _sweep_values(text: str, spec: ir.Spec) -> tuple[str, list[Fraction]]:
+    name, eq, rng = text.partition("=")
+    name = name.strip()
+    parts = rng.split(":")
+    if not eq or len(parts) != 3:
+        raise UsageError(f"--sweep expects NAME=LO:HI:STEP, got {_clip(text)}")
+    if name not in [p.name for p in spec.params]:
+        raise UsageError(f"--sweep: unknown parameter `{name}` (the spec declares:"
+                         f" {', '.join(p.name for p in spec.params) or 'none'})")
+    try:
+        lo, hi, step = (parse_number(x) for x in parts)
+    except ValueError as exc:
+        raise UsageError(f"--sweep {name}: {exc}") from None
+    if step <= 0 or hi < lo:
+        raise UsageError(f"--sweep {name}: need LO <= HI and STEP > 0")
+    if (hi - lo) / step > 1000:
+        raise UsageError(f"--sweep {name}: more than 1001 points")
+    out = []
+    v = lo
+    while v <= hi:
+        out.append(v)
+        v += step
+    return name, out
+
+
+def _g(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _sim_json(r: Any) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "params": {k: _fmt(v) for k, v in r.params.items()},
+        "runs": r.runs, "violations": r.violations, "p": r.p,
+        "interval": [r.lo, r.hi], "confidence": r.confidence,
+        "by_property": [{"property": e.prop, "runs": e.runs, "p": e.p,
+                         "interval": [e.lo, e.hi], "first_run": e.first_run,
+                         "message": e.message} for e in r.by_property],
+        "ends": r.ends, "mean_steps": r.steps / r.runs if r.runs else 0.0,
+        "distribution_fallbacks": r.fallbacks,
+    }
+    if r.sprt is not None:
+        s = r.sprt
+        doc["sprt"] = {"p0": s.p0, "indifference": s.indifference, "alpha": s.alpha,
+                       "beta": s.beta, "decision": s.decision, "runs": s.runs}
+    return doc
+
+
+def _sim_text(r: Any, out: TextIO) -> None:
+    conf = f"{r.confidence * 100:.4g}%"
+    if r.violations:
+        out.write(f"VIOLATION SAMPLED in {r.violations} of {r.runs} runs\n")
+        out.write(f"  P(violation) = {_g(r.p)}  in [{_g(r.lo)}, {_g(r.hi)}]"
+                  f"  (Clopper-Pearson, {conf} confidence)\n")
+        width = max(len(e.prop) for e in r.by_property)
+        for e in r.by_property:
+            out.write(f"  {e.prop:<{width}}  {e.runs} runs, P = {_g(e.p)} in"
+                      f" [{_g(e.lo)}, {_g(e.hi)}]; first in run {e.first_run}: {e.message}\n")
+    else:
+        out.write(f"NO VIOLATION SAMPLED in {r.runs} runs: P(violation) <= {_g(r.hi)}"
+                  f" ({conf} Clopper-Pearson upper bound)\n")
+    if r.sprt is not None:
+        s = r.sprt
+        test = f"P(violation) >= {_g(s.p0)}"
+        if s.decision is None:
+            out.write(f"SPRT {test}: undecided after {s.runs} runs (indifference"
+                      f" +-{_g(s.indifference)}); give more --runs\n")
+        else:
+            verdict = "accepted" if s.decision == "accept" else "rejected"
+            out.write(f"SPRT {test}: {verdict} after {s.runs} runs (error probabilities"
+                      f" {_g(s.alpha)}, indifference +-{_g(s.indifference)})\n")
+    e = r.ends
+    out.write(f"runs ended: {e['violation']} by a violation, {e['quiescent']} with nothing"
+              f" left to fire, {e['time bound']} at the time bound, {e['step bound']} at the"
+              f" step bound; {r.steps / max(r.runs, 1):.1f} events per run on average\n")
+    if r.fallbacks:
+        out.write(f"note: {r.fallbacks} delays had no probability mass in their window under"
+                  " the given distribution and were drawn by the default rule\n")
+
+
+def _sim_header(spec: ir.Spec, args: argparse.Namespace, cfg: Any, runs: int) -> str:
+    tb = f"time bound {_g(cfg.time_bound)}" if cfg.time_bound is not None else "no time bound"
+    delays = "; ".join(f"{n}={d.text()}" for n, d in cfg.delays)
+    lines = [f"simulation: {runs} runs, seed {args.seed}, {tb}, at most {cfg.max_steps}"
+             " events per run",
+             "delays: uniform within an edge's own bound, else exponential (rate"
+             f" {_g(cfg.rate)})" + (f"; {delays}" if delays else "")]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker import api
+    from checker.model import trace as tr
+    from checker.model.compiled import ParamError, SpecModel
+    from checker.simulate import Runner, Sprt, chernoff_runs, run_trace, simulate
+    from checker.simulate.plot import PlotError, sweep_plot
+
+    spec = _load(args.spec)
+    params = _params(args)
+    cfg = _sim_config(args, spec)
+    if (args.epsilon is None) != (args.delta is None):
+        raise UsageError("--epsilon and --delta go together")
+    if args.epsilon is not None and args.runs is not None:
+        raise UsageError("give either --runs or --epsilon/--delta (which set the runs)")
+    runs = args.runs if args.runs is not None else 1000
+    if args.epsilon is not None:
+        runs = chernoff_runs(args.epsilon, args.delta)
+    if args.sprt is not None:
+        try:
+            Sprt(args.sprt, args.indifference, 1 - args.confidence, 1 - args.confidence)
+        except ValueError as exc:
+            raise UsageError(f"--sprt: {exc}") from None
+    sweep = _sweep_values(args.sweep, spec) if args.sweep else None
+    if (args.csv or args.plot) and sweep is None:
+        raise UsageError("--csv and --plot go with --sweep")
+    if sweep is not None and args.traces:
+        raise UsageError("--traces does not go with --sweep")
+    points = [(None, params)] if sweep is None else [
+        (v, {**params, sweep[0]: v}) for v in sweep[1]]
+    models = []
+    for _, values in points:
+        try:
+            models.append(SpecModel(spec, values))
+        except ParamError as e:
+            err.write(f"{args.spec}: error[KVR400]: {e}\n")
+            return EXIT_BAD_INPUT
+    raw = getattr(err, "raw_write", err.write)
+    last = [time.monotonic()]
+
+    def progress(done: int, total: int, bad: int) -> None:
+        if args.quiet or time.monotonic() - last[0] < 2.0:
+            return
+        last[0] = time.monotonic()
+        raw(f"kvrace simulate: {done}/{total} runs, {bad} violating\n")
+        err.flush()
+
+    results = []
+    for (x, _), model in zip(points, models, strict=True):
+        sprt = (Sprt(args.sprt, args.indifference, 1 - args.confidence, 1 - args.confidence)
+                if args.sprt is not None else None)
+        with Runner(model, cfg, args.jobs) as runner:
+            res = simulate(runner, runs, args.seed, args.confidence, args.max_traces, sprt,
+                           progress)
+        results.append(res)
+        if sweep is not None and not args.quiet and len(points) > 1:
+            raw(f"kvrace simulate: {sweep[0]}={_fmt(x)}: {res.violations}/{res.runs}"  # type: ignore[arg-type]
+                " violating\n")
+    threshold = None
+    if sweep is not None and not args.no_synth:
+        threshold = api.safe_threshold(spec, sweep[0], params)
+    any_bad = any(r.violations for r in results)
+    if args.json:
+        doc: dict[str, object] = {
+            "spec": args.spec, "model": spec.name, "seed": args.seed, "runs": runs,
+            "time_bound": cfg.time_bound, "max_steps": cfg.max_steps, "rate": cfg.rate,
+            "delays": {n: d.text() for n, d in cfg.delays},
+        }
+        if sweep is None:
+            doc.update(_sim_json(results[0]))
+        else:
+            doc["sweep"] = sweep[0]
+            doc["points"] = [{"value": _fmt(x), **_sim_json(r)}  # type: ignore[arg-type]
+                             for (x, _), r in zip(points, results, strict=True)]
+            doc["safe_threshold"] = threshold.text(sweep[0]) if threshold else None
+        out.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        shown = {k: v for k, v in models[0].values.items() if sweep is None or k != sweep[0]}
+        out.write(f"model {spec.name}  ({_param_text(shown)})\n")
+        out.write(_sim_header(spec, args, cfg, runs))
+        if sweep is None:
+            _sim_text(results[0], out)
+        else:
+            name = sweep[0]
+            w = max(len(name), 6)
+            out.write(f"{name:>{w}}  {'runs':>6}  {'viol':>6}  {'P':>8}  interval\n")
+            for (x, _), r in zip(points, results, strict=True):
+                out.write(f"{_fmt(x):>{w}}  {r.runs:>6}  {r.violations:>6}  {_g(r.p):>8}"  # type: ignore[arg-type]
+                          f"  [{_g(r.lo)}, {_g(r.hi)}]\n")
+            if threshold is not None:
+                out.write(f"exact safe region (synth, {name} free): {threshold.text(name)}\n")
+            elif not args.no_synth:
+                out.write(f"exact safe region (synth, {name} free): not a single bound on"
+                          f" {name}, or synthesis did not finish\n")
+        out.write("an estimate from random runs, not a proof: use `kvrace check` or"
+                  " `kvrace prove` for a verdict\n")
+    out.flush()
+    if args.traces and results[0].examples:
+        model = models[0]
+
+        def write_traces() -> str:
+            os.makedirs(args.traces, exist_ok=True)
+            names = []
+            for run in results[0].examples:
+                path = os.path.join(args.traces, f"run-{run.index}.json")
+                _write_json(path, tr.to_itf(run_trace(model, run)))
+                names.append(path)
+            return "wrote " + ", ".join(names)
+
+        _side_output(err, args.traces, write_traces)
+    if sweep is not None and args.csv:
+        csv_path: str = args.csv
+
+        def write_csv() -> str:
+            lines = [f"{sweep[0]},runs,violations,p,lo,hi"]
+            for (x, _), r in zip(points, results, strict=True):
+                lines.append(f"{_fmt(x)},{r.runs},{r.violations},{r.p!r},{r.lo!r},{r.hi!r}")  # type: ignore[arg-type]
+            try:
+                with open(csv_path, "w", encoding="utf-8") as f:
+                    f.write("\n".join(lines) + "\n")
+            except OSError as exc:
+                raise UsageError(f"cannot write {csv_path}: {exc.strerror or exc}") from None
+            return f"wrote {csv_path}"
+
+        _side_output(err, csv_path, write_csv)
+    if sweep is not None and args.plot:
+        plot_path: str = args.plot
+
+        def write_plot() -> str:
+            try:
+                sweep_plot(plot_path, sweep[0], sweep[1], results, threshold,
+                           f"{spec.name}: {runs} runs per point, seed {args.seed}")
+            except PlotError as exc:
+                raise UsageError(str(exc)) from None
+            return f"wrote {plot_path}"
+
+        _side_output(err, plot_path, write_plot)
+    return EXIT_VIOLATION if any_bad else EXIT_OK
 
 def _short(exc: BaseException, width: int = 200) -> str:
     """An exception as one short line for a message."""
@@ -1116,6 +1450,7 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
         handler = {
             "lint": cmd_lint, "show": cmd_show, "check": cmd_check, "prove": cmd_prove,
             "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph, "view": cmd_view,
+            "simulate": cmd_simulate,
         }[args.command]
         return handler(args, out, err)  # type: ignore[arg-type]
     except UsageError as e:
@@ -1306,7 +1641,8 @@ def _signal_name(signum: int) -> str:
 
 def _command_of(argv: Sequence[str]) -> str:
     """The subcommand named on the command line, for messages printed before parsing."""
-    commands = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view")
+    commands = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view",
+                "simulate")
     return next((a for a in argv if a in commands), "kvrace")
 
 

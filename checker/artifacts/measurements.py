@@ -8,6 +8,8 @@
 * ``synth.json``: the safe region synthesized for every spec with all of its
   parameters free (parametric zone exploration), or the limit it hit.
 * ``context_length.csv``: the context-length study (:mod:`checker.artifacts.study`).
+* ``simulation.json``: the simulation study, P(leak) against ``T_hold`` under
+  realistic write times (:mod:`checker.artifacts.simulation`, about two minutes).
 * ``bench.json``: zone-explorer runs on scaled variants of the flagship,
   one subprocess per case (``benchmarks/bench.py``); the flagship rows compared
   with TChecker; Fischer's protocol with and without symmetry; the compiled DBM
@@ -248,7 +250,9 @@ def generate(root: Path) -> dict[str, bytes]:
         "prove": [_prove(root, EXACT_BOUND), _prove(root, WEAK_BOUND)],
     }
     rows = study.study(root)
-    return {
+    from checker.artifacts import simulation
+
+    return simulation.data_files(root) | {
         "paper/data/specs.json": _json(specs_doc),
         "paper/data/synth.json": _json({"machine": machine(), "synth": synth_rows(root)}),
         "paper/data/context_length.csv": study.csv_text(rows).encode(),

@@ -516,11 +516,18 @@ def generate(root: Path) -> dict[str, bytes]:
         files[f"spec-{row['stem']}.kvr"] = spec_body(path)
         has_figure = (root / "counterexamples" / f"{row['stem']}.dot").exists()
         files[f"study-{row['stem']}.tex"] = study_tex(row, regions[row["stem"]], has_figure)
-    return {f"{OUT}/{k}": v.encode() for k, v in files.items()}
+    from checker.artifacts import simulation
+
+    return {f"{OUT}/{k}": v.encode() for k, v in files.items()} | simulation.figure_files(root)
 
 
 def equal(root: Path, rel: str, data: bytes) -> bool:
-    """Byte equality (everything here is deterministic)."""
+    """Byte equality (everything here is deterministic); the simulation plot's SVG
+    by the data it was drawn from (matplotlib versions differ in their bytes)."""
+    from checker.artifacts import simulation
+
+    if rel == simulation.FIG_SVG:
+        return simulation.same_plot((root / rel).read_bytes(), data)
     return (root / rel).read_bytes() == data
 
 
