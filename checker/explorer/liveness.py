@@ -342,7 +342,11 @@ def _clock_bounds(
         first = not noted[i]
         noted[i] = True
         try:
-            edges = model.edges(s)
+            edges = edge_cache.get(s) if edge_cache is not None else None
+            if edges is None:
+                edges = model.edges(s)
+                if edge_cache is not None and len(edge_cache) < EDGE_CACHE:
+                    edge_cache[s] = edges  # the search expands these states again
             if first:
                 dls = deadlines_of(s)
                 hz = model.hazards(s)
