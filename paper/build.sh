@@ -30,7 +30,7 @@ mkdir -p "$out/figures"
 for src in counterexamples/*.dot paper/generated/*.dot; do
   dot -Tpdf "$src" -o "$out/figures/$(basename "${src%.dot}").pdf"
 done
-digest=$(python3 -m checker.artifacts.paper digest)
+digest=$(python3 -m tools.artifacts.paper digest)
 printf '\\pdfinfo{/KvraceSources (kvrace-sources-%s)}\n' "$digest" > "$out/stamp.tex"
 
 # Reproducible PDF metadata: fixed dates and trailer id.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checker import artifacts
-from checker.artifacts import counterexamples
+from tools import artifacts
+from tools.artifacts import counterexamples
 
 
 def test_artifacts_are_fresh() -> None:

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from checker import artifacts
-from checker.artifacts import measurements as me
-from checker.artifacts import paper, study
+from tools import artifacts
+from tools.artifacts import measurements as me
+from tools.artifacts import paper, study
 
 ROOT = artifacts.ROOT
 REGENERATE = "run `python -m checker.artifacts` to regenerate"
@@ -208,7 +208,7 @@ def test_digest_changes_with_any_source(tmp_path: Path) -> None:
                     reason="needs TeX Live (latexmk) and Graphviz; .ci/run installs them")
 def test_paper_builds_from_a_clean_copy(tmp_path: Path) -> None:
     copy = tmp_path / "repo"
-    for rel in ("paper", "counterexamples", "checker", "pyproject.toml"):
+    for rel in ("paper", "counterexamples", "checker", "tools", "pyproject.toml"):
         src = ROOT / rel
         if src.is_dir():
             shutil.copytree(src, copy / rel,

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from checker import api, artifacts, cli
-from checker.artifacts import tutorial
+from checker import api, cli
 from checker.explorer import Stats
+from tools import artifacts
+from tools.artifacts import tutorial
 
 ROOT = artifacts.ROOT
 SPECS = ROOT / "docs" / "tutorial"

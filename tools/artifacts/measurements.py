@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from checker import api
-from checker.artifacts.counterexamples import summary_line
 from checker.explorer import Options
 from checker.model.compiled import SpecModel
 from checker.smt import synth as sy
+from tools.artifacts.counterexamples import summary_line
 
 SPECS = Path("spec") / "sglang"
 FLAGSHIP = SPECS / "deferred_release.kvr"
@@ -239,7 +239,7 @@ def _json(doc: object) -> bytes:
 
 def generate(root: Path) -> dict[str, bytes]:
     """Every file of ``paper/data/``, measured afresh (about 8 minutes)."""
-    from checker.artifacts import study
+    from tools.artifacts import study
 
     specs_doc = {
         "specs": spec_rows(root),

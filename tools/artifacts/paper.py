@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import api, render
-from checker.artifacts import study
+from tools.artifacts import study
 
 DATA = Path("paper") / "data"
 OUT = "paper/generated"
@@ -166,7 +166,7 @@ def _numbers(specs: Mapping[str, Any], synth: Mapping[str, Any], bench: Mapping[
     kv.update(_context_numbers(context))
     kv["specs.max_seconds"] = f"{max(r['seconds'] for r in specs['specs']):.2f}"
     kv["specs.max_events"] = str(max(r["events"] or 0 for r in specs["specs"]))
-    from checker.artifacts import measurements
+    from tools.artifacts import measurements
 
     kv["bench.cap"] = f"{measurements.BENCH_CAP:g}"
     kv["specs.count"] = str(len(specs["specs"]))
@@ -556,11 +556,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m checker.artifacts.paper digest``: print the sources digest."""
     import sys
 
-    from checker.artifacts import ROOT
+    from tools.artifacts import ROOT
 
     args = list(sys.argv[1:] if argv is None else argv)
     if args != ["digest"]:
-        print("usage: python -m checker.artifacts.paper digest", file=sys.stderr)
+        print("usage: python -m tools.artifacts.paper digest", file=sys.stderr)
         return 2
     print(sources_digest(ROOT))
     return 0

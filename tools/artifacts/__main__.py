@@ -2,6 +2,6 @@
 
 import sys
 
-from checker.artifacts import main
+from tools.artifacts import main
 
 sys.exit(main())

@@ -45,7 +45,7 @@ class Part:
 
 def _parts() -> list[Part]:
     # Imported lazily: the parts pull in the whole checker.
-    from checker.artifacts import counterexamples, measurements, paper, tutorial
+    from tools.artifacts import counterexamples, measurements, paper, tutorial
 
     return [
         Part("counterexamples", counterexamples.generate, ("counterexamples",),
@@ -122,7 +122,7 @@ def write(root: Path, parts: Sequence[Part] | None = None) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m checker.artifacts [--check] [--all] [--only PART,...]``."""
     parser = argparse.ArgumentParser(
-        prog="python -m checker.artifacts",
+        prog="python -m tools.artifacts",
         description="Regenerate (or check) the committed artifacts of kvrace.")
     parser.add_argument("--check", action="store_true",
                         help="report stale or missing artifacts instead of writing them")

@@ -126,7 +126,7 @@ def _spec_readme(rows: Sequence[SpecRow], root: Path) -> str:
         lines.append(f"| `{r.path}` | {r.summary} | {verdict} | `kvrace check {r.path}` |")
     lines += ["", *VERSION_MATRIX]
     # The context-length study, from its committed measurements (``--only measurements``).
-    from checker.artifacts import study
+    from tools.artifacts import study
 
     csv_path = root / study.CSV
     if csv_path.exists():
