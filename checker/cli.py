@@ -61,6 +61,7 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive,"
         " 70 internal error, 130 SIGINT, 143 SIGTERM",
     )
+    p.add_argument("--version", action="version", version=f"kvrace {version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     lint = sub.add_parser("lint", help="check specs for errors; print diagnostics")
     lint.add_argument("specs", nargs="+", metavar="SPEC")
@@ -140,6 +141,28 @@ def _build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                        help="stop (inconclusive) after this many seconds")
     return p
+
+
+def version() -> str:
+    """The installed package's version (its metadata), or the source tree's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("kvrace")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        from checker import __version__
+
+        return __version__
+
+
+def _make_parent(path: str) -> None:
+    """Create the folder an output file goes to (``out/`` in ``--diagram out/x.svg``)."""
+    parent = os.path.dirname(path)
+    if parent:
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _add_free_args(p: argparse.ArgumentParser) -> None:
@@ -528,6 +551,7 @@ def _verdict_text(outcome: Any) -> str:
 
 def _write_json(path: str, doc: object) -> str:
     """Write ``doc`` to ``path`` as JSON; returns the note for the user."""
+    _make_parent(path)
     try:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=2)
@@ -552,6 +576,7 @@ def _draw(trace: Any, path: str) -> str:
     """Render ``trace`` to ``path``; returns what to tell the user (stderr)."""
     from checker import render
 
+    _make_parent(path)
     try:
         result = render.render(render.sequence_dot(trace), path)
     except render.RenderError as exc:
@@ -956,6 +981,7 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     edges = [(a, b, g.edges[a, b]["label"]) for a, b in g.edges]
     highlight = [n for n in g.nodes if g.nodes[n].get("highlight")]
     dot = render.state_graph_dot(nodes, edges, highlight, title=f"{spec.name}: state graph")
+    _make_parent(args.output)
     try:
         outcome = render.render(dot, args.output)
     except render.RenderError as exc:

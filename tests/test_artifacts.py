@@ -9,7 +9,7 @@ from tools.artifacts import counterexamples
 def test_artifacts_are_fresh() -> None:
     problems = artifacts.stale(artifacts.ROOT, artifacts.select(["counterexamples"]))
     assert problems == [], (
-        "generated artifacts are stale; run `python -m checker.artifacts`:\n" + "\n".join(problems)
+        "generated artifacts are stale; run `python -m tools.artifacts`:\n" + "\n".join(problems)
     )
 
 

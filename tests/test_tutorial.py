@@ -15,7 +15,7 @@ from tools.artifacts import tutorial
 
 ROOT = artifacts.ROOT
 SPECS = ROOT / "docs" / "tutorial"
-REGENERATE = "run `python -m checker.artifacts --only tutorial`"
+REGENERATE = "run `python -m tools.artifacts --only tutorial`"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""``python -m checker.artifacts``: see :mod:`checker.artifacts`."""
+"""``python -m tools.artifacts``: see :mod:`tools.artifacts`."""
 
 import sys
 

@@ -7,7 +7,7 @@
   and of a weaker one.
 * ``synth.json``: the safe region synthesized for every spec with all of its
   parameters free (parametric zone exploration), or the limit it hit.
-* ``context_length.csv``: the context-length study (:mod:`checker.artifacts.study`).
+* ``context_length.csv``: the context-length study (:mod:`tools.artifacts.study`).
 * ``bench.json``: zone-explorer runs on scaled variants of the flagship,
   one subprocess per case (``benchmarks/bench.py``); the flagship rows compared
   with TChecker; Fischer's protocol with and without symmetry; the compiled DBM
