@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -87,6 +87,12 @@ class SynthStats:
     transitions: int = 0
     queries: int = 0
     seconds: float = 0.0
+
+
+STATS_OBSERVERS: list[Callable[[SynthStats], None]] = []
+"""Each is called with a parametric exploration's :class:`SynthStats` when it starts;
+the object is then updated in place as the exploration runs (the command line reads
+it for its progress display).  Empty by default."""
 
 
 @dataclass
@@ -216,6 +222,8 @@ class _Parametric:
         self.live = live_clocks(model, cap, self.deadline)
         self.canon = canonizer(model, symmetry)
         self.stats = SynthStats()
+        for observe in STATS_OBSERVERS:
+            observe(self.stats)
         self.bad = Region()
         self.bad_props: list[str] = []
         self.passed: dict[State, list[_Node]] = {}
