@@ -1163,11 +1163,11 @@ def _failed(code: str, message: str, file: str | None = None) -> None:
 
 def _run_command(words: list[str], out: _Output, err: _Output, json_mode: bool) -> int:
     _STARTED[0] = time.monotonic()
-    parser = _build_parser()
     command = "kvrace"
     _Explored.stats = None
     _Failure.errors = []
     try:
+        parser = _build_parser()
         args = parser.parse_args(words)
         if args.show_version:
             out.write(f"kvrace {version()}\n")
@@ -1400,6 +1400,8 @@ def entry_point(early_signals: Sequence[int] = ()) -> None:
             raise Interrupted(early_signals[0])
         code = main(None, sys.stdout, sys.stderr)
     except (Interrupted, KeyboardInterrupt) as e:  # outside main's own handling
+        if _SignalWatcher.active is not None:
+            _SignalWatcher.active.reporting = True
         signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
         with contextlib.suppress(OSError, ValueError, AttributeError):
             sys.stderr.write(_interrupted_line(_command_of(sys.argv[1:]), signum) + "\n")

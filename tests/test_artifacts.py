@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tools import artifacts
 from tools.artifacts import counterexamples
+
+pytestmark = pytest.mark.slow
 
 
 def test_artifacts_are_fresh() -> None:

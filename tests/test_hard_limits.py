@@ -198,6 +198,7 @@ def test_a_closed_pipe_is_silent(in_root: object) -> None:
     assert err.getvalue() == ""
 
 
+@pytest.mark.slow
 def test_closed_and_full_stdout_in_a_real_process(in_root: object) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for spec, code in [(DEFERRED, 0), (IMMEDIATE, 1)]:

@@ -24,6 +24,8 @@ from tools import artifacts
 from tools.artifacts import measurements as me
 from tools.artifacts import paper, study
 
+pytestmark = pytest.mark.slow
+
 ROOT = artifacts.ROOT
 REGENERATE = "run `python -m tools.artifacts` to regenerate"
 FAST_SYNTH_SECONDS = 3.0  # recorded synthesis time under which a row is recomputed

@@ -49,7 +49,7 @@ def test_the_line_names_phase_and_counters() -> None:
 
 @pytest.mark.parametrize("argv", [
     ["synth", DEFERRED],
-    ["prove", DEFERRED, "--assume", WEAK],
+    pytest.param(["prove", DEFERRED, "--assume", WEAK], marks=pytest.mark.slow),
 ], ids=["synth", "prove"])
 def test_periodic_lines_when_not_a_terminal(in_root: Path, monkeypatch: pytest.MonkeyPatch,
                                             argv: list[str]) -> None:
@@ -66,13 +66,16 @@ def test_periodic_lines_when_not_a_terminal(in_root: Path, monkeypatch: pytest.M
 
 
 def test_check_lines_and_quiet(in_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KVRACE_PROGRESS_INTERVAL", "0.05")
+    monkeypatch.setenv("KVRACE_PROGRESS_INTERVAL", "0.02")
     err = io.StringIO()
-    _run(["check", "spec/sglang/all_ranks_ack.kvr", "--timeout", "0.5"], err)
-    assert re.search(r"^kvrace check: [0-9.]+ s, model and clock pre-pass$", err.getvalue(),
-                     re.M), err.getvalue()
-    for argv in (["check", DEFERRED, "-q"], ["synth", DEFERRED, "--quiet"],
-                 ["prove", DEFERRED, "--assume", WEAK, "-q"]):
+    code, _ = _run(["check", "spec/sglang/kv_checksum.kvr"], err)
+    lines = err.getvalue().splitlines()
+    assert code == 1 and lines
+    pattern = (r"kvrace check: [0-9.]+ s, (model and clock pre-pass|exploring: [0-9,]+ zones,"
+               r" [0-9,]+ states, [0-9,]+ queued, depth [0-9]+, [0-9,]+ zones/s)")
+    assert all(re.fullmatch(pattern, line) for line in lines), lines
+    for argv in (["check", DEFERRED, "-q"], ["synth", DEFERRED, "--quiet", "--max-states", "50"],
+                 ["prove", DEFERRED, "--assume", WEAK, "-q", "--max-states", "50"]):
         err = io.StringIO()
         _run(argv, err)
         assert err.getvalue() == "", argv

@@ -13,6 +13,8 @@ from checker.explorer import Stats
 from tools import artifacts
 from tools.artifacts import tutorial
 
+pytestmark = pytest.mark.slow
+
 ROOT = artifacts.ROOT
 SPECS = ROOT / "docs" / "tutorial"
 REGENERATE = "run `python -m tools.artifacts --only tutorial`"
