@@ -51,7 +51,7 @@ def error(code: str, message: str, file: str | None = None, line: int | None = N
             **extra}
 
 
-_POSITION = re.compile(r"(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?P<col>\d+)")
+_POSITION = re.compile(r"(?P<file>[^\s:`'\"]+):(?P<line>\d+):(?P<col>\d+)")
 
 
 def error_from_text(code: str, message: str, file: str | None = None) -> dict[str, object]:
@@ -103,7 +103,7 @@ def property_fields(spec: Any, prop: str | None, trace: Any) -> dict[str, object
     and bounded responses after their declaration and instance
     (``invariant mutex``, ``property bounded_release[A]``).
     """
-    if prop is None:
+    if prop is None or prop == "model error":  # a model error is in ``errors``
         return {"property": None, "property_kind": None}
     if prop == "assert":
         last = trace.steps[-1] if trace is not None and trace.steps else None

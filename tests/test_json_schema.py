@@ -120,6 +120,19 @@ def test_errors_are_positioned_objects(validator: Draft202012Validator, in_root:
     assert doc["errors"][0]["code"] == "usage" and "--timeout" in doc["errors"][0]["message"]
 
 
+def test_a_model_error_is_positioned(validator: Draft202012Validator, tmp_path: Path) -> None:
+    spec = tmp_path / "fault.kvr"
+    spec.write_text("model fault\ntype R = {A, B}\nactor a\nvar o : R? = none\n"
+                    "var f : R -> bool = false\nevent a.go()\n  when true\n  do f[o] := true\n")
+    code, out, _ = run_cli("check", str(spec), "-q", "--json")
+    doc = valid(validator, code, out)
+    assert (code, doc["verdict"], doc["property"]) == (2, "error", None)
+    assert doc["errors"] == [{
+        "code": "model-error", "message": f"a.go(): `none` dereferenced at {spec}:8:8",
+        "file": str(spec), "line": 8, "col": 8}]
+    assert [s["#meta"]["label"] for s in doc["trace"]["states"]] == ["initial"]  # before a.go()
+
+
 def test_draw_accepts_check_json_output(validator: Draft202012Validator, in_root: Path,
                                         tmp_path: Path) -> None:
     _, out, _ = run_cli("check", IMMEDIATE, "-q", "--json")
