@@ -72,6 +72,7 @@ def _build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--json", action="store_true", help="print the result as JSON")
     show = sub.add_parser("show", help="summarise a spec: types, parameters, actors, ...")
     show.add_argument("spec", metavar="SPEC")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     check = sub.add_parser(
         "check",
@@ -380,9 +381,51 @@ def describe_spec(spec: ir.Spec) -> str:
     return "\n".join(lines)
 
 
+def spec_summary(spec: ir.Spec) -> dict[str, object]:
+    """The ``kvrace show --json`` summary of a spec (what :func:`describe_spec` prints)."""
+    from checker.model.compiled import SpecModel
+
+    model = SpecModel(spec)
+    counts: dict[str, int] = {}
+    for name in model.event_names:
+        key = name.split("(", 1)[0]
+        counts[key] = counts.get(key, 0) + 1
+    return {
+        "model": spec.name,
+        "types": [{"name": t.name, "kind": t.kind, "symmetric": t.symmetric,
+                   **({"lo": t.lo, "hi": t.hi} if t.kind == "range" else
+                      {"values": [t.show(v) for v in t.values()]})} for t in spec.types],
+        "params": [{"name": p.name, "range": p.range_text() or None,
+                    "default": _fmt(p.default)} for p in spec.params],
+        "actors": list(spec.actors),
+        "variables": [{"name": v.name, "domain": [str(t) for t in v.domain],
+                       "type": str(v.value), "init": v.value.show(v.init), "cells": v.size}
+                      for v in spec.vars],
+        "clocks": [{"name": c.name, "domain": [str(t) for t in c.domain],
+                    "instances": c.size} for c in spec.clocks],
+        "events": [{"name": ev.label, "params": [{"name": n, "type": str(t)}
+                                                 for n, t in ev.params],
+                    "receives": str(ev.receives[0]) if ev.receives else None,
+                    "instances": counts[ev.label], "guard_branches": len(ev.branches)}
+                   for ev in spec.events],
+        "deadlines": [d.name for d in spec.deadlines],
+        "properties": ([f"invariant {i.name}" for i in spec.invariants]
+                       + [f"response {r.name}" for r in spec.responses]
+                       + ["every assert", "deadlock freedom"]),
+        "size": {"event_instances": model.event_count,
+                 "clock_instances": len(model.clock_names), "state_cells": model.state_size},
+    }
+
+
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = _load(args.spec)
-    out.write(describe_spec(spec) + "\n")
+    if args.json:
+        from checker import jsonout
+
+        out.write(jsonout.document("show", EXIT_OK, {"spec": args.spec,
+                                                     **spec_summary(spec)}))
+    else:
+        out.write(describe_spec(spec) + "\n")
     return EXIT_OK
 
 

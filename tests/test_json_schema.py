@@ -64,6 +64,8 @@ CASES = [
     (["synth", DEFERRED, "--max-states", "3"], 3, "inconclusive"),
     (["synth", DEFERRED, "--free", "T_nope"], 2, "error"),
     (["lint", IMMEDIATE, DEFERRED], 0, "holds"),
+    (["show", "spec/classic/fischer.kvr"], 0, "holds"),
+    (["show", BROKEN], 2, "error"),
     (["lint", IMMEDIATE, BROKEN], 2, "error"),
     (["graph", "spec/sglang/immediate_release.kvr", "-o", "{tmp}/g.dot"], 0, "holds"),
     (["graph", IMMEDIATE, "-o", "{tmp}/g.dot", "--max-nodes", "3"], 2, "error"),
@@ -118,6 +120,22 @@ def test_errors_are_positioned_objects(validator: Draft202012Validator, in_root:
     code, out, _ = run_cli("check", IMMEDIATE, "--timeout", "0", "--json")
     doc = valid(validator, code, out)
     assert doc["errors"][0]["code"] == "usage" and "--timeout" in doc["errors"][0]["message"]
+
+
+def test_show_summarises_the_spec(validator: Draft202012Validator, in_root: Path) -> None:
+    code, out, _ = run_cli("show", IMMEDIATE, "--json")
+    doc = valid(validator, code, out)
+    assert doc["types"][0] == {"name": "Req", "kind": "enum", "symmetric": True,
+                               "values": ["A", "B"]}
+    assert doc["types"][2] == {"name": "Chunk", "kind": "range", "symmetric": False,
+                               "lo": 0, "hi": 1}
+    assert doc["params"][2] == {"name": "T_flight", "range": "(0, 10]", "default": "3"}
+    assert doc["actors"] == ["router", "prefill", "decode"]
+    assert [(e["name"], e["receives"], e["instances"]) for e in doc["events"]] == [
+        ("decode.allocate", None, 2), ("prefill.post", None, 4),
+        ("decode.land", "prefill.post", 4), ("router.abort", None, 2),
+        ("prefill.learn_abort", "router.abort", 2), ("decode.release", None, 2),
+        ("decode.finish", None, 2)]
 
 
 def test_a_model_error_is_positioned(validator: Draft202012Validator, tmp_path: Path) -> None:
