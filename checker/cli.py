@@ -30,14 +30,17 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from checker.diagnostics import SpecError, printable
 from checker.explorer import Limits, Options, Stats
 from checker.model import ir
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
+
+if TYPE_CHECKING:
+    from checker.progress import Progress
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 EXIT_INTERNAL = 70
@@ -62,11 +65,15 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive,"
         " 70 internal error, 130 SIGINT, 143 SIGTERM",
     )
+    p.add_argument("--version", action=_VersionAction, nargs=0, dest="show_version",
+                   default=False, help="print kvrace's version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     lint = sub.add_parser("lint", help="check specs for errors; print diagnostics")
     lint.add_argument("specs", nargs="+", metavar="SPEC")
+    lint.add_argument("--json", action="store_true", help="print the result as JSON")
     show = sub.add_parser("show", help="summarise a spec: types, parameters, actors, ...")
     show.add_argument("spec", metavar="SPEC")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     check = sub.add_parser(
         "check",
@@ -105,6 +112,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_limit_args(prove)
     prove.add_argument("--no-deadlock", action="store_true",
                        help="do not require deadlock freedom")
+    prove.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
     synth = sub.add_parser(
         "synth",
@@ -123,11 +131,13 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_limit_args(synth)
     synth.add_argument("--no-deadlock", action="store_true",
                        help="leave deadlock freedom out of the region")
+    synth.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
     draw = sub.add_parser("draw", help="draw a trace file (from check --trace) as a diagram")
     draw.add_argument("trace", metavar="TRACE.json")
     draw.add_argument("-o", "--output", required=True, metavar="FILE",
                       help="output file: .dot, .svg, .png or .pdf")
+    draw.add_argument("--json", action="store_true", help="print the result as JSON")
 
     graph = sub.add_parser("graph", help="draw the explored state graph")
     graph.add_argument("spec", metavar="SPEC")
@@ -140,6 +150,7 @@ def _build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--no-symmetry", action="store_true")
     graph.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                        help="stop (inconclusive) after this many seconds")
+    graph.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_view_parser(sub)
     _add_simulate_parser(sub)
     return p
@@ -166,6 +177,36 @@ def _add_view_parser(sub: Any) -> None:
                       help="serve on this port (default: a free one)")
     _add_limit_args(view)
     view.set_defaults(max_memory=None)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is read from the package metadata only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        namespace.show_version = True
+
+
+def version() -> str:
+    """The installed package's version (its metadata), or the source tree's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("kvrace")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        from checker import __version__
+
+        return __version__
+
+
+def _make_parent(path: str) -> None:
+    """Create the folder an output file goes to (``out/`` in ``--diagram out/x.svg``)."""
+    parent = os.path.dirname(path)
+    if parent:
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _add_free_args(p: argparse.ArgumentParser) -> None:
@@ -222,7 +263,7 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-clock-reduction", action="store_true",
                    help="keep every clock in every zone")
     g.add_argument("--no-deadlock", action="store_true", help="do not check deadlock freedom")
-    g.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    g.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
 
 _NUMBER = re.compile(
@@ -287,15 +328,26 @@ def _load(path: str) -> ir.Spec:
 
 
 def cmd_lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker import jsonout
+
     status = EXIT_OK
+    files: list[dict[str, object]] = []
+    errors: list[dict[str, object]] = []
     for path in args.specs:
         try:
-            _load(path)
+            spec = _load(path)
         except _BadSpec as e:
             err.write(e.error.render() + "\n")
             status = EXIT_BAD_INPUT
+            found = jsonout.diagnostic_errors(e.error.diagnostics)
+            errors += found
+            files.append({"path": path, "ok": False, "model": None, "errors": found})
             continue
-        out.write(f"{path}: ok\n")
+        files.append({"path": path, "ok": True, "model": spec.name, "errors": []})
+        if not args.json:
+            out.write(f"{path}: ok\n")
+    if args.json:
+        out.write(jsonout.document("lint", status, {"files": files}, errors))
     return status
 
 
@@ -355,9 +407,51 @@ def describe_spec(spec: ir.Spec) -> str:
     return "\n".join(lines)
 
 
+def spec_summary(spec: ir.Spec) -> dict[str, object]:
+    """The ``kvrace show --json`` summary of a spec (what :func:`describe_spec` prints)."""
+    from checker.model.compiled import SpecModel
+
+    model = SpecModel(spec)
+    counts: dict[str, int] = {}
+    for name in model.event_names:
+        key = name.split("(", 1)[0]
+        counts[key] = counts.get(key, 0) + 1
+    return {
+        "model": spec.name,
+        "types": [{"name": t.name, "kind": t.kind, "symmetric": t.symmetric,
+                   **({"lo": t.lo, "hi": t.hi} if t.kind == "range" else
+                      {"values": [t.show(v) for v in t.values()]})} for t in spec.types],
+        "params": [{"name": p.name, "range": p.range_text() or None,
+                    "default": _fmt(p.default)} for p in spec.params],
+        "actors": list(spec.actors),
+        "variables": [{"name": v.name, "domain": [str(t) for t in v.domain],
+                       "type": str(v.value), "init": v.value.show(v.init), "cells": v.size}
+                      for v in spec.vars],
+        "clocks": [{"name": c.name, "domain": [str(t) for t in c.domain],
+                    "instances": c.size} for c in spec.clocks],
+        "events": [{"name": ev.label, "params": [{"name": n, "type": str(t)}
+                                                 for n, t in ev.params],
+                    "receives": str(ev.receives[0]) if ev.receives else None,
+                    "instances": counts[ev.label], "guard_branches": len(ev.branches)}
+                   for ev in spec.events],
+        "deadlines": [d.name for d in spec.deadlines],
+        "properties": ([f"invariant {i.name}" for i in spec.invariants]
+                       + [f"response {r.name}" for r in spec.responses]
+                       + ["every assert", "deadlock freedom"]),
+        "size": {"event_instances": model.event_count,
+                 "clock_instances": len(model.clock_names), "state_cells": model.state_size},
+    }
+
+
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     spec = _load(args.spec)
-    out.write(describe_spec(spec) + "\n")
+    if args.json:
+        from checker import jsonout
+
+        out.write(jsonout.document("show", EXIT_OK, {"spec": args.spec,
+                                                     **spec_summary(spec)}))
+    else:
+        out.write(describe_spec(spec) + "\n")
     return EXIT_OK
 
 
@@ -392,35 +486,43 @@ def _left(timeout: float | None) -> float | None:
     return None if end is None else max(end - time.monotonic(), 0.001)
 
 
-def _progress(err: TextIO, quiet: bool) -> Callable[[Stats], None]:
-    """The engine's progress callback: remembers the statistics (for the line printed
-    on an interrupt) and shows them on stderr when it is a terminal."""
-    show = not quiet and err.isatty()
-    raw = getattr(err, "raw_write", err.write)
+def _progress_display(err: TextIO, command: str, quiet: bool) -> Progress:
+    """The progress display of a long command on stderr (see :mod:`checker.progress`)."""
+    from checker.progress import Progress, mode_for
+
+    return Progress(err, command, mode_for(err, quiet))
+
+
+def _progress(display: Progress) -> Callable[[Stats], None]:
+    """The zone explorer's progress callback: remembers the statistics (for the line
+    printed on an interrupt) and shows them."""
 
     def report(st: Stats) -> None:
         _Explored.stats = st
-        if show:
-            rate = st.zones / st.seconds if st.seconds else 0.0
-            raw(f"\r  {st.zones} zones, {st.states} states, depth {st.depth},"
-                f" {st.queued} queued, {rate:,.0f} zones/s   ")
-            err.flush()
+        display.explorer(st)
 
     return report
 
 
-def _shows_progress(err: TextIO, quiet: bool) -> bool:
-    """Whether the progress line is drawn (and must be erased at the end)."""
-    return not quiet and err.isatty()
+@contextlib.contextmanager
+def _watching_synth(display: Progress) -> Iterator[None]:
+    """Show the statistics of every parametric exploration run inside the block."""
+    from checker.smt import synth as sy
+
+    sy.STATS_OBSERVERS.append(display.watch_synth)
+    try:
+        yield
+    finally:
+        sy.STATS_OBSERVERS.remove(display.watch_synth)
 
 
-def _options(args: argparse.Namespace, err: TextIO) -> Options:
+def _options(args: argparse.Namespace, display: Progress) -> Options:
     return Options(
         search="dfs" if args.dfs else "bfs",
         symmetry=not args.no_symmetry,
         clock_reduction=not args.no_clock_reduction,
         deadlock=not args.no_deadlock,
-        progress=_progress(err, args.quiet),
+        progress=_progress(display),
     )
 
 
@@ -452,7 +554,7 @@ def _param_text(values: dict[str, Fraction]) -> str:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from checker import api
+    from checker import api, jsonout
     from checker.model import trace as tr
     from checker.model.compiled import ParamError
 
@@ -461,33 +563,41 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     limits = _limits(args)
     if args.diagram:
         _check_diagram_path(args.diagram)
-    options = _options(args, err)
+    display = _progress_display(err, "check", args.quiet)
+    options = _options(args, display)
     try:
-        outcome = api.check(spec, params, limits=limits, options=options)
+        with display:
+            display.phase("model and clock pre-pass")
+            outcome = api.check(spec, params, limits=limits, options=options)
+            if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
+                display.phase("explaining the trace (Z3)")
+                explanation = api.explain(outcome)
+            else:
+                explanation = None
     except ParamError as e:
         err.write(f"{args.spec}: error[KVR400]: {e}\n")
+        if args.json:
+            out.write(jsonout.document("check", EXIT_BAD_INPUT, {},
+                                       [jsonout.error("KVR400", str(e), args.spec)]))
         return EXIT_BAD_INPUT
-    finally:
-        if _shows_progress(err, args.quiet):
-            getattr(err, "raw_write", err.write)("\r\033[K")
     code = {api.HOLDS: EXIT_OK, api.VIOLATED: EXIT_VIOLATION,
             api.INCONCLUSIVE: EXIT_INCONCLUSIVE, api.ERROR: EXIT_BAD_INPUT}[outcome.verdict]
-    explanation = None
-    if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
-        explanation = api.explain(outcome)
     # The verdict first: no failure of a side output below can lose or change it.
     if args.json:
         doc: dict[str, object] = {
             "spec": args.spec, "model": spec.name,
             "params": {k: _fmt(v) for k, v in outcome.params.items()},
-            "verdict": outcome.verdict, "property": outcome.prop, "message": outcome.message,
+            **jsonout.property_fields(spec, outcome.prop, outcome.trace),
+            "message": outcome.message,
             "limit": outcome.limit, "stats": stats_json(outcome.stats),
             "trace": tr.to_itf(outcome.trace) if outcome.trace is not None else None,
             "never_fired": list(outcome.never_fired),
         }
         if explanation is not None:
             doc["feasible_region"] = explanation
-        out.write(json.dumps(doc, indent=2) + "\n")
+        errors = ([jsonout.error_from_text("model-error", outcome.message or "", args.spec)]
+                  if outcome.verdict == api.ERROR else [])
+        out.write(jsonout.document("check", code, doc, errors))
     else:
         out.write(f"model {spec.name}  ({_param_text(outcome.params)})\n")
         out.write(_verdict_text(outcome) + "\n")
@@ -554,6 +664,7 @@ def _verdict_text(outcome: Any) -> str:
 
 def _write_json(path: str, doc: object) -> str:
     """Write ``doc`` to ``path`` as JSON; returns the note for the user."""
+    _make_parent(path)
     try:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=2)
@@ -578,6 +689,7 @@ def _draw(trace: Any, path: str) -> str:
     """Render ``trace`` to ``path``; returns what to tell the user (stderr)."""
     from checker import render
 
+    _make_parent(path)
     try:
         result = render.render(render.sequence_dot(trace), path)
     except render.RenderError as exc:
@@ -615,14 +727,20 @@ def _point_text(point: dict[str, Fraction]) -> str:
 
 
 def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker import jsonout
     from checker.smt import synth as sy
 
     spec = _load(args.spec)
     free = _free(args, spec)
-    model = _model(spec, _params(args), args.timeout)
-    result = sy.explore_parametric(model, free, (), args.max_states, _left(args.timeout),
-                                   deadlock=not args.no_deadlock)
-    cnf = sy.safe_region(result)
+    display = _progress_display(err, "synth", args.quiet)
+    with display, _watching_synth(display):
+        display.phase("building the model")
+        model = _model(spec, _params(args), args.timeout)
+        display.phase("clock pre-pass")
+        result = sy.explore_parametric(model, free, (), args.max_states, _left(args.timeout),
+                                       deadlock=not args.no_deadlock)
+        display.phase("simplifying the region (Z3)")
+        cnf = sy.safe_region(result)
     order = [p.name for p in spec.params]
     text = sy.region_text(cnf, order)
     ranges = ", ".join(f"{p} in {model.params[p].range_text()}" for p in free
@@ -643,7 +761,8 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                       "transitions": st.transitions, "solver_queries": st.queries,
                       "seconds": round(st.seconds, 3)},
         }
-        out.write(json.dumps(doc, indent=2) + "\n")
+        out.write(jsonout.document("synth", EXIT_OK if result.complete else EXIT_INCONCLUSIVE,
+                                   doc))
     else:
         out.write(f"model {spec.name}: synthesis over {', '.join(free) or 'no parameter'}")
         out.write(f"  (fixed: {_param_text(fixed)})\n" if fixed else "\n")
@@ -681,7 +800,7 @@ def _covers(no_deadlock: bool) -> str:
 
 
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from checker import api
+    from checker import api, jsonout
     from checker.model import trace as tr
     from checker.smt import synth as sy
 
@@ -693,9 +812,20 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         assumption = api.assumption(model, args.assume, free)
     except SpecError as e:
         err.write(e.render() + "\n")
+        if args.json:
+            out.write(jsonout.document("prove", EXIT_BAD_INPUT, {},
+                                       jsonout.diagnostic_errors(e.diagnostics)))
         return EXIT_BAD_INPUT
-    res = sy.prove(model, assumption, free, args.max_states, _left(args.timeout),
-                   deadlock=not args.no_deadlock)
+    display = _progress_display(err, "prove", args.quiet)
+    witness: api.Outcome | None = None
+    with display, _watching_synth(display):
+        display.phase("clock pre-pass")
+        res = sy.prove(model, assumption, free, args.max_states, _left(args.timeout),
+                       deadlock=not args.no_deadlock)
+        if res.status == "refuted" and res.counterexample is not None:
+            display.phase("checking the counterexample")
+            point = {**model.values, **res.counterexample}
+            witness = api.check(spec, point, options=Options(deadlock=not args.no_deadlock))
     st = res.synth.stats
     stats = (f"parametric zone exploration (EFsynth): {st.states} discrete states,"
              f" {st.symbolic_states} symbolic states, {st.queries} solver queries,"
@@ -707,9 +837,8 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              + (f"  (fixed: {_param_text(fixed)})" if fixed else "")]
     code = EXIT_OK
     if res.status == "refuted":
-        assert res.counterexample is not None
-        point = {**model.values, **res.counterexample}
-        outcome = api.check(spec, point, options=Options(deadlock=not args.no_deadlock))
+        assert res.counterexample is not None and witness is not None
+        outcome = witness
         doc["counterexample"] = {k: _fmt(v) for k, v in point.items()}
         # A model error there (e.g. the initial state breaking a deadline) refutes too.
         if outcome.verdict not in (api.VIOLATED, api.ERROR):
@@ -719,6 +848,8 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             lines.append(f"REFUTED: at {_point_text(point)} (inside the assumption)")
             lines.append(f"  {outcome.prop}: {outcome.message}")
+            doc.update(jsonout.property_fields(spec, outcome.prop, outcome.trace))
+            doc["message"] = outcome.message
             if outcome.trace is not None:
                 lines.append(tr.to_text(outcome.trace))
                 doc["trace"] = tr.to_itf(outcome.trace)
@@ -755,7 +886,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         doc["stats"] = {"discrete_states": st.states, "symbolic_states": st.symbolic_states,
                         "solver_queries": st.queries, "seconds": round(st.seconds, 3)}
-        out.write(json.dumps(doc, indent=2) + "\n")
+        out.write(jsonout.document("prove", code, doc))
     else:
         out.write("\n".join(lines) + "\n")
     return code
@@ -856,8 +987,9 @@ def validate_trace(data: object) -> None:
     Raises :class:`_BadTrace` naming the first offending place
     (``states[3].#meta.event``)."""
     if isinstance(data, dict) and "verdict" in data and "#meta" not in data:
-        raise _BadTrace("this is the output of `kvrace check --json`, not a trace file;"
-                        " write the trace with `kvrace check --trace FILE`")
+        raise _BadTrace("this is the output of `kvrace check --json` without a"
+                        f" counterexample (verdict: {_clip(str(data['verdict']))});"
+                        " there is no trace to draw")
     top = _members(data, "the file", ["#meta", "vars", "states"])
     meta = _members(top["#meta"], "#meta", ["model", "actors"])
     _text(meta["model"], "#meta.model")
@@ -916,7 +1048,15 @@ def validate_trace(data: object) -> None:
 
 def cmd_draw(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     note = _draw(_read_trace(args.trace), args.output)
-    if note.startswith("wrote "):
+    if args.json:
+        from checker import jsonout
+
+        out.write(jsonout.document("draw", EXIT_OK, {
+            "input": args.trace, "output": args.output, "wrote": note.startswith("wrote "),
+            "note": note}))
+        if not note.startswith("wrote "):
+            err.write(note + "\n")
+    elif note.startswith("wrote "):
         out.write(note + "\n")
     else:
         err.write(note + "\n")
@@ -946,6 +1086,8 @@ def _read_trace(path: str) -> Any:
         raise UsageError(f"{path}: not a JSON trace (nested too deeply)") from None
     except ValueError as exc:  # JSONDecodeError, or an integer too long to read
         raise UsageError(f"{path}: not a JSON trace ({_short(exc)})") from None
+    if isinstance(data, dict) and "#meta" not in data and isinstance(data.get("trace"), dict):
+        data = data["trace"]  # the output of `check --json` or `prove --json`: its trace
     try:
         validate_trace(data)
         return tr.from_itf(data)
@@ -964,23 +1106,30 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     g = state_graph(model, args.max_nodes, zones=args.zones, symmetry=not args.no_symmetry,
                     timeout=args.timeout)
     if g is None:
-        err.write(f"kvrace graph: the state graph has more than {args.max_nodes} symbolic"
-                  " states; it would be unreadable.  Raise --max-nodes or draw a smaller"
-                  " model.\n")
-        return EXIT_BAD_INPUT
+        raise UsageError(f"kvrace graph: the state graph has more than {args.max_nodes}"
+                         " symbolic states; it would be unreadable.  Raise --max-nodes or"
+                         " draw a smaller model.")
     nodes = [(n, g.nodes[n]["label"]) for n in g.nodes]
     edges = [(a, b, g.edges[a, b]["label"]) for a, b in g.edges]
     highlight = [n for n in g.nodes if g.nodes[n].get("highlight")]
     dot = render.state_graph_dot(nodes, edges, highlight, title=f"{spec.name}: state graph")
+    _make_parent(args.output)
     try:
         outcome = render.render(dot, args.output)
     except render.RenderError as exc:
         raise UsageError(f"cannot draw {args.output}: {exc}") from None
     if outcome.hint:
         err.write(outcome.hint + "\n")
-    else:
+    elif not args.json:
         out.write(f"wrote {args.output} ({g.number_of_nodes()} states,"
                   f" {g.number_of_edges()} edges)\n")
+    if args.json:
+        from checker import jsonout
+
+        out.write(jsonout.document("graph", EXIT_OK, {
+            "spec": args.spec, "model": spec.name, "output": args.output,
+            "wrote": not outcome.hint, "note": outcome.hint,
+            "states": g.number_of_nodes(), "edges": g.number_of_edges()}))
     return EXIT_OK
 
 
@@ -1308,7 +1457,14 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             doc["points"] = [{"value": _fmt(x), **_sim_json(r)}  # type: ignore[arg-type]
                              for (x, _), r in zip(points, results, strict=True)]
             doc["safe_threshold"] = threshold.text(sweep[0]) if threshold else None
-        out.write(json.dumps(doc, indent=2) + "\n")
+        from checker import jsonout
+
+        # An estimate is not a verdict: no violation sampled proves nothing.
+        env = jsonout.envelope("simulate",
+                               jsonout.VIOLATED if any_bad else jsonout.INCONCLUSIVE,
+                               EXIT_VIOLATION if any_bad else EXIT_OK)
+        env.update(doc)
+        out.write(json.dumps(env, indent=2) + "\n")
     else:
         shown = {k: v for k, v in models[0].values.items() if sweep is None or k != sweep[0]}
         out.write(f"model {spec.name}  ({_param_text(shown)})\n")
@@ -1437,14 +1593,42 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
 
 
 def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
+    words = list(argv) if argv is not None else sys.argv[1:]
+    json_mode = "--json" in words
+    code = _run_command(words, out, err, json_mode)
+    if json_mode and _Failure.errors:
+        from checker import jsonout
+
+        out.write(jsonout.document(_command_of(words), code, {}, _Failure.errors))
+    return code
+
+
+class _Failure:
+    """Why the current command failed, as JSON ``errors`` entries (for ``--json``)."""
+
+    errors: ClassVar[list[dict[str, object]]] = []
+
+
+def _failed(code: str, message: str, file: str | None = None) -> None:
+    from checker import jsonout
+
+    _Failure.errors = [jsonout.error_from_text(code, message, file)]
+
+
+def _run_command(words: list[str], out: _Output, err: _Output, json_mode: bool) -> int:
     _STARTED[0] = time.monotonic()
-    parser = _build_parser()
     command = "kvrace"
     _Explored.stats = None
+    _Failure.errors = []
     try:
-        args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
+        parser = _build_parser()
+        args = parser.parse_args(words)
+        if args.show_version:
+            out.write(f"kvrace {version()}\n")
+            return EXIT_OK
         if args.command is None:
-            parser.print_help(out)
+            parser.print_help(err if json_mode else out)
+            _failed("usage", "no command given")
             return EXIT_BAD_INPUT
         command = args.command
         handler = {
@@ -1455,34 +1639,47 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
         return handler(args, out, err)  # type: ignore[arg-type]
     except UsageError as e:
         err.write(f"{e}\n")
+        _failed("usage", str(e))
         return EXIT_BAD_INPUT
     except _BadSpec as e:
+        from checker import jsonout
+
         err.write(e.error.render() + "\n")
+        _Failure.errors = jsonout.diagnostic_errors(e.error.diagnostics)
         return EXIT_BAD_INPUT
     except Undecided as e:
         err.write(f"kvrace: the solver could not decide a query ({e}); inconclusive\n")
+        _failed("solver-unknown", f"the solver could not decide a query ({e})")
         return EXIT_INCONCLUSIVE
     except LimitReached as e:
-        out.write(f"INCONCLUSIVE: {e.what}; nothing was explored\n")
+        if json_mode:
+            _failed("limit", f"{e.what}; nothing was explored")
+        else:
+            out.write(f"INCONCLUSIVE: {e.what}; nothing was explored\n")
         return EXIT_INCONCLUSIVE
     except ModelRuntimeError as e:
         err.write(f"kvrace: model error: {e.message}\n"
                   "  (run `kvrace check` at concrete values for the trace)\n")
+        _failed("model-error", e.message)
         return EXIT_BAD_INPUT
     except RecursionError:
         err.write("kvrace: the spec is nested too deeply to process\n")
+        _failed("too-deep", "the spec is nested too deeply to process")
         return EXIT_BAD_INPUT
     except Interrupted as e:
         if _SignalWatcher.active is not None:
             _SignalWatcher.active.reporting = True
         err.write(_interrupted_line(command, e.signum) + "\n")
+        _failed("interrupted", _interrupted_line(command, e.signum))
         return 128 + e.signum
     except KeyboardInterrupt:
         err.write(_interrupted_line(command, signal.SIGINT) + "\n")
+        _failed("interrupted", _interrupted_line(command, signal.SIGINT))
         return EXIT_SIGINT
     except MemoryError:
         err.write(f"kvrace {command}: out of memory; no verdict (use --max-memory to stop"
                   " cleanly, as inconclusive)\n")
+        _failed("out-of-memory", f"kvrace {command}: out of memory; no verdict")
         return EXIT_INTERNAL
     except Exception as exc:  # the last line of defence: never a traceback
         watcher = _SignalWatcher.active
@@ -1493,6 +1690,7 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
         err.write(f"kvrace {command}: internal error: {type(exc).__name__}: {_short(exc)}\n"
                   "  this is a bug in kvrace, not a verdict; please report it with the"
                   " command and the spec\n")
+        _failed("internal", f"{type(exc).__name__}: {_short(exc)}")
         return EXIT_INTERNAL
 
 
@@ -1658,6 +1856,8 @@ def entry_point(early_signals: Sequence[int] = ()) -> None:
             raise Interrupted(early_signals[0])
         code = main(None, sys.stdout, sys.stderr)
     except (Interrupted, KeyboardInterrupt) as e:  # outside main's own handling
+        if _SignalWatcher.active is not None:
+            _SignalWatcher.active.reporting = True
         signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
         with contextlib.suppress(OSError, ValueError, AttributeError):
             sys.stderr.write(_interrupted_line(_command_of(sys.argv[1:]), signum) + "\n")

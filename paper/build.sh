@@ -6,7 +6,7 @@
 #   bash paper/build.sh                  # install what is missing, then build
 #   bash paper/build.sh --install-only   # only install TeX Live, latexmk, Graphviz
 #
-# It does not rerun kvrace: `python -m checker.artifacts` regenerates the
+# It does not rerun kvrace: `python -m tools.artifacts` regenerates the
 # tables, numbers and diagram sources first when a spec or the tool changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,14 @@ if [ "${#need[@]}" -gt 0 ]; then
     "${need[@]}" >/dev/null
 fi
 [ "${1:-}" = "--install-only" ] && exit 0
-python3 -c "import checker" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check -e .
+# The Python that has kvrace's dependencies: $KVRACE_PYTHON, else the clone's .venv
+# (made by .ci/setup when missing), else python3.
+if [ -n "${KVRACE_PYTHON:-}" ]; then PY=$KVRACE_PYTHON
+elif [ -x .venv/bin/python ] || ! python3 -c "import checker.api" 2>/dev/null; then
+  [ -x .venv/bin/python ] || bash .ci/setup
+  PY=.venv/bin/python
+else PY=python3
+fi
 
 out=paper/_build
 rm -rf "$out"
@@ -30,7 +37,7 @@ mkdir -p "$out/figures"
 for src in counterexamples/*.dot paper/generated/*.dot; do
   dot -Tpdf "$src" -o "$out/figures/$(basename "${src%.dot}").pdf"
 done
-digest=$(python3 -m checker.artifacts.paper digest)
+digest=$("$PY" -m tools.artifacts.paper digest)
 printf '\\pdfinfo{/KvraceSources (kvrace-sources-%s)}\n' "$digest" > "$out/stamp.tex"
 
 # Reproducible PDF metadata: fixed dates and trailer id.

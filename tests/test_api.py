@@ -24,6 +24,7 @@ def test_assert_holds_and_violated() -> None:
     check(DEFERRED, T_hold=Fraction(15, 2)).assert_holds()
 
 
+@pytest.mark.slow
 def test_assertions_fail_loudly() -> None:
     with pytest.raises(AssertionError, match="violated: assert: write of A chunk 0"):
         check(IMMEDIATE).assert_holds()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from checker import artifacts
-from checker.artifacts import counterexamples
+import pytest
+
+from tools import artifacts
+from tools.artifacts import counterexamples
+
+pytestmark = pytest.mark.slow
 
 
 def test_artifacts_are_fresh() -> None:
     problems = artifacts.stale(artifacts.ROOT, artifacts.select(["counterexamples"]))
     assert problems == [], (
-        "generated artifacts are stale; run `python -m checker.artifacts`:\n" + "\n".join(problems)
+        "generated artifacts are stale; run `python -m tools.artifacts`:\n" + "\n".join(problems)
     )
 
 

@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 
 from checker.explorer import dbm as D
 
+pytestmark = pytest.mark.slow
+
 Con = tuple[int, int, int, bool]
 
 SETTINGS = settings(
@@ -545,6 +547,7 @@ def test_up(z: tuple[int, list[Con]]) -> None:
     assert dbm_mask(d, k) == pred_mask(k, lambda p: in_up(cons, p))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(zones(), st.data())
 def test_reset_and_free(z: tuple[int, list[Con]], data: st.DataObject) -> None:

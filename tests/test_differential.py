@@ -71,6 +71,8 @@ from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 from checker.model.interp import InterpretedModel
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "spec").glob("**/*.kvr"))
 

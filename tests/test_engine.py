@@ -52,6 +52,7 @@ def counts(model: SpecModel, **opts: object) -> tuple[str, int, int, int]:
     (2, 2, (1719, 2301, 7096), (445, 584, 1794)),
     (3, 1, (1700, 1700, 3225), (350, 350, 651)),
 ])
+@pytest.mark.slow
 def test_flagship_zone_graph_is_as_small_as_tcheckers(
         r: int, s: int, no_sym: tuple[int, int, int], with_sym: tuple[int, int, int]) -> None:
     model = flagship(r, s)
@@ -72,6 +73,7 @@ def test_fischer_counts(n: int, no_sym: tuple[int, int, int],
     assert counts(model) == ("holds", *with_sym)
 
 
+@pytest.mark.slow
 def test_fischer_with_ten_processes_never_enumerates_permutations() -> None:
     """10! = 3,628,800 permutations: the canonizer builds only the ones it needs."""
     model = fischer(10)
@@ -119,6 +121,7 @@ def test_canonical_forms_are_the_same_across_an_orbit() -> None:
             assert canon.candidates(image)[0] == rep
 
 
+@pytest.mark.slow
 def test_the_timed_clock_bounds_pass_explores_far_fewer_states() -> None:
     """The untimed pass lets events happen in orders no timing allows; the timed one
     (a hull zone per state) stays near the timed graph, and the bounds it gives
@@ -158,6 +161,7 @@ def test_without_confirmation_the_lu_abstraction_reports_a_fake_deadlock(
     assert (r.verdict, r.prop) == ("violated", "deadlock")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not backend.C_AVAILABLE, reason="the compiled DBM core is not built")
 @pytest.mark.parametrize("spec", sorted((ROOT / "spec").rglob("*.kvr")), ids=lambda p: p.stem)
 def test_compiled_core_explores_exactly_like_the_reference(spec: Path) -> None:
@@ -170,6 +174,7 @@ def test_compiled_core_explores_exactly_like_the_reference(spec: Path) -> None:
         py.stats.states, py.stats.zones, py.stats.transitions)
 
 
+@pytest.mark.slow
 def test_the_timed_pass_falls_back_to_untimed_past_its_memory_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from checker.explorer import liveness
@@ -187,6 +192,7 @@ def test_the_timed_pass_falls_back_to_untimed_past_its_memory_budget(
     assert counts(model) == ("holds", 445, 584, 1794)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", sorted((ROOT / "spec" / "sglang").glob("*.kvr")),
                          ids=lambda p: p.stem)
 def test_traces_name_symmetric_values_in_order_of_first_mention(spec: Path) -> None:

@@ -118,6 +118,7 @@ def mutants(draw: st.DrawFn) -> str:
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+@pytest.mark.slow
 @given(mutants())
 def test_mutated_flagships_never_crash(source: str) -> None:
     check_source(source)
@@ -128,6 +129,7 @@ def test_unmutated_flagships_run(index: int) -> None:
     assert check_source(SOURCES[index]) == "ok"
 
 
+@pytest.mark.slow
 def test_every_single_line_deletion() -> None:
     """Exhaustively: the flagship with any one line removed."""
     lines = SOURCES[0].split("\n")
@@ -225,6 +227,7 @@ def test_deep_and_long_declarations(tmp_path: Path, body: bytes, code: str) -> N
     assert heads[0][0].startswith(("4:", "5:"))
 
 
+@pytest.mark.slow
 def test_megabytes_of_small_declarations(tmp_path: Path) -> None:
     err = lint_file(tmp_path, b"model m\n" + b"actor p\n" * 400_000)
     assert positioned(err) == [("25002:1", "KVR006")]

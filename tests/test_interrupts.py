@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow
+
 DEFERRED = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 SPEC = Path(tempfile.mkdtemp(prefix="kvrace-interrupts-")) / "big.kvr"
 atexit.register(shutil.rmtree, SPEC.parent, True)

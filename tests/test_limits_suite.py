@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow
+
 DEFERRED = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 STARTUP = 1.5
 """Seconds the interpreter and the imports may take before a command starts (a loaded

@@ -3,6 +3,7 @@ and a feature counter that sees what a model uses."""
 
 from __future__ import annotations
 
+import pytest
 from modelgen import FEATURES, features, model_for_seed
 
 from checker.diagnostics import SpecError
@@ -14,6 +15,7 @@ ELABORATION_SEEDS = range(300, 800)
 """Seeds beyond those the differential tests run (which elaborate 0..299 themselves)."""
 
 
+@pytest.mark.slow
 def test_consecutive_seeds_all_elaborate() -> None:
     # A generated model that fails to elaborate is a generator bug.
     broken: list[str] = []
@@ -32,6 +34,7 @@ def test_the_same_seed_gives_the_same_model() -> None:
     assert len({model_for_seed(s) for s in range(50)}) == 50
 
 
+@pytest.mark.slow
 def test_clock_constraints_are_closed_with_integer_bounds() -> None:
     # What the integer-time reference explorer needs to judge a model exactly.
     for seed in range(300):

@@ -1,7 +1,7 @@
 """The paper's inputs are what kvrace computes, and paper/paper.pdf is built from them.
 
 The slow measurements (``paper/data/``) are rerun in full by
-``python -m checker.artifacts``; here every cheap part of them is recomputed
+``python -m tools.artifacts``; here every cheap part of them is recomputed
 and compared, and the expensive parts are spot-checked (the two smallest
 context lengths, the fastest synthesis runs, the smallest benchmark cases).
 """
@@ -13,18 +13,21 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from checker import artifacts
-from checker.artifacts import measurements as me
-from checker.artifacts import paper, study
+from tools import artifacts
+from tools.artifacts import measurements as me
+from tools.artifacts import paper, study
+
+pytestmark = pytest.mark.slow
 
 ROOT = artifacts.ROOT
-REGENERATE = "run `python -m checker.artifacts` to regenerate"
+REGENERATE = "run `python -m tools.artifacts` to regenerate"
 FAST_SYNTH_SECONDS = 3.0  # recorded synthesis time under which a row is recomputed
 SMALL_BENCH_ZONES = 1_000  # recorded zone count under which a benchmark case is rerun
 
@@ -208,14 +211,14 @@ def test_digest_changes_with_any_source(tmp_path: Path) -> None:
                     reason="needs TeX Live (latexmk) and Graphviz; .ci/run installs them")
 def test_paper_builds_from_a_clean_copy(tmp_path: Path) -> None:
     copy = tmp_path / "repo"
-    for rel in ("paper", "counterexamples", "checker", "pyproject.toml"):
+    for rel in ("paper", "counterexamples", "checker", "tools", "pyproject.toml"):
         src = ROOT / rel
         if src.is_dir():
             shutil.copytree(src, copy / rel,
                             ignore=shutil.ignore_patterns("_build", "__pycache__", "paper.pdf"))
         else:
             shutil.copy2(src, copy / rel)
-    env = {**os.environ, "PYTHONPATH": str(copy)}
+    env = {**os.environ, "PYTHONPATH": str(copy), "KVRACE_PYTHON": sys.executable}
     done = subprocess.run(["bash", str(copy / "paper" / "build.sh")], cwd=copy, env=env,
                           capture_output=True, text=True, check=False, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr

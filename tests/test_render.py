@@ -122,6 +122,7 @@ def test_deterministic() -> None:
     assert sequence_dot(race_trace()) == sequence_dot(race_trace())
 
 
+@pytest.mark.slow
 def test_deterministic_across_hash_seeds() -> None:
     code = ("import sys; sys.path[:0] = sys.argv[1:]; import test_render as t; "
             "from checker.render import sequence_dot; "

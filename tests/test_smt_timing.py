@@ -433,6 +433,7 @@ def generated_specs(count: int = 160) -> list[tuple[str, str]]:
 GENERATED = generated_specs()
 
 
+@pytest.mark.slow
 def test_generated_counterexample_timestamps() -> None:
     violated: dict[str, int] = {}
     strict_traces = 0

@@ -37,6 +37,7 @@ def rel(p: Path) -> str:
 
 # ---- the interpreter agrees with the compiled model --------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SPECS + sorted(REGRESSIONS.glob("*.kvr")),
                          ids=lambda p: p.stem)
 def test_interpreter_agrees_with_compiled_model(path: Path) -> None:
@@ -135,6 +136,7 @@ def _inside(cnf: list[list[object]], point: dict[str, Fraction]) -> bool:
     return all(any(holds(c) for c in clause) for clause in cnf)
 
 
+@pytest.mark.slow
 def test_adversarial_rationals_agree_with_synthesis() -> None:
     """Values with huge denominators, on and next to the synthesized boundary and the
     range ends: the zone explorer's verdict is the synthesized region's."""

@@ -70,8 +70,9 @@ VIOLATED_AT_DEFAULTS = [
 ]
 
 
-@pytest.mark.parametrize(("name", "message", "last"), VIOLATED_AT_DEFAULTS,
-                         ids=[v[0] for v in VIOLATED_AT_DEFAULTS])
+@pytest.mark.parametrize(("name", "message", "last"), [
+    pytest.param(*v, marks=pytest.mark.slow) if v[0] == "all_ranks_ack" else v
+    for v in VIOLATED_AT_DEFAULTS], ids=[v[0] for v in VIOLATED_AT_DEFAULTS])
 def test_violated_at_defaults(name: str, message: str, last: str) -> None:
     o = run(name)
     assert o.verdict == "violated"
@@ -158,6 +159,7 @@ def test_error_return_ack_acks_after_the_error_return() -> None:
     assert names[-1] == "decode.land(A)"
 
 
+@pytest.mark.slow
 def test_all_ranks_ack_leaks_through_one_ranks_error_return() -> None:
     names = labels(run("all_ranks_ack"))
     assert "prefill.error_return(A, p0)" in names
@@ -244,6 +246,7 @@ POINTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", POINTS)
 @pytest.mark.parametrize("name", ["abort_ack_before_drain", "premature_ack", "error_return_ack",
                                   "all_ranks_ack"])
@@ -268,11 +271,13 @@ def test_prefill_failure_release_unsafe_for_every_timing(params: dict[str, int |
 # ---- the fixes, applied to the broken specs, close each hole -----------------------------------
 
 
+@pytest.mark.slow
 def test_all_ranks_ack_without_the_error_return_holds() -> None:
     mutated("all_ranks_ack", ("  when write[r, p] == flying\n  do write[r, p] := errored",
                               "  when false\n  do write[r, p] := errored")).assert_holds()
 
 
+@pytest.mark.slow
 def test_all_ranks_ack_with_a_single_ack_target_leaks() -> None:
     o = mutated("all_ranks_ack", ("if forall q: Rank . acked[r, q] {", "if true {"),
                 ("  when write[r, p] == flying\n  do write[r, p] := errored",
@@ -306,6 +311,7 @@ def test_paired_abort_with_the_ack_target_kept_acks_when_drained() -> None:
 # ---- synthesis: no safe timing for the broken specs; exactly the derived bound for the timeout --
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["abort_ack_before_drain", "premature_ack",
                                   "prefill_failure_release", "error_return_ack",
                                   "all_ranks_ack", "generation_tagged_ack"])

@@ -98,6 +98,7 @@ def test_strict_mode_is_unbounded_only_because_acks_are_lost() -> None:
     assert run(STRICT, T_bound=200).prop == "bounded_release[A]"
 
 
+@pytest.mark.slow
 def test_strict_mode_release_is_unbounded_for_every_bound() -> None:
     lossy = synth(spec(STRICT).read_text(encoding="utf-8"), ["T_bound"])
     assert sy.safe_region(lossy) == [[]]  # "false": no T_bound in [0, 200] is safe
@@ -149,6 +150,7 @@ def test_paired_abort_straddles_its_bound(params: dict[str, int | str], verdict:
             < got.index("decode.allocate(B, s0)") < got.index("decode.land(A)")
 
 
+@pytest.mark.slow
 def test_paired_abort_synthesized_region() -> None:
     result = synth(spec(PAIRED).read_text(encoding="utf-8"), ["T_flight", "T_timeout"])
     assert sy.region_text(sy.safe_region(result), result.free) == "T_flight < T_timeout"
@@ -228,6 +230,7 @@ def test_checksum_catches_a_stale_write_into_sampled_layers() -> None:
     assert o.trace.steps[-1].changes["phase[B]"] == ("transferring", "freed")
 
 
+@pytest.mark.slow
 def test_checksum_synthesized_region_is_empty() -> None:
     result = synth(spec(CHECKSUM).read_text(encoding="utf-8"), ["T_prop", "T_chunk", "T_flight"])
     assert result.complete

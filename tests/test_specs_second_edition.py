@@ -93,12 +93,14 @@ def test_failed_send_no_ack_never_acks_a_poisoned_room() -> None:
 # ---- synthesized regions ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_room_reuse_region() -> None:
     # restricted to T_flight, T_timeout (full synthesis over five parameters: ~25 s,
     # the same bound T_timeout > T_prop + T_ack + T_flight)
     assert region("room_reuse", ["T_flight", "T_timeout"]) == "T_flight < T_timeout - 3"
 
 
+@pytest.mark.slow
 def test_single_ack_fanout_region() -> None:
     # restricted to T_timeout (full synthesis takes minutes; over T_flight and
     # T_timeout it gives T_timeout > T_prop + 2 T_flight, in about two minutes)

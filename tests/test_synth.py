@@ -202,6 +202,7 @@ def deferred_points() -> list[dict[str, Fraction]]:
     return points
 
 
+@pytest.mark.slow
 def test_region_agrees_with_the_zone_explorer(deferred_region: z3.BoolRef) -> None:
     points = deferred_points()
     assert len(points) >= 200

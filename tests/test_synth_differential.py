@@ -20,6 +20,8 @@ from checker.model.compiled import SpecModel
 from checker.smt.poly import Lin
 from checker.smt.synth import explore_parametric, safe_region
 
+pytestmark = pytest.mark.slow
+
 PARAMS = ("A", "B")
 
 

@@ -54,6 +54,7 @@ def bounds(r: random.Random) -> list[Lin]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_shortcuts_never_disagree_with_z3(seed: int) -> None:
     r = random.Random(seed)
@@ -72,6 +73,7 @@ def test_shortcuts_never_disagree_with_z3(seed: int) -> None:
     assert decided[True] >= 20 and decided[False] >= 5, decided
 
 
+@pytest.mark.slow
 def test_redundancy_removal_with_and_without_shortcuts_agree() -> None:
     r = random.Random(7)
     plain = Z3Context()

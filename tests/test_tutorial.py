@@ -8,13 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from checker import api, artifacts, cli
-from checker.artifacts import tutorial
+from checker import api, cli
 from checker.explorer import Stats
+from tools import artifacts
+from tools.artifacts import tutorial
+
+pytestmark = pytest.mark.slow
 
 ROOT = artifacts.ROOT
 SPECS = ROOT / "docs" / "tutorial"
-REGENERATE = "run `python -m checker.artifacts --only tutorial`"
+REGENERATE = "run `python -m tools.artifacts --only tutorial`"
 
 
 @pytest.fixture(scope="module")

@@ -90,6 +90,13 @@ class SynthStats:
     seconds: float = 0.0
 
 
+STATS_OBSERVERS: list[Callable[[Stats], None]] = []
+"""Each is called with a parametric exploration's statistics (the reachability loop's
+:class:`~checker.explorer.reach.Stats`: ``stored`` counts the symbolic states) when
+it starts; the object is then updated in place as the exploration runs (the command
+line reads it for its progress display).  Empty by default."""
+
+
 @dataclass
 class Region:
     """A set of parameter valuations: a union of convex polyhedra over the free
@@ -178,6 +185,8 @@ class _Parametric(Reachability[Poly, PolyFrame, None]):
         self._edges: tuple[State | None, Sequence[Edge]] = (None, ())
         super().__init__(model, self.pz, limits, "bfs", keep_shallower=False,
                          progress=progress, start=start)
+        for observe in STATS_OBSERVERS:
+            observe(self.stats)
 
     # ---- bad region ------------------------------------------------------------------------
     def covered(self, params: Sequence[Lin]) -> bool:

@@ -1,8 +1,8 @@
 """Regenerate every committed artifact with one command.
 
-    python -m checker.artifacts                 # rewrite every artifact (about 8 minutes)
-    python -m checker.artifacts --check         # exit 1 and list what is stale or missing
-    python -m checker.artifacts --only tutorial # one part (see --help for the names)
+    python -m tools.artifacts                 # rewrite every artifact (about 8 minutes)
+    python -m tools.artifacts --check         # exit 1 and list what is stale or missing
+    python -m tools.artifacts --only tutorial # one part (see --help for the names)
 
 The parts, each a module of this package:
 
@@ -45,7 +45,7 @@ class Part:
 
 def _parts() -> list[Part]:
     # Imported lazily: the parts pull in the whole checker.
-    from checker.artifacts import counterexamples, measurements, paper, tutorial
+    from tools.artifacts import counterexamples, measurements, paper, tutorial
 
     return [
         Part("counterexamples", counterexamples.generate, ("counterexamples",),
@@ -120,9 +120,9 @@ def write(root: Path, parts: Sequence[Part] | None = None) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m checker.artifacts [--check] [--all] [--only PART,...]``."""
+    """``python -m tools.artifacts [--check] [--all] [--only PART,...]``."""
     parser = argparse.ArgumentParser(
-        prog="python -m checker.artifacts",
+        prog="python -m tools.artifacts",
         description="Regenerate (or check) the committed artifacts of kvrace.")
     parser.add_argument("--check", action="store_true",
                         help="report stale or missing artifacts instead of writing them")
@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for p in problems:
             print(p)
         if problems:
-            print("run `python -m checker.artifacts` to regenerate")
+            print("run `python -m tools.artifacts` to regenerate")
         return 1 if problems else 0
     for part in parts:
         print(f"{part.name}:", file=sys.stderr)

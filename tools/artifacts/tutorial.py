@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import checker
-from checker.artifacts import counterexamples
+from tools.artifacts import counterexamples
 
 TUTORIAL = "docs/tutorial.md"
 GENERATED_DIR = "docs/tutorial"  # files commands write here are artifacts

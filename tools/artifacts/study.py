@@ -1,6 +1,6 @@
 """How long must decode hold an aborted request's KV slot, as the context grows?
 
-``python -m checker.artifacts --only measurements`` writes its table to
+``python -m tools.artifacts --only measurements`` writes its table to
 ``paper/data/context_length.csv``; the paper and ``spec/README.md`` show it.
 
 The window a hold must cover is ``T_prop + T_chunk + T_flight``
@@ -301,7 +301,7 @@ def readme_lines(rows: Sequence[dict[str, str]]) -> list[str]:
     lines = [
         "## How long a hold must be, by context length",
         "",
-        "From `paper/data/context_length.csv` (`checker/artifacts/study.py`, which states",
+        "From `paper/data/context_length.csv` (`tools/artifacts/study.py`, which states",
         "every input and its source).  The window is T_prop + T_chunk + T_flight of",
         "`deferred_release.kvr`, with T_chunk the rest of the *current* chunk's calls; kvrace",
         "synthesizes the minimal hold for each instance and checks it just below, at and",

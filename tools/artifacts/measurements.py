@@ -7,9 +7,9 @@
   and of a weaker one.
 * ``synth.json``: the safe region synthesized for every spec with all of its
   parameters free (parametric zone exploration), or the limit it hit.
-* ``context_length.csv``: the context-length study (:mod:`checker.artifacts.study`).
+* ``context_length.csv``: the context-length study (:mod:`tools.artifacts.study`).
 * ``simulation.json``: the simulation study, P(leak) against ``T_hold`` under
-  realistic write times (:mod:`checker.artifacts.simulation`, about two minutes).
+  realistic write times (:mod:`tools.artifacts.simulation`, about two minutes).
 * ``bench.json``: zone-explorer runs on scaled variants of the flagship,
   one subprocess per case (``benchmarks/bench.py``); the flagship rows compared
   with TChecker; Fischer's protocol with and without symmetry; the compiled DBM
@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from checker import api
-from checker.artifacts.counterexamples import summary_line
 from checker.explorer import Options
 from checker.model.compiled import SpecModel
 from checker.smt import synth as sy
+from tools.artifacts.counterexamples import summary_line
 
 SPECS = Path("spec") / "sglang"
 FLAGSHIP = SPECS / "deferred_release.kvr"
@@ -241,7 +241,7 @@ def _json(doc: object) -> bytes:
 
 def generate(root: Path) -> dict[str, bytes]:
     """Every file of ``paper/data/``, measured afresh (about 8 minutes)."""
-    from checker.artifacts import study
+    from tools.artifacts import study
 
     specs_doc = {
         "specs": spec_rows(root),
@@ -250,7 +250,7 @@ def generate(root: Path) -> dict[str, bytes]:
         "prove": [_prove(root, EXACT_BOUND), _prove(root, WEAK_BOUND)],
     }
     rows = study.study(root)
-    from checker.artifacts import simulation
+    from tools.artifacts import simulation
 
     return simulation.data_files(root) | {
         "paper/data/specs.json": _json(specs_doc),

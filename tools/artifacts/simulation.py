@@ -7,9 +7,9 @@ the hold grows?
 ``paper``).
 
 The model is the flagship (``spec/sglang/deferred_release.kvr``, with the wider
-parameter ranges of the context-length study, :func:`checker.artifacts.study.wide_spec`)
+parameter ranges of the context-length study, :func:`tools.artifacts.study.wide_spec`)
 at the parameters of an 8,192-token DeepSeek-V3 chunk written in one call
-(:mod:`checker.artifacts.study`): ``T_prop`` = 1 s, ``T_chunk`` = 0 (one call per
+(:mod:`tools.artifacts.study`): ``T_prop`` = 1 s, ``T_chunk`` = 0 (one call per
 chunk), ``T_flight`` = the errored call's bound, 30 s + 1 ns per byte.  Random runs
 follow ``kvrace simulate``'s semantics (:mod:`checker.simulate.engine`) with one
 user distribution, for the time a write call's data spends on the wire (the clock
@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from checker import api
-from checker.artifacts import study
 from checker.model.compiled import SpecModel
 from checker.simulate import Runner, SimConfig, parse_distribution, simulate
+from tools.artifacts import study
 
 DATA = "paper/data/simulation.json"
 FIG_TEX = "paper/generated/fig-simulation.tex"
