@@ -128,11 +128,12 @@ def _build_parser() -> argparse.ArgumentParser:
     draw.add_argument("-o", "--output", required=True, metavar="FILE",
                       help="output file: .dot, .svg, .png or .pdf")
 
-    graph = sub.add_parser("graph", help="draw the explored state graph")
+    graph = sub.add_parser("graph", help="draw or export the explored state graph")
     graph.add_argument("spec", metavar="SPEC")
     _add_param_args(graph)
     graph.add_argument("-o", "--output", required=True, metavar="FILE",
-                       help="output file: .dot, .svg, .png or .pdf")
+                       help="output file: .dot, .svg, .png or .pdf (drawn); .graphml or"
+                            " .gexf (the graph as data)")
     graph.add_argument("--max-nodes", type=positive_int, default=300, metavar="N",
                        help="refuse to draw more symbolic states than this (default 300)")
     graph.add_argument("--zones", action="store_true", help="print each node's zone")
@@ -940,9 +941,13 @@ def cmd_draw(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from checker import render
+    from checker import graphs, render
     from checker.api import state_graph
 
+    ext = os.path.splitext(args.output)[1].lower()
+    if ext not in graphs.EXPORT_FORMATS and ext not in render.FORMATS:
+        raise UsageError(f"cannot draw {args.output}: unknown format; use .dot, .svg, .png,"
+                         " .pdf (drawn), .graphml or .gexf (the graph as data)")
     spec = _load(args.spec)
     model = _model(spec, _params(args), args.timeout)
     g = state_graph(model, args.max_nodes, zones=args.zones, symmetry=not args.no_symmetry,
@@ -952,9 +957,17 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                   " states; it would be unreadable.  Raise --max-nodes or draw a smaller"
                   " model.\n")
         return EXIT_BAD_INPUT
+    summary = graphs.summarise(g)
+    if ext in graphs.EXPORT_FORMATS:
+        try:
+            graphs.write_graph(g, args.output)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        out.write(f"wrote {args.output} ({summary.line()})\n")
+        return EXIT_OK
     nodes = [(n, g.nodes[n]["label"]) for n in g.nodes]
     edges = [(a, b, g.edges[a, b]["label"]) for a, b in g.edges]
-    highlight = [n for n in g.nodes if g.nodes[n].get("highlight")]
+    highlight = list(summary.violation_path)
     dot = render.state_graph_dot(nodes, edges, highlight, title=f"{spec.name}: state graph")
     try:
         outcome = render.render(dot, args.output)
@@ -963,8 +976,7 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if outcome.hint:
         err.write(outcome.hint + "\n")
     else:
-        out.write(f"wrote {args.output} ({g.number_of_nodes()} states,"
-                  f" {g.number_of_edges()} edges)\n")
+        out.write(f"wrote {args.output} ({summary.line()})\n")
     return EXIT_OK
 
 

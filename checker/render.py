@@ -11,8 +11,9 @@ library only; it never runs the explorer, the language or Z3.
   them, and the violating step and its incoming arrow in red.
 * :func:`state_graph_dot` draws a state graph given as plain data.
 * :func:`render` writes DOT source to a file, rendered to SVG, PNG or PDF by
-  the Graphviz ``dot`` program when it is installed; without it, it still
-  writes the ``.dot`` file and says how to render it.
+  the Graphviz ``dot`` program (run through the ``graphviz`` package, with a
+  timeout) when it is installed; without it, it still writes the ``.dot`` file
+  and says how to render it.  Quoting of DOT IDs is the ``graphviz`` package's.
 
 DOT generation is pure and deterministic: the same input gives the same bytes
 (no set iteration order, timestamps or machine paths in the output).
@@ -23,11 +24,14 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import graphviz
+from graphviz.backend import dot_command, execute
+from graphviz.quoting import quote as _gv_quote
 
 from checker.diagnostics import printable
 from checker.model.trace import JsonValue, Step, Trace, fmt_time, show_value
@@ -94,9 +98,12 @@ def _one_line(text: str) -> str:
 
 
 def _quote(text: str) -> str:
-    """A DOT double-quoted string (newlines become centred line breaks)."""
+    """A DOT ID for literal ``text``: bare when it is a plain ID, else double-quoted
+    (Graphviz's own quoting; backslashes are literal, newlines become centred line
+    breaks)."""
     text = printable(text.replace("\r\n", "\n"))
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    quoted: str = _gv_quote(graphviz.nohtml(graphviz.escape(text).replace("\n", "\\n")))
+    return quoted
 
 
 def _attrs(**kw: str | float | int | bool) -> str:
@@ -109,14 +116,9 @@ def _attrs(**kw: str | float | int | bool) -> str:
             parts.append(f"{key}={'true' if value else 'false'}")
         elif isinstance(value, (int, float)):
             parts.append(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}")
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|-?[0-9.]+", value) and value not in _KEYWORDS:
-            parts.append(f"{key}={value}")
         else:
             parts.append(f"{key}={_quote(value)}")
     return "[" + ", ".join(parts) + "]"
-
-
-_KEYWORDS = {"node", "edge", "graph", "digraph", "subgraph", "strict"}
 
 
 def _event_text(step: Step) -> str:
@@ -481,14 +483,13 @@ def state_graph_dot(
     final = marked[-1] if marked else None
     for nid, label in nodes:
         text = printable(label.replace("\r\n", "\n"))
-        dot_label = "\\l".join(
-            x.replace("\\", "\\\\").replace('"', '\\"') for x in text.split("\n")) + "\\l"
+        dot_label = "\\l".join(graphviz.escape(x) for x in text.split("\n")) + "\\l"
         extra = ""
         if nid in on_path:
             extra = ", " + _attrs(color=RED, fontcolor=RED, penwidth=2)[1:-1]
             if nid == final:
                 extra += ", " + _attrs(style="rounded,filled", fillcolor=NOTE_FILL)[1:-1]
-        w(f'  {name[nid]} [label="{dot_label}"{extra}];')
+        w(f"  {name[nid]} [label={_gv_quote(graphviz.nohtml(dot_label))}{extra}];")
     for src, dst, label in edges:
         for end in (src, dst):
             if end not in name:
@@ -506,7 +507,7 @@ def state_graph_dot(
 # ---- rendering --------------------------------------------------------------------
 
 FORMATS = (".dot", ".svg", ".png", ".pdf")
-"""Output formats, by file extension."""
+"""Output formats, by file extension (each but ``.dot`` one of ``graphviz.FORMATS``)."""
 
 DOT_TIMEOUT = 60.0
 """Seconds the ``dot`` program may run."""
@@ -573,24 +574,24 @@ def render(dot_source: str, out_path: str | Path) -> RenderOutcome:
     _write(dot_path, source)
     if ext == ".dot":
         return RenderOutcome(dot=dot_path, output=out)
-    exe = shutil.which("dot")
-    if exe is None:
-        return RenderOutcome(dot=dot_path, output=None, hint=render_hint(dot_path, out))
     env = dict(os.environ)
     env.setdefault("SOURCE_DATE_EPOCH", "0")  # reproducible PDF metadata
     try:
-        proc = subprocess.run(
-            [exe, f"-T{ext[1:]}"], input=source, capture_output=True,
-            timeout=DOT_TIMEOUT, env=env, check=False,
+        proc = execute.run_check(
+            dot_command.command("dot", ext[1:]), input=source, capture_output=True,
+            timeout=DOT_TIMEOUT, env=env, quiet=True,
         )
+    except graphviz.ExecutableNotFound:
+        return RenderOutcome(dot=dot_path, output=None, hint=render_hint(dot_path, out))
     except subprocess.TimeoutExpired:
         raise RenderError(f"Graphviz 'dot' did not finish within {DOT_TIMEOUT:g} s "
                           f"rendering {out}") from None
+    except graphviz.CalledProcessError as exc:
+        stderr = exc.stderr if isinstance(exc.stderr, bytes) else b""
+        err = stderr.decode("utf-8", "replace").strip() or f"exit code {exc.returncode}"
+        raise RenderError(f"Graphviz 'dot' failed rendering {out}: {err}") from None
     except OSError as exc:
         raise RenderError(f"cannot run Graphviz 'dot': {exc.strerror or exc}") from None
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
-        raise RenderError(f"Graphviz 'dot' failed rendering {out}: {err}")
     data = proc.stdout
     if ext == ".svg":
         data = _VERSION_COMMENT.sub(b"", data, count=1)

@@ -104,7 +104,7 @@ def _declarations(s: str) -> list[tuple[int, int]]:
     """Line ranges ``[start, end)`` of the top-level declarations of ``s``."""
     lines = s.split("\n")
     starts = [i for i, ln in enumerate(lines) if _DECL.match(ln)]
-    return [(a, b) for a, b in zip(starts, [*starts[1:], len(lines)])]
+    return [(a, b) for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
 
 
 def _splice(s: str, m: re.Match[str], new: str) -> str:
@@ -237,7 +237,7 @@ def lint_one(text: str, limit: float) -> tuple[str, str] | None:
     except RecursionError:
         signal.setitimer(signal.ITIMER_REAL, 0)
         return "traceback", "RecursionError\n" + traceback.format_exc(limit=-4)
-    except BaseException as e:  # noqa: BLE001 -- exactly what is hunted
+    except BaseException as e:
         signal.setitimer(signal.ITIMER_REAL, 0)
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -261,7 +261,7 @@ def _positioned(text: str, e: SpecError) -> tuple[str, str] | None:
             return "unpositioned", f"{d.code} at {sp.line}:{sp.column}: {d.message}"
     try:
         e.render()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return "traceback", f"render: {type(exc).__name__}: {exc}"
     return None
 
@@ -291,7 +291,7 @@ class CheckRun:
 def _loads(text: str) -> bool:
     try:
         load_text(text, "mutant.kvr")
-    except Exception:  # noqa: BLE001 -- any failure: not a loading mutant
+    except Exception:
         return False
     return True
 
@@ -353,10 +353,10 @@ def check_input(seed: int, index: int, seeds: list[tuple[str, str]], spec_path: 
 
 def _preload() -> None:
     """Import what a command imports, once, before the children are forked."""
-    import checker.api  # noqa: F401
-    import checker.cli  # noqa: F401
-    import checker.explorer.search  # noqa: F401
-    import checker.model.compiled  # noqa: F401
+    import checker.api
+    import checker.cli
+    import checker.explorer.search
+    import checker.model.compiled
     import checker.render  # noqa: F401
 
 
@@ -381,7 +381,7 @@ def run_forked(argv: list[str], kill_after: float, out_dir: str
             from checker.cli import main
             code = main(argv)
             sys.stdout.flush()
-        except BaseException:  # noqa: BLE001 -- an escaped exception is what is hunted
+        except BaseException:
             traceback.print_exc()
             sys.stderr.flush()
             code = 98
@@ -502,7 +502,8 @@ def write_failure(out: Path, f: Failure) -> Path:
     """The failing input as a spec file whose header comment says what failed."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{f.phase}-{f.index}.kvr"
-    header = [f"# fuzz {f.phase} {f.index}: {f.kind}", f"#   from {f.origin}: {', '.join(f.mutations)}",
+    header = [f"# fuzz {f.phase} {f.index}: {f.kind}",
+              f"#   from {f.origin}: {', '.join(f.mutations)}",
               f"#   kvrace {' '.join(f.argv)}"]
     header += [f"#   {ln}" for ln in f.detail.splitlines()]
     path.write_text("\n".join(header) + "\n" + f.source, encoding="utf-8", errors="surrogateescape")
