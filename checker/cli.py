@@ -128,6 +128,7 @@ def _build_parser() -> argparse.ArgumentParser:
     draw.add_argument("-o", "--output", required=True, metavar="FILE",
                       help="output file: .dot, .svg, .png or .pdf")
 
+    _add_export_parser(sub)
     graph = sub.add_parser("graph", help="draw or export the explored state graph")
     graph.add_argument("spec", metavar="SPEC")
     _add_param_args(graph)
@@ -141,6 +142,20 @@ def _build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                        help="stop (inconclusive) after this many seconds")
     return p
+
+
+def _add_export_parser(sub: Any) -> None:
+    export = sub.add_parser(
+        "export", help="translate a spec into UPPAAL's XML or TChecker's format",
+        description="Unfold the spec's discrete states into one timed automaton and write"
+                    " it for UPPAAL (XML, with the query E<> Model.violation) and/or"
+                    " TChecker (reachability of the label `bad`).")
+    export.add_argument("spec", metavar="SPEC")
+    _add_param_args(export)
+    export.add_argument("--uppaal", metavar="FILE.xml", help="write UPPAAL's XML here")
+    export.add_argument("--tchecker", metavar="FILE.tck", help="write TChecker's format here")
+    export.add_argument("--max-locations", type=positive_int, metavar="N",
+                        help="refuse to unfold more discrete states (default 20000)")
 
 
 def _add_free_args(p: argparse.ArgumentParser) -> None:
@@ -980,6 +995,31 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker import export
+
+    if not args.uppaal and not args.tchecker:
+        raise UsageError("kvrace export: give --uppaal FILE.xml and/or --tchecker FILE.tck")
+    spec = _load(args.spec)
+    model = _model(spec, _params(args))
+    try:
+        auto = export.unfold(model, args.max_locations or export.MAX_LOCATIONS)
+    except export.ExportError as exc:
+        raise UsageError(f"kvrace export: {exc}") from None
+    outputs = [(args.uppaal, export.uppaal_xml), (args.tchecker, export.tchecker_text)]
+    for path, make in outputs:
+        if not path:
+            continue
+        try:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(make(auto))
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        out.write(f"wrote {path} ({len(auto.states)} locations,"
+                  f" {len(auto.transitions)} transitions)\n")
+    return EXIT_OK
+
+
 def _short(exc: BaseException, width: int = 200) -> str:
     """An exception as one short line for a message."""
     text = " ".join(str(exc).split()) or type(exc).__name__
@@ -1004,6 +1044,15 @@ class _Explored:
     """The last statistics an engine reported, for the line printed on an interrupt."""
 
     stats: Stats | None = None
+
+
+def _explored_text() -> str:
+    """What the last progress report said was explored, as a clause (or nothing)."""
+    st = _Explored.stats
+    if st is None:
+        return "; nothing was explored"
+    return (f"; had explored at least {st.states} states, {st.zones} zones in"
+            f" {st.seconds:.1f} s, with no violation")
 
 
 def _interrupted_line(command: str, signum: int) -> str:
@@ -1057,7 +1106,7 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
         command = args.command
         handler = {
             "lint": cmd_lint, "show": cmd_show, "check": cmd_check, "prove": cmd_prove,
-            "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph,
+            "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph, "export": cmd_export,
         }[args.command]
         return handler(args, out, err)  # type: ignore[arg-type]
     except UsageError as e:
@@ -1088,9 +1137,10 @@ def _run(argv: Sequence[str] | None, out: _Output, err: _Output) -> int:
         err.write(_interrupted_line(command, signal.SIGINT) + "\n")
         return EXIT_SIGINT
     except MemoryError:
+        out.write(f"INCONCLUSIVE: out of memory{_explored_text()}\n")
         err.write(f"kvrace {command}: out of memory; no verdict (use --max-memory to stop"
-                  " cleanly, as inconclusive)\n")
-        return EXIT_INTERNAL
+                  " earlier, with the statistics of what was explored)\n")
+        return EXIT_INCONCLUSIVE
     except Exception as exc:  # the last line of defence: never a traceback
         watcher = _SignalWatcher.active
         if watcher is not None and watcher.received is not None:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from checker.explorer import backend, dbm
 from checker.explorer.canon import Canonizer, canonizer
-from checker.explorer.limits import MAX_ZONE_MB, LimitHit, Limits, peak_rss_mb
+from checker.explorer.limits import MAX_ZONE_MB, LimitHit, Limits, peak_rss_mb, zone_over_limit
 from checker.explorer.liveness import EDGE_CACHE, Liveness, clock_bounds, live_clocks
 from checker.explorer.traces import PathStep, TraceStep, concrete, renamed, replay_zone
 from checker.model.interface import (
@@ -265,11 +265,9 @@ class _Explorer:
         got = self._clockset_cache.get(mask)
         if got is None:
             clocks = _bits(mask)
-            need = (len(clocks) + 1) ** 2 * 8 / 2**20
-            budget = self.limits.max_memory_mb or MAX_ZONE_MB
-            if need > budget:
-                raise LimitHit(f"memory limit: one zone over {len(clocks)} live clocks needs"
-                               f" {need:,.0f} MiB")
+            over = zone_over_limit(len(clocks), self.limits.max_memory_mb)
+            if over is not None:
+                raise LimitHit(over)
             got = (clocks, {c: k + 1 for k, c in enumerate(clocks)})
             self._clockset_cache[mask] = got
         return got

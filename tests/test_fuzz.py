@@ -1,0 +1,98 @@
+"""The robustness campaign (``tests/fuzz.py``): a CI-sized slice, its mutator, and
+every failing input it ever found (``tests/fuzz_regressions/``).
+
+A regression is ``NAME.kvr`` with ``NAME.json``: the command line (``SPEC`` stands
+for the ``.kvr``, or for ``"spec"`` when given), the exit code, text the output must
+contain, and optionally the most memory (MiB, peak resident) and seconds it may take.
+Each runs as a fresh ``kvrace`` process, as a user would run it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tests"))
+import fuzz
+
+CORPUS = ROOT / "tests" / "fuzz_regressions"
+CASES = sorted(p.stem for p in CORPUS.glob("*.json"))
+
+
+def run_kvrace(argv: list[str], limit: float) -> tuple[int, str, float]:
+    """Exit code, stdout + stderr and seconds of one process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "checker", *argv], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        out, _ = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return proc.returncode, out.decode("utf-8", "replace"), time.monotonic() - t0
+
+
+def test_corpus_is_complete() -> None:
+    assert CASES, "no regressions"
+    for name in CASES:
+        assert (CORPUS / f"{name}.kvr").exists(), name
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_regression(name: str) -> None:
+    case = json.loads((CORPUS / f"{name}.json").read_text(encoding="utf-8"))
+    spec = case.get("spec", str((CORPUS / f"{name}.kvr").relative_to(ROOT)))
+    argv = [spec if a == "SPEC" else a for a in case["argv"]]
+    limit = float(case.get("max_seconds", 30))
+    code, out, seconds = run_kvrace(argv, limit + 10)
+    assert code == case["exit"], out
+    assert case["stdout"] in out, out
+    assert "Traceback" not in out and "internal error" not in out
+    assert seconds <= limit, f"{seconds:.1f} s"
+    peak = _peak_reported(out)
+    if "max_memory_mib" in case:
+        assert peak is not None and peak <= case["max_memory_mib"], f"peak {peak} MiB"
+
+
+def _peak_reported(out: str) -> float | None:
+    """The peak memory a run reports (its own high-water mark; the peak of a child
+    process as the kernel keeps it would include this test process's)."""
+    m = re.search(r"peak memory ([0-9.]+) MiB", out) or re.search(
+        r'"peak_memory_mib": ([0-9.]+)', out)
+    return float(m.group(1)) if m else None
+
+
+def test_mutations_are_deterministic_and_varied() -> None:
+    seeds = fuzz.corpus()
+    assert len(seeds) >= 100
+    a = [fuzz.lint_input(0, i, seeds) for i in range(200)]
+    assert a == [fuzz.lint_input(0, i, seeds) for i in range(200)]
+    kinds = {k for _, _, done in a for k in done}
+    assert {"number", "ident", "type", "enum", "del_decl", "dup_decl", "del_tok"} <= kinds
+    text = "type T = {a, b}\nvar x : T = a\n"
+    out, done = fuzz.mutate(random.Random(3), text, 4)
+    assert (out, done) == fuzz.mutate(random.Random(3), text, 4)
+
+
+def test_ci_slice(tmp_path: Path) -> None:
+    """Deterministic: 400 lint inputs and 20 command lines of seed 1 (about 15 s)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "fuzz.py"), "--seed", "1", "--lint", "400",
+         "--check", "20", "--out", str(tmp_path)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert last.startswith("lint 400 inputs, check 20 runs"), last
+    assert " 0 tracebacks, 0 hangs, 0 over memory, 0 unpositioned diagnostics," in last
