@@ -460,10 +460,13 @@ class Summary:
 
 def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, start: int = 0,
              progress: Callable[[str], None] | None = None,
-             only: tuple[str, int] | None = None) -> Summary:
-    """Run a campaign; see the module's docstring."""
+             only: tuple[str, int] | None = None, summary: Summary | None = None,
+             found: Callable[[Failure], None] | None = None) -> Summary:
+    """Run a campaign; see the module's docstring.  ``found`` is called with each
+    failure as it is found; ``summary`` (filled in as the campaign goes) lets a
+    caller report an interrupted campaign."""
     seeds = corpus()
-    summary = Summary()
+    summary = summary if summary is not None else Summary()
     t0 = time.monotonic()
     last = t0
     lint_range = range(start, start + n_lint) if only is None else (
@@ -475,6 +478,8 @@ def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, star
         if bad is not None:
             summary.kinds[bad[0]] += 1
             summary.failures.append(Failure("lint", i, text, origin, done, ["lint"], *bad))
+            if found is not None:
+                found(summary.failures[-1])
         if progress is not None and time.monotonic() - last > 10:
             last = time.monotonic()
             progress(f"lint {summary.lint}/{n_lint}, {len(summary.failures)} failures")
@@ -503,6 +508,8 @@ def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, star
                 argv = [a.replace(tmp, "TMP") for a in run.argv]
                 summary.failures.append(
                     Failure("check", i, run.text, run.origin, run.mutations, argv, *bad))
+                if found is not None:
+                    found(summary.failures[-1])
             if progress is not None and time.monotonic() - last > 10:
                 last = time.monotonic()
                 progress(f"check {summary.check}/{n_check}, {len(summary.failures)} failures,"
@@ -538,11 +545,22 @@ def main(argv: list[str] | None = None) -> int:
         phase, _, idx = args.only.partition(":")
         only = (phase, int(idx))
     t0 = time.monotonic()
-    summary = campaign(args.seed, args.lint, args.check, args.lint_limit, args.start,
-                       progress=lambda s: print(s, file=sys.stderr, flush=True), only=only)
-    for f in summary.failures:
+    summary = Summary()
+
+    def found(f: Failure) -> None:
         path = write_failure(Path(args.out), f)
-        print(f"{f.kind}: {path}: {f.detail.splitlines()[0] if f.detail else ''}")
+        print(f"{f.kind}: {path}: {f.detail.splitlines()[0] if f.detail else ''}", flush=True)
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        campaign(args.seed, args.lint, args.check, args.lint_limit, args.start,
+                 progress=lambda s: print(s, file=sys.stderr, flush=True), only=only,
+                 summary=summary, found=found)
+    except KeyboardInterrupt:
+        print(f"interrupted after {summary.lint} lint inputs and {summary.check} check runs")
     if only is not None:
         seeds = corpus()
         if only[0] == "lint":
