@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import os
 import random
 import re
@@ -462,58 +463,76 @@ def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, star
              progress: Callable[[str], None] | None = None,
              only: tuple[str, int] | None = None, summary: Summary | None = None,
              found: Callable[[Failure], None] | None = None) -> Summary:
-    """Run a campaign; see the module's docstring.  ``found`` is called with each
-    failure as it is found; ``summary`` (filled in as the campaign goes) lets a
-    caller report an interrupted campaign."""
-    seeds = corpus()
+    """Run a campaign; see the module's docstring.
+
+    Lint inputs and check runs are interleaved (the lint inputs spread evenly
+    between the check runs), so that a campaign stopped early has covered both
+    in proportion.  ``found`` is called with each failure as it is found;
+    ``summary`` (filled in as the campaign goes) lets a caller report an
+    interrupted campaign."""
+    all_seeds = corpus()
     summary = summary if summary is not None else Summary()
-    t0 = time.monotonic()
-    last = t0
+    last = [time.monotonic()]
     lint_range = range(start, start + n_lint) if only is None else (
         [only[1]] if only[0] == "lint" else [])
-    for i in lint_range:
-        origin, text, done = lint_input(seed, i, seeds)
+    check_range = range(start, start + n_check) if only is None else (
+        [only[1]] if only[0] == "check" else [])
+    check_seeds: list[tuple[str, str]] = []
+    if check_range:
+        _preload()
+        check_seeds = valid_seeds(all_seeds)
+
+    def report() -> None:
+        if progress is not None and time.monotonic() - last[0] > 10:
+            last[0] = time.monotonic()
+            k = summary.kinds
+            progress(f"lint {summary.lint}/{n_lint}, check {summary.check}/{n_check}:"
+                     f" {k['traceback']} tracebacks, {k['hang']} hangs, {k['memory']} over"
+                     f" memory, {k['unpositioned']} unpositioned, {k['slow']} slow;"
+                     f" exits {dict(sorted(summary.exits.items(), key=str))}")
+
+    def add(f: Failure) -> None:
+        summary.kinds[f.kind] += 1
+        summary.failures.append(f)
+        if found is not None:
+            found(f)
+
+    def do_lint(i: int) -> None:
+        origin, text, done = lint_input(seed, i, all_seeds)
         bad = lint_one(text, lint_limit)
         summary.lint += 1
         if bad is not None:
-            summary.kinds[bad[0]] += 1
-            summary.failures.append(Failure("lint", i, text, origin, done, ["lint"], *bad))
-            if found is not None:
-                found(summary.failures[-1])
-        if progress is not None and time.monotonic() - last > 10:
-            last = time.monotonic()
-            progress(f"lint {summary.lint}/{n_lint}, {len(summary.failures)} failures")
-    check_range = range(start, start + n_check) if only is None else (
-        [only[1]] if only[0] == "check" else [])
-    if check_range:
-        _preload()
-        seeds = valid_seeds(seeds)
-    with tempfile.TemporaryDirectory(prefix="kvrace-fuzz-") as tmp:
+            add(Failure("lint", i, text, origin, done, ["lint"], *bad))
+        report()
+
+    def do_check(i: int, tmp: str) -> None:
         spec_path = os.path.join(tmp, "mutant.kvr")
+        run = check_input(seed, i, check_seeds, spec_path, tmp)
+        Path(spec_path).write_text(run.text, encoding="utf-8", errors="surrogateescape")
+        kill = (run.timeout or 10.0) + 8.0
+        code, seconds, cpu, peak, err = run_forked(run.argv, kill, tmp)
+        summary.check += 1
+        summary.exits[code] += 1
+        if run.timeout is not None:
+            summary.max_seconds_over = max(summary.max_seconds_over, seconds - run.timeout)
+            summary.max_cpu_over = max(summary.max_cpu_over, cpu - run.timeout)
+        if run.max_memory is not None:
+            summary.max_memory_ratio = max(summary.max_memory_ratio, peak / run.max_memory)
+        bad = judge(run, code, seconds, cpu, peak, err)
+        if bad is not None:
+            argv = [a.replace(tmp, "TMP") for a in run.argv]
+            add(Failure("check", i, run.text, run.origin, run.mutations, argv, *bad))
+        report()
+
+    lints = iter(lint_range)
+    per = -(-len(lint_range) // max(len(check_range), 1))
+    with tempfile.TemporaryDirectory(prefix="kvrace-fuzz-") as tmp:
         for i in check_range:
-            run = check_input(seed, i, seeds, spec_path, tmp)
-            Path(spec_path).write_text(run.text, encoding="utf-8", errors="surrogateescape")
-            kill = (run.timeout or 10.0) + 8.0
-            code, seconds, cpu, peak, err = run_forked(run.argv, kill, tmp)
-            summary.check += 1
-            summary.exits[code] += 1
-            if run.timeout is not None:
-                summary.max_seconds_over = max(summary.max_seconds_over, seconds - run.timeout)
-                summary.max_cpu_over = max(summary.max_cpu_over, cpu - run.timeout)
-            if run.max_memory is not None:
-                summary.max_memory_ratio = max(summary.max_memory_ratio, peak / run.max_memory)
-            bad = judge(run, code, seconds, cpu, peak, err)
-            if bad is not None:
-                summary.kinds[bad[0]] += 1
-                argv = [a.replace(tmp, "TMP") for a in run.argv]
-                summary.failures.append(
-                    Failure("check", i, run.text, run.origin, run.mutations, argv, *bad))
-                if found is not None:
-                    found(summary.failures[-1])
-            if progress is not None and time.monotonic() - last > 10:
-                last = time.monotonic()
-                progress(f"check {summary.check}/{n_check}, {len(summary.failures)} failures,"
-                         f" exits {dict(sorted(summary.exits.items(), key=str))}")
+            for j in itertools.islice(lints, per):
+                do_lint(j)
+            do_check(i, tmp)
+    for j in lints:
+        do_lint(j)
     return summary
 
 
