@@ -8,7 +8,8 @@ library only; it never runs the explorer, the language or Z3.
   message-sequence chart: one vertical lane per actor, time running down, one
   row per step, an arrow for every ``receives`` link, the ``owner[...]``
   changes (who holds which slot) written on the lane of the step that made
-  them, and the violating step and its incoming arrow in red.
+  them, the violating step and its incoming arrow in red, the release and the
+  reuse of the victim's slot in orange, long idle gaps drawn broken.
 * :func:`state_graph_dot` draws a state graph given as plain data.
 * :func:`render` writes DOT source to a file, rendered to SVG, PNG or PDF by
   the Graphviz ``dot`` program (run through the ``graphviz`` package, with a
@@ -27,6 +28,7 @@ import re
 import subprocess
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import graphviz
@@ -51,6 +53,9 @@ __all__ = [
 FONT = "Helvetica"
 RED = "#c62828"
 OWNER = "#1a4f9c"
+REUSE = "#e65100"
+"""The release that freed the victim's slot, and the allocation that reused it."""
+REUSE_FILL = "#fff3e0"
 GREY = "#757575"
 LANE = "#9e9e9e"
 HEADER_FILL = "#eceff1"
@@ -64,6 +69,10 @@ OWNER_VAR = "owner"
 
 LANE_GAP = 2.2
 """Minimum horizontal room between two lanes, in inches."""
+
+LONG_GAP = 4
+"""A time gap between two steps this many times the median gap, or longer, is drawn
+broken (the chart is not to scale; the break says how long the gap is)."""
 
 NOTE_REACH = 0.55
 """How far a note reaches from its lane towards the next, as a fraction of the lane distance
@@ -166,6 +175,45 @@ def _violating(trace: Trace) -> int | None:
     return None
 
 
+@dataclass(frozen=True)
+class _SlotStory:
+    """The release that freed the victim's slot and the allocation that reused it."""
+
+    slot: str
+    victim: str
+    release: int
+    """Position in ``trace.steps`` of the step that freed the slot."""
+    reuse: int
+    """Position of the step that gave the slot to another owner."""
+
+
+def _slot_story(trace: Trace, bad_pos: int | None) -> _SlotStory | None:
+    """The last release of an ``owner[...]`` slot before the violation that was followed
+    by a reuse by another owner, preferring a slot whose freed owner the violating
+    step names (its arguments or its message): the victim of a stale write."""
+    if bad_pos is None:
+        return None
+    bad = trace.steps[bad_pos]
+    named = set(bad.args) | set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*",
+                                           bad.failure or trace.message or ""))
+    freed: dict[str, tuple[int, str]] = {}
+    stories: list[_SlotStory] = []
+    for pos, step in enumerate(trace.steps[: bad_pos + 1]):
+        for cell, (old, new) in step.changes.items():
+            slot = _owner_key(cell)
+            if slot is None:
+                continue
+            if old is not None and new is None:
+                freed[slot] = (pos, show_value(old))
+            elif old is None and new is not None and slot in freed:
+                rel, victim = freed.pop(slot)
+                if show_value(new) != victim:
+                    stories.append(_SlotStory(slot, victim, rel, pos))
+    if not stories:
+        return None
+    return max(stories, key=lambda s: (s.victim in named, s.release, s.reuse))
+
+
 # ---- sequence chart ---------------------------------------------------------------
 
 
@@ -239,8 +287,11 @@ _LINE_OTHER = 10 * 1.2 + 2
 _LINE_FAILURE = 12 * 1.2 + 10
 
 
-def _note(step: Step, side: str, vertical: str, failure: str | None) -> str:
-    """The HTML label of a step's note: event, ownership and other changes, failure."""
+def _note(step: Step, side: str, vertical: str, failure: str | None,
+          received: tuple[str, bool] | None = None, story: str | None = None) -> str:
+    """The HTML label of a step's note: event, the message it received (the arrow's
+    label, in the note so that no two labels can overlap), ownership and other
+    changes, the part it plays in the slot's reuse, failure."""
     align = "RIGHT" if side == "left" else "LEFT"
     owners, others = _changes(step)
     bad = failure is not None
@@ -248,10 +299,24 @@ def _note(step: Step, side: str, vertical: str, failure: str | None) -> str:
             + (f' COLOR="{RED}"' if bad else "") + f"><B>{_html(_event_text(step))}</B>"
             "</FONT></TD></TR>"]
     height = _LINE_EVENT
+    if received is not None:
+        text, red = received
+        rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10"'
+                    f' COLOR="{RED if red else "black"}">{_html(text)}</FONT></TD></TR>')
+        height += _LINE_OTHER
     for line in owners:
-        rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="12" COLOR="{OWNER}"><B>'
-                    f"{_html(line)}</B></FONT></TD></TR>")
+        if story is not None:
+            rows.append(f'<TR><TD ALIGN="{align}" BGCOLOR="{REUSE_FILL}" BORDER="1"'
+                        f' COLOR="{REUSE}"><FONT POINT-SIZE="12" COLOR="{REUSE}"><B>'
+                        f"{_html(line)}</B></FONT></TD></TR>")
+        else:
+            rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="12" COLOR="{OWNER}"><B>'
+                        f"{_html(line)}</B></FONT></TD></TR>")
         height += _LINE_EVENT
+    if story is not None:
+        rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10" COLOR="{REUSE}"><I>'
+                    f"{_html(story)}</I></FONT></TD></TR>")
+        height += _LINE_OTHER
     for line in others:
         rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10" COLOR="{GREY}">'
                     f"{_html(line)}</FONT></TD></TR>")
@@ -271,9 +336,9 @@ def _note(step: Step, side: str, vertical: str, failure: str | None) -> str:
             + "".join(rows) + "</TABLE>")
 
 
-def _step_node(note: str, side: str, bad: bool) -> str:
+def _step_node(note: str, side: str, bad: bool, story: bool = False) -> str:
     """A step's point (port ``p``, on the lane) with its note on one side."""
-    color = RED if bad else "black"
+    color = RED if bad else REUSE if story else "black"
     point = (f'<TD PORT="p" WIDTH="10" HEIGHT="10" FIXEDSIZE="TRUE" STYLE="rounded"'
              f' BGCOLOR="{color}"></TD>')
     gap = '<TD WIDTH="6"></TD>'
@@ -289,6 +354,14 @@ _LANE_POINT = _attrs(shape="box", width=0.0175, height=0.04, fixedsize=True, sty
                      fillcolor=LANE, peripheries=0, label="")
 
 
+_LANE_EDGE = _attrs(color=LANE, penwidth=1.2, arrowhead="none", weight=100, headclip=False,
+                    tailclip=False)
+
+# The mark of a lane's break at a long idle gap.
+_BREAK = _attrs(shape="plaintext", fontsize=14, fontcolor=GREY, margin=0, width=0.2,
+                height=0.2, label="\u2248")
+
+
 def _time_label(step: Step, bad: bool) -> str:
     color = f' COLOR="{RED}"' if bad else ""
     if step.time is None:
@@ -297,15 +370,26 @@ def _time_label(step: Step, bad: bool) -> str:
             f'<FONT POINT-SIZE="10" COLOR="{RED if bad else GREY}">  #{step.index}</FONT>')
 
 
-def _arrow_label(a: _Arrow, bad: bool) -> str:
-    text = _event_text(a.sender)
+def _received_text(a: _Arrow) -> str:
+    """The label of a ``receives`` arrow, written in the receiver's note."""
+    text = f"\u2190 {a.sender.actor}: {_event_text(a.sender)}"
     if a.sender.time is not None and a.receiver.time is not None:
         text += f"  (\u0394t={fmt_time(a.receiver.time - a.sender.time)})"
-    # A translucent white box: the label stays readable where it sits on an arrow,
-    # and an arrow passing under it still shows through.
-    return ('<TABLE BORDER="0" CELLBORDER="0" CELLPADDING="2" BGCOLOR="#ffffffa8"><TR><TD>'
-            f'<FONT COLOR="{RED if bad else "black"}">{_html(text)}</FONT>'
-            "</TD></TR></TABLE>")
+    return text
+
+
+def _long_gaps(steps: Sequence[Step]) -> dict[int, Fraction]:
+    """Rows (1-based) preceded by a long idle gap, with the gap's length."""
+    gaps = []
+    for r in range(2, len(steps) + 1):
+        t0, t1 = steps[r - 2].time, steps[r - 1].time
+        if t0 is not None and t1 is not None and t1 > t0:
+            gaps.append((r, t1 - t0))
+    if len(gaps) < 2:
+        return {}
+    ordered = sorted(g for _, g in gaps)
+    median = ordered[(len(ordered) - 1) // 2]
+    return {r: g for r, g in gaps if g >= LONG_GAP * median and g > ordered[0]}
 
 
 def sequence_dot(trace: Trace) -> str:
@@ -319,9 +403,16 @@ def sequence_dot(trace: Trace) -> str:
     (``post(A, 0)``), its ``owner[...]`` changes in blue (``s0: A → free``;
     ``none`` reads "free") and up to three other changes in grey.  A
     ``receives`` link is a straight arrow from the sender's point to the
-    receiver's, labelled with the sender's event and the time between them.
+    receiver's; the receiver's note says what it received and the time between
+    them (``← prefill: post(A, 0)  (Δt=3)``): labels live in notes, which are
+    nodes, so no two labels can overlap however the arrows cross.
     The violating step (the one with a ``failure``, or the last one of a
     ``violated`` trace), its incoming arrow and the property message are red.
+    The release that freed the victim's slot (the owner the violating step names)
+    and the allocation that reused it are orange, each note saying which step is
+    the other.  A gap between two steps of at least :data:`LONG_GAP` times the
+    median gap is drawn as a break in every lane, marked with its length
+    (``≈ 29 idle``), since rows are not to scale.
     The title gives the model, the parameter values and the violation.
     """
     actors: list[str] = list(trace.actors)
@@ -345,6 +436,18 @@ def sequence_dot(trace: Trace) -> str:
         if sender.actor is None or s.actor is None:
             continue
         arrows.append(_Arrow(sr, lane_of[sender.actor], r, lane_of[s.actor], sender, s))
+    received = {a.dst_row: (_received_text(a), a.dst_row == bad_row) for a in arrows}
+    story = _slot_story(trace, bad_pos)
+    story_rows: dict[int, str] = {}
+    if story is not None:
+        off = 0 if has_initial else 1
+        reuser = trace.steps[story.reuse]
+        story_rows[story.release + off] = (f"frees {story.victim}'s slot {story.slot};"
+                                           f" reused at #{reuser.index}")
+        story_rows[story.reuse + off] = (f"reuses {story.slot}, freed at"
+                                         f" #{trace.steps[story.release].index},"
+                                         f" while {story.victim}'s writes may still land")
+    gaps = _long_gaps(steps)
 
     out: list[str] = []
     w = out.append
@@ -384,12 +487,23 @@ def sequence_dot(trace: Trace) -> str:
     ported: set[str] = set()
     for r, s in enumerate(steps, start=1):
         bad = r == bad_row
+        if r in gaps:
+            # A long idle gap: a break in every lane, with its length on the time axis.
+            w(f"  // idle for {fmt_time(gaps[r])}")
+            w(f"  G_{r} " + _attrs(shape="plaintext", label_html=(
+                f'<FONT POINT-SIZE="10" COLOR="{GREY}"><I>\u2248 {_html(fmt_time(gaps[r]))}'
+                " idle</I></FONT>")) + ";")
+            for i in range(len(actors)):
+                w(f"  B{i}_{r} " + _BREAK + ";")
+            w("  { rank=same; " + " -> ".join(
+                [f"G_{r}"] + [f"B{i}_{r}" for i in range(len(actors))])
+              + " [style=invis, weight=0]; }")
         w(f"  // step {s.index}: {_one_line(s.label)}")
         w(f"  T_{r} " + _attrs(shape="plaintext", label_html=_time_label(s, bad)) + ";")
         lane = lane_of[s.actor] if s.actor is not None else -1
         side, vertical = _place(arrows, r, lane) if lane >= 0 else ("right", "center")
         failure = (s.failure or trace.message or "property violated") if bad else None
-        note = _note(s, side, vertical, failure)
+        note = _note(s, side, vertical, failure, received.get(r), story_rows.get(r))
         chain = [f"T_{r}"]
         if lane < 0:  # a step no actor owns: its note next to the time axis
             w(f"  N_{r} " + _attrs(shape="plaintext", margin=0, label_html=note) + ";")
@@ -402,7 +516,8 @@ def sequence_dot(trace: Trace) -> str:
                 continue
             ported.add(node)
             w(f"  {node} " + _attrs(shape="plaintext", margin=0,
-                                    label_html=_step_node(note, side, bad)) + ";")
+                                    label_html=_step_node(note, side, bad, r in story_rows))
+              + ";")
         w("  { rank=same; " + " -> ".join(chain) + " [style=invis, weight=0]; }")
     w("  // tail")
     tail = [f"T_{last}"] + [f"L{i}_{last}" for i in range(len(actors))]
@@ -419,13 +534,26 @@ def sequence_dot(trace: Trace) -> str:
         return f"{node}:p:c" if node in ported else node
 
     w("  // lanes and the time axis")
-    axis = ["time_h"] + [f"T_{r}" for r in range(1, last + 1)]
+    axis = ["time_h"]
+    for r in range(1, last + 1):
+        axis += [f"G_{r}", f"T_{r}"] if r in gaps else [f"T_{r}"]
     w("  " + " -> ".join(axis) + " " + _attrs(style="invis", weight=100) + ";")
     for i in range(len(actors)):
-        lane_nodes = [at(f"L{i}_{r}") for r in range(last + 1)]
-        w("  " + " -> ".join(lane_nodes) + " " + _attrs(
-            color=LANE, penwidth=1.2, arrowhead="none", weight=100, headclip=False,
-            tailclip=False) + ";")
+        # A lane is one chain of edges between its breaks; around a break, it is dashed
+        # and stops short of the break mark.
+        piece = [at(f"L{i}_0")]
+        for r in range(1, last + 1):
+            if r in gaps:
+                if len(piece) > 1:
+                    w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
+                w(f"  {at(f'L{i}_{r - 1}')} -> B{i}_{r} -> {at(f'L{i}_{r}')} " + _attrs(
+                    color=LANE, penwidth=1.2, arrowhead="none", weight=100, style="dashed")
+                  + ";")
+                piece = [at(f"L{i}_{r}")]
+            else:
+                piece.append(at(f"L{i}_{r}"))
+        if len(piece) > 1:
+            w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
     w("")
 
     w("  // messages: one arrow per receives link")
@@ -433,7 +561,7 @@ def sequence_dot(trace: Trace) -> str:
         bad = a.dst_row == bad_row
         w(f"  {at(f'L{a.src_lane}_{a.src_row}')} -> {at(f'L{a.dst_lane}_{a.dst_row}')} " + _attrs(
             color=RED if bad else "black", penwidth=2.4 if bad else 1.2, arrowsize=0.9,
-            weight=0, constraint=False, xlabel_html=_arrow_label(a, bad),
+            weight=0, constraint=False,
         ) + ";")
     w("}")
     return "\n".join(out) + "\n"
