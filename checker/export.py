@@ -23,8 +23,8 @@ timed model never reaches (they are unreachable in the export too).  Parameters
 take concrete values (``-p``); clock bounds are scaled by their common
 denominator to integers (the scale is written in a comment).
 
-This module compiles the model and walks its discrete states; it never runs the
-zone explorer, the language front end's parser aside (through the caller), or Z3.
+This module only walks the discrete states of a compiled model (it depends on
+:mod:`checker.model.interface` alone): it never runs the zone explorer or Z3.
 """
 
 from __future__ import annotations
