@@ -22,6 +22,7 @@ DOT generation is pure and deterministic: the same input gives the same bytes
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
@@ -185,6 +186,12 @@ class _SlotStory:
     """Position in ``trace.steps`` of the step that freed the slot."""
     reuse: int
     """Position of the step that gave the slot to another owner."""
+    owner: str
+    """That other owner."""
+    stale: int | None
+    """Position of the victim's first step after the reuse that lands in the slot (a
+    message naming the victim received by the slot's holder, or a change of a cell
+    of the slot)."""
 
 
 def _slot_story(trace: Trace, bad_pos: int | None) -> _SlotStory | None:
@@ -208,10 +215,18 @@ def _slot_story(trace: Trace, bad_pos: int | None) -> _SlotStory | None:
             elif old is None and new is not None and slot in freed:
                 rel, victim = freed.pop(slot)
                 if show_value(new) != victim:
-                    stories.append(_SlotStory(slot, victim, rel, pos))
+                    stories.append(_SlotStory(slot, victim, rel, pos, show_value(new), None))
     if not stories:
         return None
-    return max(stories, key=lambda s: (s.victim in named, s.release, s.reuse))
+    story = max(stories, key=lambda s: (s.victim in named, s.release, s.reuse))
+    holder = trace.steps[story.reuse].actor
+    for pos in range(story.reuse + 1, bad_pos + 1):
+        step = trace.steps[pos]
+        lands = step.receives is not None and step.actor == holder  # a message to the memory
+        touches = any(re.search(rf"[\[ ,]{re.escape(story.slot)}[\],]", c) for c in step.changes)
+        if story.victim in step.args and (lands or touches):
+            return dataclasses.replace(story, stale=pos)
+    return story
 
 
 # ---- sequence chart ---------------------------------------------------------------
@@ -288,7 +303,8 @@ _LINE_FAILURE = 12 * 1.2 + 10
 
 
 def _note(step: Step, side: str, vertical: str, failure: str | None,
-          received: tuple[str, bool] | None = None, story: str | None = None) -> str:
+          received: tuple[str, bool] | None = None, story: str | None = None,
+          story_color: str = REUSE) -> str:
     """The HTML label of a step's note: event, the message it received (the arrow's
     label, in the note so that no two labels can overlap), ownership and other
     changes, the part it plays in the slot's reuse, failure."""
@@ -314,7 +330,7 @@ def _note(step: Step, side: str, vertical: str, failure: str | None,
                         f"{_html(line)}</B></FONT></TD></TR>")
         height += _LINE_EVENT
     if story is not None:
-        rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10" COLOR="{REUSE}"><I>'
+        rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10" COLOR="{story_color}"><I>'
                     f"{_html(story)}</I></FONT></TD></TR>")
         height += _LINE_OTHER
     for line in others:
@@ -410,8 +426,10 @@ def sequence_dot(trace: Trace) -> str:
     ``violated`` trace), its incoming arrow and the property message are red.
     The release that freed the victim's slot (the owner the violating step names)
     and the allocation that reused it are orange, each note saying which step is
-    the other.  A gap between two steps of at least :data:`LONG_GAP` times the
-    median gap is drawn as a break in every lane, marked with its length
+    the other; the victim's stale write into the reused slot is red too when it
+    is not the violating step itself.  A gap between two steps of at least
+    :data:`LONG_GAP` times the median gap is drawn as a break in every lane, marked
+    with its length
     (``≈ 29 idle``), since rows are not to scale.
     The title gives the model, the parameter values and the violation.
     """
@@ -436,9 +454,9 @@ def sequence_dot(trace: Trace) -> str:
         if sender.actor is None or s.actor is None:
             continue
         arrows.append(_Arrow(sr, lane_of[sender.actor], r, lane_of[s.actor], sender, s))
-    received = {a.dst_row: (_received_text(a), a.dst_row == bad_row) for a in arrows}
     story = _slot_story(trace, bad_pos)
     story_rows: dict[int, str] = {}
+    stale_row = None
     if story is not None:
         off = 0 if has_initial else 1
         reuser = trace.steps[story.reuse]
@@ -447,6 +465,13 @@ def sequence_dot(trace: Trace) -> str:
         story_rows[story.reuse + off] = (f"reuses {story.slot}, freed at"
                                          f" #{trace.steps[story.release].index},"
                                          f" while {story.victim}'s writes may still land")
+        if story.stale is not None and story.stale + off != bad_row:
+            # (the violating step, when it is the stale write, says so in red already)
+            stale_row = story.stale + off
+            story_rows[stale_row] = (f"stale: {story.victim}'s write lands in {story.slot},"
+                                     f" {story.owner}'s since #{reuser.index}")
+    red_rows = {bad_row, stale_row}
+    received = {a.dst_row: (_received_text(a), a.dst_row in red_rows) for a in arrows}
     gaps = _long_gaps(steps)
 
     out: list[str] = []
@@ -503,7 +528,9 @@ def sequence_dot(trace: Trace) -> str:
         lane = lane_of[s.actor] if s.actor is not None else -1
         side, vertical = _place(arrows, r, lane) if lane >= 0 else ("right", "center")
         failure = (s.failure or trace.message or "property violated") if bad else None
-        note = _note(s, side, vertical, failure, received.get(r), story_rows.get(r))
+        stale = r == stale_row
+        note = _note(s, side, vertical, failure, received.get(r), story_rows.get(r),
+                     RED if stale else REUSE)
         chain = [f"T_{r}"]
         if lane < 0:  # a step no actor owns: its note next to the time axis
             w(f"  N_{r} " + _attrs(shape="plaintext", margin=0, label_html=note) + ";")
@@ -516,7 +543,8 @@ def sequence_dot(trace: Trace) -> str:
                 continue
             ported.add(node)
             w(f"  {node} " + _attrs(shape="plaintext", margin=0,
-                                    label_html=_step_node(note, side, bad, r in story_rows))
+                                    label_html=_step_node(note, side, bad or stale,
+                                                          r in story_rows))
               + ";")
         w("  { rank=same; " + " -> ".join(chain) + " [style=invis, weight=0]; }")
     w("  // tail")
@@ -558,7 +586,7 @@ def sequence_dot(trace: Trace) -> str:
 
     w("  // messages: one arrow per receives link")
     for a in arrows:
-        bad = a.dst_row == bad_row
+        bad = a.dst_row in red_rows
         w(f"  {at(f'L{a.src_lane}_{a.src_row}')} -> {at(f'L{a.dst_lane}_{a.dst_row}')} " + _attrs(
             color=RED if bad else "black", penwidth=2.4 if bad else 1.2, arrowsize=0.9,
             weight=0, constraint=False,

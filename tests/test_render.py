@@ -450,3 +450,14 @@ def test_no_two_labels_overlap(tmp_path: Path, name: str) -> None:
             if abs(a[3] - b[3]) < 0.5:
                 continue  # one line of one label, laid out by Graphviz side by side
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+
+
+def test_the_stale_write_is_red_when_it_is_not_the_violation() -> None:
+    dot = sequence_dot(counterexample("radix_prefix_poison"))  # C reads A's KV at #12
+    note = next(ln for ln in dot.splitlines() if ln.strip().startswith("L1_9 "))
+    assert f'COLOR="{RED}"><I>stale: A\'s write lands in g0, B\'s since #6</I>' in note
+    assert f'BGCOLOR="{RED}"' in note  # its point
+    write = next(ln for ln in dot.splitlines() if ln.strip().startswith("L0_3:p:c -> L1_9:p:c"))
+    assert f'color="{RED}"' in write
+    assert dot.count("stale: ") == 1
+    assert "stale: " not in sequence_dot(race_trace())  # there the violation is the write
