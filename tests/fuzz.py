@@ -21,7 +21,9 @@ characters deleted, duplicated or swapped.
   and ``--max-memory``.  A failure is exit code 70 (an internal error: the
   exception the command line caught as its last defence, a ``MemoryError``),
   an uncaught exception, a run longer than its timeout + 1 s (a hang), or a
-  peak resident memory over ``--max-memory`` + 10 %.  A run past its timeout
+  peak resident memory over ``--max-memory`` + 10 %.  ``--synth N`` adds ``synth``
+  runs (mutated specs, ``--timeout``, ``--free``), judged the same way, after the
+  others (their own random stream: they change no other input).  A run past its timeout
   + 1 s that used less CPU time than that was kept waiting by the machine's other
   work: it is counted (``slow``) and written out, but is not a failure.
 
@@ -356,6 +358,28 @@ def check_input(seed: int, index: int, seeds: list[tuple[str, str]], spec_path: 
     return CheckRun(origin, text, done, argv, timeout, max_memory)
 
 
+def synth_input(seed: int, index: int, seeds: list[tuple[str, str]], spec_path: str
+                ) -> CheckRun:
+    """The synth run number ``index`` of a campaign (its own random stream, so that
+    adding synth runs changes no lint input or check run)."""
+    rng = random.Random(f"{seed}:synth:{index}")
+    origin, base = seeds[rng.randrange(len(seeds))]
+    n = rng.choice((0, 1, 1, 2))
+    for _ in range(8):
+        text, done = mutate(rng, base, n)
+        if _loads(text):
+            break
+    timeout = rng.choice((1.0, 2.0, 3.0))
+    argv = ["synth", spec_path, "--timeout", f"{timeout:g}"]
+    for opt in ("--json", "--no-deadlock"):
+        if rng.random() < 0.3:
+            argv.append(opt)
+    names = re.findall(r"^\s*param\s+([A-Za-z_][A-Za-z0-9_]*)", text, re.MULTILINE)
+    if names and rng.random() < 0.3:
+        argv += ["--free", ",".join(rng.sample(names, rng.randint(1, len(names))))]
+    return CheckRun(origin, text, done, argv, timeout, None)
+
+
 def _preload() -> None:
     """Import what a command imports, once, before the children are forked."""
     import checker.api
@@ -440,6 +464,7 @@ class Summary:
 
     lint: int = 0
     check: int = 0
+    synth: int = 0
     exits: Counter[int | None] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
     failures: list[Failure] = field(default_factory=list)
@@ -451,6 +476,7 @@ class Summary:
         """The summary line."""
         k = self.kinds
         return (f"lint {self.lint} inputs, check {self.check} runs"
+                + (f", synth {self.synth} runs" if self.synth else "") +
                 f" (exit codes {dict(sorted(self.exits.items(), key=str))}):"
                 f" {k['traceback']} tracebacks, {k['hang']} hangs, {k['memory']} over memory,"
                 f" {k['unpositioned']} unpositioned diagnostics, {k['exit code']} odd exit codes,"
@@ -462,7 +488,7 @@ class Summary:
 def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, start: int = 0,
              progress: Callable[[str], None] | None = None,
              only: tuple[str, int] | None = None, summary: Summary | None = None,
-             found: Callable[[Failure], None] | None = None) -> Summary:
+             found: Callable[[Failure], None] | None = None, n_synth: int = 0) -> Summary:
     """Run a campaign; see the module's docstring.
 
     Lint inputs and check runs are interleaved (the lint inputs spread evenly
@@ -477,8 +503,10 @@ def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, star
         [only[1]] if only[0] == "lint" else [])
     check_range = range(start, start + n_check) if only is None else (
         [only[1]] if only[0] == "check" else [])
+    synth_range = range(start, start + n_synth) if only is None else (
+        [only[1]] if only[0] == "synth" else [])
     check_seeds: list[tuple[str, str]] = []
-    if check_range:
+    if check_range or synth_range:
         _preload()
         check_seeds = valid_seeds(all_seeds)
 
@@ -505,13 +533,17 @@ def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, star
             add(Failure("lint", i, text, origin, done, ["lint"], *bad))
         report()
 
-    def do_check(i: int, tmp: str) -> None:
+    def do_check(i: int, tmp: str, phase: str = "check") -> None:
         spec_path = os.path.join(tmp, "mutant.kvr")
-        run = check_input(seed, i, check_seeds, spec_path, tmp)
+        run = (check_input(seed, i, check_seeds, spec_path, tmp) if phase == "check"
+               else synth_input(seed, i, check_seeds, spec_path))
         Path(spec_path).write_text(run.text, encoding="utf-8", errors="surrogateescape")
         kill = (run.timeout or 10.0) + 8.0
         code, seconds, cpu, peak, err = run_forked(run.argv, kill, tmp)
-        summary.check += 1
+        if phase == "check":
+            summary.check += 1
+        else:
+            summary.synth += 1
         summary.exits[code] += 1
         if run.timeout is not None:
             summary.max_seconds_over = max(summary.max_seconds_over, seconds - run.timeout)
@@ -521,7 +553,7 @@ def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, star
         bad = judge(run, code, seconds, cpu, peak, err)
         if bad is not None:
             argv = [a.replace(tmp, "TMP") for a in run.argv]
-            add(Failure("check", i, run.text, run.origin, run.mutations, argv, *bad))
+            add(Failure(phase, i, run.text, run.origin, run.mutations, argv, *bad))
         report()
 
     lints = iter(lint_range)
@@ -531,6 +563,8 @@ def campaign(seed: int, n_lint: int, n_check: int, lint_limit: float = 5.0, star
             for j in itertools.islice(lints, per):
                 do_lint(j)
             do_check(i, tmp)
+        for i in synth_range:
+            do_check(i, tmp, "synth")
     for j in lints:
         do_lint(j)
     return summary
@@ -552,6 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lint", type=int, default=1000, help="lint inputs")
     ap.add_argument("--check", type=int, default=100, help="check (show, graph) runs")
+    ap.add_argument("--synth", type=int, default=0, help="synth runs (after the others)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--start", type=int, default=0, help="first input index")
     ap.add_argument("--lint-limit", type=float, default=5.0, help="seconds a lint may take")
@@ -577,13 +612,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         campaign(args.seed, args.lint, args.check, args.lint_limit, args.start,
                  progress=lambda s: print(s, file=sys.stderr, flush=True), only=only,
-                 summary=summary, found=found)
+                 summary=summary, found=found, n_synth=args.synth)
     except KeyboardInterrupt:
-        print(f"interrupted after {summary.lint} lint inputs and {summary.check} check runs")
+        print(f"interrupted after {summary.lint} lint inputs, {summary.check} check runs and"
+              f" {summary.synth} synth runs")
     if only is not None:
         seeds = corpus()
         if only[0] == "lint":
             print(lint_input(args.seed, only[1], seeds)[1])
+        elif only[0] == "synth":
+            run = synth_input(args.seed, only[1], valid_seeds(seeds), "mutant.kvr")
+            print("kvrace " + " ".join(run.argv))
+            print(run.text)
         else:
             run = check_input(args.seed, only[1], valid_seeds(seeds), "mutant.kvr", "TMP")
             print("kvrace " + " ".join(run.argv))

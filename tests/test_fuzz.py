@@ -96,13 +96,14 @@ def test_mutations_are_deterministic_and_varied() -> None:
 
 
 def test_ci_slice(tmp_path: Path) -> None:
-    """Deterministic: 400 lint inputs and 20 command lines of seed 1 (about 15 s)."""
+    """Deterministic: 400 lint inputs, 20 check and 3 synth command lines of seed 1
+    (about 20 s)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "fuzz.py"), "--seed", "1", "--lint", "400",
-         "--check", "20", "--out", str(tmp_path)],
+         "--check", "20", "--synth", "3", "--out", str(tmp_path)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     last = proc.stdout.strip().splitlines()[-1]
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert last.startswith("lint 400 inputs, check 20 runs"), last
+    assert last.startswith("lint 400 inputs, check 20 runs, synth 3 runs"), last
     assert " 0 tracebacks, 0 hangs, 0 over memory, 0 unpositioned diagnostics," in last
