@@ -3,7 +3,8 @@ every failing input it ever found (``tests/fuzz_regressions/``).
 
 A regression is ``NAME.kvr`` with ``NAME.json``: the command line (``SPEC`` stands
 for the ``.kvr``, or for ``"spec"`` when given), the exit code, text the output must
-contain, and optionally the most memory (MiB, peak resident) and seconds it may take.
+contain, and optionally the most memory (MiB, peak resident), seconds and CPU seconds
+it may take.
 Each runs as a fresh ``kvrace`` process, as a user would run it.
 """
 
@@ -13,6 +14,7 @@ import json
 import os
 import random
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -40,9 +42,10 @@ _WRAPPER = (
 )
 
 
-def run_kvrace(argv: list[str], limit: float) -> tuple[int, str, float]:
-    """Exit code, stdout + stderr and seconds of one process."""
+def run_kvrace(argv: list[str], limit: float) -> tuple[int, str, float, float]:
+    """Exit code, stdout + stderr, seconds and CPU seconds of one process."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *argv], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -52,7 +55,10 @@ def run_kvrace(argv: list[str], limit: float) -> tuple[int, str, float]:
         proc.kill()
         proc.communicate()
         raise
-    return proc.returncode, out.decode("utf-8", "replace"), time.monotonic() - t0
+    seconds = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return proc.returncode, out.decode("utf-8", "replace"), seconds, cpu
 
 
 def test_corpus_is_complete() -> None:
@@ -67,11 +73,13 @@ def test_regression(name: str) -> None:
     spec = case.get("spec", str((CORPUS / f"{name}.kvr").relative_to(ROOT)))
     argv = [spec if a == "SPEC" else a for a in case["argv"]]
     limit = float(case.get("max_seconds", 30))
-    code, out, seconds = run_kvrace(argv, limit + 10)
+    code, out, seconds, cpu = run_kvrace(argv, limit + 10)
     assert code == case["exit"], out
     assert case["stdout"] in out, out
     assert "Traceback" not in out and "internal error" not in out
     assert seconds <= limit, f"{seconds:.1f} s"
+    if "max_cpu_seconds" in case:  # the time a loaded machine cannot inflate
+        assert cpu <= case["max_cpu_seconds"], f"{cpu:.1f} s of CPU time"
     peak = _peak_reported(out)
     if "max_memory_mib" in case:
         assert peak is not None and peak <= case["max_memory_mib"], f"peak {peak} MiB"
