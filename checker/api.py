@@ -21,9 +21,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-import networkx as nx
-
 from checker.explorer import CheckResult, Limits, Options, Stats, explore
+from checker.explorer.limits import MemoryGuard
+
+if TYPE_CHECKING:
+    import networkx as nx
 from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
 from checker.model import ir
 from checker.model import trace as tr
@@ -318,11 +320,14 @@ def check(
         limits = dataclasses.replace(limits, deadline=deadline)
     sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
     values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
-    try:
-        model = SpecModel(sp, values, deadline)
-    except LimitReached as lim:
-        return Outcome(sp, values, INCONCLUSIVE, None, None, None, Stats(), lim.what)
-    result = explore(model, limits, options)
+    # --max-memory holds while the model is built and explored, not only where the
+    # search checks its limits.
+    with MemoryGuard(limits.max_memory_mb if limits is not None else None):
+        try:
+            model = SpecModel(sp, values, deadline)
+            result = explore(model, limits, options)
+        except LimitReached as lim:
+            return Outcome(sp, values, INCONCLUSIVE, None, None, None, Stats(), lim.what)
     trace = None
     note = None
     if result.trace:
@@ -340,6 +345,8 @@ def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry:
     """The explored zone graph as a networkx DiGraph (node attributes ``label`` and
     ``highlight``, edge attribute ``label``), or None above ``max_nodes`` states.
     Raises LimitReached at the time limit."""
+    import networkx as nx  # here: importing it costs every other command half a second
+
     result = explore(model, Limits(max_states=max_nodes + 1, timeout=timeout),
                      Options(symmetry=symmetry, record_graph=True))
     if result.limit is not None and not result.limit.startswith("state limit"):

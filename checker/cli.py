@@ -139,11 +139,13 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="output file: .dot, .svg, .png or .pdf")
     draw.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    graph = sub.add_parser("graph", help="draw the explored state graph")
+    _add_export_parser(sub)
+    graph = sub.add_parser("graph", help="draw or export the explored state graph")
     graph.add_argument("spec", metavar="SPEC")
     _add_param_args(graph)
     graph.add_argument("-o", "--output", required=True, metavar="FILE",
-                       help="output file: .dot, .svg, .png or .pdf")
+                       help="output file: .dot, .svg, .png or .pdf (drawn); .graphml or"
+                            " .gexf (the graph as data)")
     graph.add_argument("--max-nodes", type=positive_int, default=300, metavar="N",
                        help="refuse to draw more symbolic states than this (default 300)")
     graph.add_argument("--zones", action="store_true", help="print each node's zone")
@@ -207,6 +209,20 @@ def _make_parent(path: str) -> None:
             os.makedirs(parent, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _add_export_parser(sub: Any) -> None:
+    export = sub.add_parser(
+        "export", help="translate a spec into UPPAAL's XML or TChecker's format",
+        description="Unfold the spec's discrete states into one timed automaton and write"
+                    " it for UPPAAL (XML, with the query E<> Model.violation) and/or"
+                    " TChecker (reachability of the label `bad`).")
+    export.add_argument("spec", metavar="SPEC")
+    _add_param_args(export)
+    export.add_argument("--uppaal", metavar="FILE.xml", help="write UPPAAL's XML here")
+    export.add_argument("--tchecker", metavar="FILE.tck", help="write TChecker's format here")
+    export.add_argument("--max-locations", type=positive_int, metavar="N",
+                        help="refuse to unfold more discrete states (default 20000)")
 
 
 def _add_free_args(p: argparse.ArgumentParser) -> None:
@@ -1098,9 +1114,13 @@ def _read_trace(path: str) -> Any:
 
 
 def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from checker import render
+    from checker import graphs, render
     from checker.api import state_graph
 
+    ext = os.path.splitext(args.output)[1].lower()
+    if ext not in graphs.EXPORT_FORMATS and ext not in render.FORMATS:
+        raise UsageError(f"cannot draw {args.output}: unknown format; use .dot, .svg, .png,"
+                         " .pdf (drawn), .graphml or .gexf (the graph as data)")
     spec = _load(args.spec)
     model = _model(spec, _params(args), args.timeout)
     g = state_graph(model, args.max_nodes, zones=args.zones, symmetry=not args.no_symmetry,
@@ -1109,9 +1129,25 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"kvrace graph: the state graph has more than {args.max_nodes}"
                          " symbolic states; it would be unreadable.  Raise --max-nodes or"
                          " draw a smaller model.")
+    summary = graphs.summarise(g)
+    if ext in graphs.EXPORT_FORMATS:
+        try:
+            graphs.write_graph(g, args.output)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        if args.json:
+            from checker import jsonout
+
+            out.write(jsonout.document("graph", EXIT_OK, {
+                "spec": args.spec, "model": spec.name, "output": args.output,
+                "wrote": True, "note": None,
+                "states": g.number_of_nodes(), "edges": g.number_of_edges()}))
+        else:
+            out.write(f"wrote {args.output} ({summary.line()})\n")
+        return EXIT_OK
     nodes = [(n, g.nodes[n]["label"]) for n in g.nodes]
     edges = [(a, b, g.edges[a, b]["label"]) for a, b in g.edges]
-    highlight = [n for n in g.nodes if g.nodes[n].get("highlight")]
+    highlight = list(summary.violation_path)
     dot = render.state_graph_dot(nodes, edges, highlight, title=f"{spec.name}: state graph")
     _make_parent(args.output)
     try:
@@ -1121,8 +1157,7 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if outcome.hint:
         err.write(outcome.hint + "\n")
     elif not args.json:
-        out.write(f"wrote {args.output} ({g.number_of_nodes()} states,"
-                  f" {g.number_of_edges()} edges)\n")
+        out.write(f"wrote {args.output} ({summary.line()})\n")
     if args.json:
         from checker import jsonout
 
@@ -1130,6 +1165,31 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "spec": args.spec, "model": spec.name, "output": args.output,
             "wrote": not outcome.hint, "note": outcome.hint,
             "states": g.number_of_nodes(), "edges": g.number_of_edges()}))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from checker import export
+
+    if not args.uppaal and not args.tchecker:
+        raise UsageError("kvrace export: give --uppaal FILE.xml and/or --tchecker FILE.tck")
+    spec = _load(args.spec)
+    model = _model(spec, _params(args))
+    try:
+        auto = export.unfold(model, args.max_locations or export.MAX_LOCATIONS)
+    except export.ExportError as exc:
+        raise UsageError(f"kvrace export: {exc}") from None
+    outputs = [(args.uppaal, export.uppaal_xml), (args.tchecker, export.tchecker_text)]
+    for path, make in outputs:
+        if not path:
+            continue
+        try:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(make(auto))
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        out.write(f"wrote {path} ({len(auto.states)} locations,"
+                  f" {len(auto.transitions)} transitions)\n")
     return EXIT_OK
 
 
@@ -1554,6 +1614,15 @@ class _Explored:
     stats: Stats | None = None
 
 
+def _explored_text() -> str:
+    """What the last progress report said was explored, as a clause (or nothing)."""
+    st = _Explored.stats
+    if st is None:
+        return "; nothing was explored"
+    return (f"; had explored at least {st.states} states, {st.zones} zones in"
+            f" {st.seconds:.1f} s, with no violation")
+
+
 def _interrupted_line(command: str, signum: int) -> str:
     name = _SIGNAL_NAMES.get(signal.Signals(signum), f"signal {signum}")
     what = {"check": "no verdict", "prove": "nothing is proved",
@@ -1634,7 +1703,7 @@ def _run_command(words: list[str], out: _Output, err: _Output, json_mode: bool) 
         handler = {
             "lint": cmd_lint, "show": cmd_show, "check": cmd_check, "prove": cmd_prove,
             "synth": cmd_synth, "draw": cmd_draw, "graph": cmd_graph, "view": cmd_view,
-            "simulate": cmd_simulate,
+            "simulate": cmd_simulate, "export": cmd_export,
         }[args.command]
         return handler(args, out, err)  # type: ignore[arg-type]
     except UsageError as e:
@@ -1677,10 +1746,10 @@ def _run_command(words: list[str], out: _Output, err: _Output, json_mode: bool) 
         _failed("interrupted", _interrupted_line(command, signal.SIGINT))
         return EXIT_SIGINT
     except MemoryError:
+        out.write(f"INCONCLUSIVE: out of memory{_explored_text()}\n")
         err.write(f"kvrace {command}: out of memory; no verdict (use --max-memory to stop"
-                  " cleanly, as inconclusive)\n")
-        _failed("out-of-memory", f"kvrace {command}: out of memory; no verdict")
-        return EXIT_INTERNAL
+                  " earlier, with the statistics of what was explored)\n")
+        return EXIT_INCONCLUSIVE
     except Exception as exc:  # the last line of defence: never a traceback
         watcher = _SignalWatcher.active
         if watcher is not None and watcher.received is not None:
@@ -1840,7 +1909,7 @@ def _signal_name(signum: int) -> str:
 def _command_of(argv: Sequence[str]) -> str:
     """The subcommand named on the command line, for messages printed before parsing."""
     commands = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view",
-                "simulate")
+                "simulate", "export")
     return next((a for a in argv if a in commands), "kvrace")
 
 

@@ -8,11 +8,13 @@ library only; it never runs the explorer, the language or Z3.
   message-sequence chart: one vertical lane per actor, time running down, one
   row per step, an arrow for every ``receives`` link, the ``owner[...]``
   changes (who holds which slot) written on the lane of the step that made
-  them, and the violating step and its incoming arrow in red.
+  them, the violating step and its incoming arrow in red, the release and the
+  reuse of the victim's slot in orange, long idle gaps drawn broken.
 * :func:`state_graph_dot` draws a state graph given as plain data.
 * :func:`render` writes DOT source to a file, rendered to SVG, PNG or PDF by
-  the Graphviz ``dot`` program when it is installed; without it, it still
-  writes the ``.dot`` file and says how to render it.
+  the Graphviz ``dot`` program (run through the ``graphviz`` package, with a
+  timeout) when it is installed; without it, it still writes the ``.dot`` file
+  and says how to render it.  Quoting of DOT IDs is the ``graphviz`` package's.
 
 DOT generation is pure and deterministic: the same input gives the same bytes
 (no set iteration order, timestamps or machine paths in the output).
@@ -20,14 +22,19 @@ DOT generation is pure and deterministic: the same input gives the same bytes
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
+
+import graphviz
+from graphviz.backend import dot_command, execute
+from graphviz.quoting import quote as _gv_quote
 
 from checker.diagnostics import printable
 from checker.model.trace import JsonValue, Step, Trace, fmt_time, show_value
@@ -47,6 +54,9 @@ __all__ = [
 FONT = "Helvetica"
 RED = "#c62828"
 OWNER = "#1a4f9c"
+REUSE = "#e65100"
+"""The release that freed the victim's slot, and the allocation that reused it."""
+REUSE_FILL = "#fff3e0"
 GREY = "#757575"
 LANE = "#9e9e9e"
 HEADER_FILL = "#eceff1"
@@ -60,6 +70,10 @@ OWNER_VAR = "owner"
 
 LANE_GAP = 2.2
 """Minimum horizontal room between two lanes, in inches."""
+
+LONG_GAP = 4
+"""A time gap between two steps this many times the median gap, or longer, is drawn
+broken (the chart is not to scale; the break says how long the gap is)."""
 
 NOTE_REACH = 0.55
 """How far a note reaches from its lane towards the next, as a fraction of the lane distance
@@ -94,9 +108,12 @@ def _one_line(text: str) -> str:
 
 
 def _quote(text: str) -> str:
-    """A DOT double-quoted string (newlines become centred line breaks)."""
+    """A DOT ID for literal ``text``: bare when it is a plain ID, else double-quoted
+    (Graphviz's own quoting; backslashes are literal, newlines become centred line
+    breaks)."""
     text = printable(text.replace("\r\n", "\n"))
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    quoted: str = _gv_quote(graphviz.nohtml(graphviz.escape(text).replace("\n", "\\n")))
+    return quoted
 
 
 def _attrs(**kw: str | float | int | bool) -> str:
@@ -109,14 +126,9 @@ def _attrs(**kw: str | float | int | bool) -> str:
             parts.append(f"{key}={'true' if value else 'false'}")
         elif isinstance(value, (int, float)):
             parts.append(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}")
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|-?[0-9.]+", value) and value not in _KEYWORDS:
-            parts.append(f"{key}={value}")
         else:
             parts.append(f"{key}={_quote(value)}")
     return "[" + ", ".join(parts) + "]"
-
-
-_KEYWORDS = {"node", "edge", "graph", "digraph", "subgraph", "strict"}
 
 
 def _event_text(step: Step) -> str:
@@ -162,6 +174,59 @@ def _violating(trace: Trace) -> int | None:
     if trace.verdict == "violated" and len(trace.steps) > 1:
         return len(trace.steps) - 1
     return None
+
+
+@dataclass(frozen=True)
+class _SlotStory:
+    """The release that freed the victim's slot and the allocation that reused it."""
+
+    slot: str
+    victim: str
+    release: int
+    """Position in ``trace.steps`` of the step that freed the slot."""
+    reuse: int
+    """Position of the step that gave the slot to another owner."""
+    owner: str
+    """That other owner."""
+    stale: int | None
+    """Position of the victim's first step after the reuse that lands in the slot (a
+    message naming the victim received by the slot's holder, or a change of a cell
+    of the slot)."""
+
+
+def _slot_story(trace: Trace, bad_pos: int | None) -> _SlotStory | None:
+    """The last release of an ``owner[...]`` slot before the violation that was followed
+    by a reuse by another owner, preferring a slot whose freed owner the violating
+    step names (its arguments or its message): the victim of a stale write."""
+    if bad_pos is None:
+        return None
+    bad = trace.steps[bad_pos]
+    named = set(bad.args) | set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*",
+                                           bad.failure or trace.message or ""))
+    freed: dict[str, tuple[int, str]] = {}
+    stories: list[_SlotStory] = []
+    for pos, step in enumerate(trace.steps[: bad_pos + 1]):
+        for cell, (old, new) in step.changes.items():
+            slot = _owner_key(cell)
+            if slot is None:
+                continue
+            if old is not None and new is None:
+                freed[slot] = (pos, show_value(old))
+            elif old is None and new is not None and slot in freed:
+                rel, victim = freed.pop(slot)
+                if show_value(new) != victim:
+                    stories.append(_SlotStory(slot, victim, rel, pos, show_value(new), None))
+    if not stories:
+        return None
+    story = max(stories, key=lambda s: (s.victim in named, s.release, s.reuse))
+    holder = trace.steps[story.reuse].actor
+    for pos in range(story.reuse + 1, bad_pos + 1):
+        step = trace.steps[pos]
+        lands = step.receives is not None and step.actor == holder  # a message to the memory
+        touches = any(re.search(rf"[\[ ,]{re.escape(story.slot)}[\],]", c) for c in step.changes)
+        if story.victim in step.args and (lands or touches):
+            return dataclasses.replace(story, stale=pos)
+    return story
 
 
 # ---- sequence chart ---------------------------------------------------------------
@@ -237,8 +302,12 @@ _LINE_OTHER = 10 * 1.2 + 2
 _LINE_FAILURE = 12 * 1.2 + 10
 
 
-def _note(step: Step, side: str, vertical: str, failure: str | None) -> str:
-    """The HTML label of a step's note: event, ownership and other changes, failure."""
+def _note(step: Step, side: str, vertical: str, failure: str | None,
+          received: tuple[str, bool] | None = None, story: str | None = None,
+          story_color: str = REUSE) -> str:
+    """The HTML label of a step's note: event, the message it received (the arrow's
+    label, in the note so that no two labels can overlap), ownership and other
+    changes, the part it plays in the slot's reuse, failure."""
     align = "RIGHT" if side == "left" else "LEFT"
     owners, others = _changes(step)
     bad = failure is not None
@@ -246,10 +315,24 @@ def _note(step: Step, side: str, vertical: str, failure: str | None) -> str:
             + (f' COLOR="{RED}"' if bad else "") + f"><B>{_html(_event_text(step))}</B>"
             "</FONT></TD></TR>"]
     height = _LINE_EVENT
+    if received is not None:
+        text, red = received
+        rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10"'
+                    f' COLOR="{RED if red else "black"}">{_html(text)}</FONT></TD></TR>')
+        height += _LINE_OTHER
     for line in owners:
-        rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="12" COLOR="{OWNER}"><B>'
-                    f"{_html(line)}</B></FONT></TD></TR>")
+        if story is not None:
+            rows.append(f'<TR><TD ALIGN="{align}" BGCOLOR="{REUSE_FILL}" BORDER="1"'
+                        f' COLOR="{REUSE}"><FONT POINT-SIZE="12" COLOR="{REUSE}"><B>'
+                        f"{_html(line)}</B></FONT></TD></TR>")
+        else:
+            rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="12" COLOR="{OWNER}"><B>'
+                        f"{_html(line)}</B></FONT></TD></TR>")
         height += _LINE_EVENT
+    if story is not None:
+        rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10" COLOR="{story_color}"><I>'
+                    f"{_html(story)}</I></FONT></TD></TR>")
+        height += _LINE_OTHER
     for line in others:
         rows.append(f'<TR><TD ALIGN="{align}"><FONT POINT-SIZE="10" COLOR="{GREY}">'
                     f"{_html(line)}</FONT></TD></TR>")
@@ -269,9 +352,9 @@ def _note(step: Step, side: str, vertical: str, failure: str | None) -> str:
             + "".join(rows) + "</TABLE>")
 
 
-def _step_node(note: str, side: str, bad: bool) -> str:
+def _step_node(note: str, side: str, bad: bool, story: bool = False) -> str:
     """A step's point (port ``p``, on the lane) with its note on one side."""
-    color = RED if bad else "black"
+    color = RED if bad else REUSE if story else "black"
     point = (f'<TD PORT="p" WIDTH="10" HEIGHT="10" FIXEDSIZE="TRUE" STYLE="rounded"'
              f' BGCOLOR="{color}"></TD>')
     gap = '<TD WIDTH="6"></TD>'
@@ -287,6 +370,14 @@ _LANE_POINT = _attrs(shape="box", width=0.0175, height=0.04, fixedsize=True, sty
                      fillcolor=LANE, peripheries=0, label="")
 
 
+_LANE_EDGE = _attrs(color=LANE, penwidth=1.2, arrowhead="none", weight=100, headclip=False,
+                    tailclip=False)
+
+# The mark of a lane's break at a long idle gap.
+_BREAK = _attrs(shape="plaintext", fontsize=14, fontcolor=GREY, margin=0, width=0.2,
+                height=0.2, label="\u2248")
+
+
 def _time_label(step: Step, bad: bool) -> str:
     color = f' COLOR="{RED}"' if bad else ""
     if step.time is None:
@@ -295,15 +386,26 @@ def _time_label(step: Step, bad: bool) -> str:
             f'<FONT POINT-SIZE="10" COLOR="{RED if bad else GREY}">  #{step.index}</FONT>')
 
 
-def _arrow_label(a: _Arrow, bad: bool) -> str:
-    text = _event_text(a.sender)
+def _received_text(a: _Arrow) -> str:
+    """The label of a ``receives`` arrow, written in the receiver's note."""
+    text = f"\u2190 {a.sender.actor}: {_event_text(a.sender)}"
     if a.sender.time is not None and a.receiver.time is not None:
         text += f"  (\u0394t={fmt_time(a.receiver.time - a.sender.time)})"
-    # A translucent white box: the label stays readable where it sits on an arrow,
-    # and an arrow passing under it still shows through.
-    return ('<TABLE BORDER="0" CELLBORDER="0" CELLPADDING="2" BGCOLOR="#ffffffa8"><TR><TD>'
-            f'<FONT COLOR="{RED if bad else "black"}">{_html(text)}</FONT>'
-            "</TD></TR></TABLE>")
+    return text
+
+
+def _long_gaps(steps: Sequence[Step]) -> dict[int, Fraction]:
+    """Rows (1-based) preceded by a long idle gap, with the gap's length."""
+    gaps = []
+    for r in range(2, len(steps) + 1):
+        t0, t1 = steps[r - 2].time, steps[r - 1].time
+        if t0 is not None and t1 is not None and t1 > t0:
+            gaps.append((r, t1 - t0))
+    if len(gaps) < 2:
+        return {}
+    ordered = sorted(g for _, g in gaps)
+    median = ordered[(len(ordered) - 1) // 2]
+    return {r: g for r, g in gaps if g >= LONG_GAP * median and g > ordered[0]}
 
 
 def sequence_dot(trace: Trace) -> str:
@@ -317,9 +419,18 @@ def sequence_dot(trace: Trace) -> str:
     (``post(A, 0)``), its ``owner[...]`` changes in blue (``s0: A → free``;
     ``none`` reads "free") and up to three other changes in grey.  A
     ``receives`` link is a straight arrow from the sender's point to the
-    receiver's, labelled with the sender's event and the time between them.
+    receiver's; the receiver's note says what it received and the time between
+    them (``← prefill: post(A, 0)  (Δt=3)``): labels live in notes, which are
+    nodes, so no two labels can overlap however the arrows cross.
     The violating step (the one with a ``failure``, or the last one of a
     ``violated`` trace), its incoming arrow and the property message are red.
+    The release that freed the victim's slot (the owner the violating step names)
+    and the allocation that reused it are orange, each note saying which step is
+    the other; the victim's stale write into the reused slot is red too when it
+    is not the violating step itself.  A gap between two steps of at least
+    :data:`LONG_GAP` times the median gap is drawn as a break in every lane, marked
+    with its length
+    (``≈ 29 idle``), since rows are not to scale.
     The title gives the model, the parameter values and the violation.
     """
     actors: list[str] = list(trace.actors)
@@ -343,6 +454,25 @@ def sequence_dot(trace: Trace) -> str:
         if sender.actor is None or s.actor is None:
             continue
         arrows.append(_Arrow(sr, lane_of[sender.actor], r, lane_of[s.actor], sender, s))
+    story = _slot_story(trace, bad_pos)
+    story_rows: dict[int, str] = {}
+    stale_row = None
+    if story is not None:
+        off = 0 if has_initial else 1
+        reuser = trace.steps[story.reuse]
+        story_rows[story.release + off] = (f"frees {story.victim}'s slot {story.slot};"
+                                           f" reused at #{reuser.index}")
+        story_rows[story.reuse + off] = (f"reuses {story.slot}, freed at"
+                                         f" #{trace.steps[story.release].index},"
+                                         f" while {story.victim}'s writes may still land")
+        if story.stale is not None and story.stale + off != bad_row:
+            # (the violating step, when it is the stale write, says so in red already)
+            stale_row = story.stale + off
+            story_rows[stale_row] = (f"stale: {story.victim}'s write lands in {story.slot},"
+                                     f" {story.owner}'s since #{reuser.index}")
+    red_rows = {bad_row, stale_row}
+    received = {a.dst_row: (_received_text(a), a.dst_row in red_rows) for a in arrows}
+    gaps = _long_gaps(steps)
 
     out: list[str] = []
     w = out.append
@@ -382,12 +512,25 @@ def sequence_dot(trace: Trace) -> str:
     ported: set[str] = set()
     for r, s in enumerate(steps, start=1):
         bad = r == bad_row
+        if r in gaps:
+            # A long idle gap: a break in every lane, with its length on the time axis.
+            w(f"  // idle for {fmt_time(gaps[r])}")
+            w(f"  G_{r} " + _attrs(shape="plaintext", label_html=(
+                f'<FONT POINT-SIZE="10" COLOR="{GREY}"><I>\u2248 {_html(fmt_time(gaps[r]))}'
+                " idle</I></FONT>")) + ";")
+            for i in range(len(actors)):
+                w(f"  B{i}_{r} " + _BREAK + ";")
+            w("  { rank=same; " + " -> ".join(
+                [f"G_{r}"] + [f"B{i}_{r}" for i in range(len(actors))])
+              + " [style=invis, weight=0]; }")
         w(f"  // step {s.index}: {_one_line(s.label)}")
         w(f"  T_{r} " + _attrs(shape="plaintext", label_html=_time_label(s, bad)) + ";")
         lane = lane_of[s.actor] if s.actor is not None else -1
         side, vertical = _place(arrows, r, lane) if lane >= 0 else ("right", "center")
         failure = (s.failure or trace.message or "property violated") if bad else None
-        note = _note(s, side, vertical, failure)
+        stale = r == stale_row
+        note = _note(s, side, vertical, failure, received.get(r), story_rows.get(r),
+                     RED if stale else REUSE)
         chain = [f"T_{r}"]
         if lane < 0:  # a step no actor owns: its note next to the time axis
             w(f"  N_{r} " + _attrs(shape="plaintext", margin=0, label_html=note) + ";")
@@ -400,7 +543,9 @@ def sequence_dot(trace: Trace) -> str:
                 continue
             ported.add(node)
             w(f"  {node} " + _attrs(shape="plaintext", margin=0,
-                                    label_html=_step_node(note, side, bad)) + ";")
+                                    label_html=_step_node(note, side, bad or stale,
+                                                          r in story_rows))
+              + ";")
         w("  { rank=same; " + " -> ".join(chain) + " [style=invis, weight=0]; }")
     w("  // tail")
     tail = [f"T_{last}"] + [f"L{i}_{last}" for i in range(len(actors))]
@@ -417,21 +562,34 @@ def sequence_dot(trace: Trace) -> str:
         return f"{node}:p:c" if node in ported else node
 
     w("  // lanes and the time axis")
-    axis = ["time_h"] + [f"T_{r}" for r in range(1, last + 1)]
+    axis = ["time_h"]
+    for r in range(1, last + 1):
+        axis += [f"G_{r}", f"T_{r}"] if r in gaps else [f"T_{r}"]
     w("  " + " -> ".join(axis) + " " + _attrs(style="invis", weight=100) + ";")
     for i in range(len(actors)):
-        lane_nodes = [at(f"L{i}_{r}") for r in range(last + 1)]
-        w("  " + " -> ".join(lane_nodes) + " " + _attrs(
-            color=LANE, penwidth=1.2, arrowhead="none", weight=100, headclip=False,
-            tailclip=False) + ";")
+        # A lane is one chain of edges between its breaks; around a break, it is dashed
+        # and stops short of the break mark.
+        piece = [at(f"L{i}_0")]
+        for r in range(1, last + 1):
+            if r in gaps:
+                if len(piece) > 1:
+                    w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
+                w(f"  {at(f'L{i}_{r - 1}')} -> B{i}_{r} -> {at(f'L{i}_{r}')} " + _attrs(
+                    color=LANE, penwidth=1.2, arrowhead="none", weight=100, style="dashed")
+                  + ";")
+                piece = [at(f"L{i}_{r}")]
+            else:
+                piece.append(at(f"L{i}_{r}"))
+        if len(piece) > 1:
+            w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
     w("")
 
     w("  // messages: one arrow per receives link")
     for a in arrows:
-        bad = a.dst_row == bad_row
+        bad = a.dst_row in red_rows
         w(f"  {at(f'L{a.src_lane}_{a.src_row}')} -> {at(f'L{a.dst_lane}_{a.dst_row}')} " + _attrs(
             color=RED if bad else "black", penwidth=2.4 if bad else 1.2, arrowsize=0.9,
-            weight=0, constraint=False, xlabel_html=_arrow_label(a, bad),
+            weight=0, constraint=False,
         ) + ";")
     w("}")
     return "\n".join(out) + "\n"
@@ -481,14 +639,13 @@ def state_graph_dot(
     final = marked[-1] if marked else None
     for nid, label in nodes:
         text = printable(label.replace("\r\n", "\n"))
-        dot_label = "\\l".join(
-            x.replace("\\", "\\\\").replace('"', '\\"') for x in text.split("\n")) + "\\l"
+        dot_label = "\\l".join(graphviz.escape(x) for x in text.split("\n")) + "\\l"
         extra = ""
         if nid in on_path:
             extra = ", " + _attrs(color=RED, fontcolor=RED, penwidth=2)[1:-1]
             if nid == final:
                 extra += ", " + _attrs(style="rounded,filled", fillcolor=NOTE_FILL)[1:-1]
-        w(f'  {name[nid]} [label="{dot_label}"{extra}];')
+        w(f"  {name[nid]} [label={_gv_quote(graphviz.nohtml(dot_label))}{extra}];")
     for src, dst, label in edges:
         for end in (src, dst):
             if end not in name:
@@ -506,7 +663,7 @@ def state_graph_dot(
 # ---- rendering --------------------------------------------------------------------
 
 FORMATS = (".dot", ".svg", ".png", ".pdf")
-"""Output formats, by file extension."""
+"""Output formats, by file extension (each but ``.dot`` one of ``graphviz.FORMATS``)."""
 
 DOT_TIMEOUT = 60.0
 """Seconds the ``dot`` program may run."""
@@ -573,24 +730,24 @@ def render(dot_source: str, out_path: str | Path) -> RenderOutcome:
     _write(dot_path, source)
     if ext == ".dot":
         return RenderOutcome(dot=dot_path, output=out)
-    exe = shutil.which("dot")
-    if exe is None:
-        return RenderOutcome(dot=dot_path, output=None, hint=render_hint(dot_path, out))
     env = dict(os.environ)
     env.setdefault("SOURCE_DATE_EPOCH", "0")  # reproducible PDF metadata
     try:
-        proc = subprocess.run(
-            [exe, f"-T{ext[1:]}"], input=source, capture_output=True,
-            timeout=DOT_TIMEOUT, env=env, check=False,
+        proc = execute.run_check(
+            dot_command.command("dot", ext[1:]), input=source, capture_output=True,
+            timeout=DOT_TIMEOUT, env=env, quiet=True,
         )
+    except graphviz.ExecutableNotFound:
+        return RenderOutcome(dot=dot_path, output=None, hint=render_hint(dot_path, out))
     except subprocess.TimeoutExpired:
         raise RenderError(f"Graphviz 'dot' did not finish within {DOT_TIMEOUT:g} s "
                           f"rendering {out}") from None
+    except graphviz.CalledProcessError as exc:
+        stderr = exc.stderr if isinstance(exc.stderr, bytes) else b""
+        err = stderr.decode("utf-8", "replace").strip() or f"exit code {exc.returncode}"
+        raise RenderError(f"Graphviz 'dot' failed rendering {out}: {err}") from None
     except OSError as exc:
         raise RenderError(f"cannot run Graphviz 'dot': {exc.strerror or exc}") from None
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
-        raise RenderError(f"Graphviz 'dot' failed rendering {out}: {err}")
     data = proc.stdout
     if ext == ".svg":
         data = _VERSION_COMMENT.sub(b"", data, count=1)

@@ -5,8 +5,12 @@ A limit ends a run as *inconclusive*, with what was explored; never as *holds*.
 
 from __future__ import annotations
 
+import ctypes
 import resource
+import threading
 from dataclasses import dataclass
+
+from checker.model.interface import LimitReached
 
 MAX_ZONE_MB = 4096
 """Without --max-memory, the largest zone (difference-bound matrix) a run may build."""
@@ -46,3 +50,109 @@ def peak_rss_mb() -> float:
     except (OSError, ValueError, IndexError):
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class MemoryLimitHit(LimitHit, LimitReached):
+    """The memory limit ended the run: raised in the guarded thread by
+    :class:`MemoryGuard`, wherever it is (building the model, the clock-bounds
+    pass, the search).  It is both the explorer's :class:`LimitHit` and the
+    model's :class:`LimitReached`, so each phase ends it as inconclusive."""
+
+    limit_mb: int = 0
+
+    def __init__(self, what: str | None = None) -> None:
+        super().__init__(what or f"memory limit ({self.limit_mb} MiB) reached")
+
+
+def rss_mb() -> float:
+    """This process's resident memory now, in MiB (0 where it cannot be read)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+_PAGE = resource.getpagesize()
+
+
+class MemoryGuard:
+    """Enforces ``--max-memory`` while a command runs, whatever it is doing.
+
+    A daemon thread samples the resident memory every :attr:`interval` seconds;
+    when it passes the limit, :class:`MemoryLimitHit` is raised asynchronously in
+    the guarded thread (at its next Python instruction), so a single expansion
+    or a phase that never calls the explorer's limit checks cannot overshoot by
+    more than one sampling interval of allocation.  Use as a context manager;
+    ``limit_mb=None`` guards nothing.
+    """
+
+    interval = 0.01
+
+    def __init__(self, limit_mb: int | None) -> None:
+        self.limit_mb = limit_mb
+        self.tripped = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._target = threading.get_ident()
+        self._exc: type[MemoryLimitHit] = MemoryLimitHit
+
+    def __enter__(self) -> MemoryGuard:
+        if self.limit_mb is not None and rss_mb() > 0:
+            self._target = threading.get_ident()
+            # A subclass per guard carries the limit into the message (an asynchronous
+            # exception is raised by class, without arguments).
+            self._exc = type("MemoryLimitHit", (MemoryLimitHit,), {"limit_mb": self.limit_mb})
+            self._thread = threading.Thread(target=self._watch, name="kvrace-memory-guard",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        limit = self.limit_mb
+        assert limit is not None
+        while not self._stop.wait(self.interval):
+            if rss_mb() > limit:
+                self.tripped = True
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._target), ctypes.py_object(self._exc))
+                return
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        try:
+            if self._thread is not None:
+                self._thread.join()
+            if self.tripped:
+                # Still pending if the guarded code finished first: too late to matter.
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._target), None)
+        except MemoryLimitHit:
+            pass
+
+
+ZONE_ENTRY_BYTES = 48
+"""What one entry of a zone can cost: its list slot (8 bytes) and, for a bound
+that is not a small integer, an int object of its own (up to 40)."""
+
+ZONE_COPIES = 3
+"""Zones of one expansion alive at once: the source, a successor and its
+extrapolated or canonical form."""
+
+
+def zone_over_limit(n_clocks: int, max_memory_mb: int | None) -> str | None:
+    """Why a zone over ``n_clocks`` clocks cannot be built within the memory limit (the
+    headroom left by what the process holds already), or ``None`` when it fits.
+
+    The limit is checked before the zone is built: a zone is built by single calls
+    that no limit check can interrupt."""
+    need = (n_clocks + 1) ** 2 * ZONE_ENTRY_BYTES * ZONE_COPIES / 2**20
+    if max_memory_mb is None:
+        if need > MAX_ZONE_MB:
+            return (f"memory limit: one zone over {n_clocks} live clocks needs"
+                    f" {need:,.0f} MiB")
+        return None
+    left = max_memory_mb - rss_mb()
+    if need > left:
+        return (f"memory limit ({max_memory_mb} MiB): a zone over {n_clocks} live clocks"
+                f" needs about {need:,.0f} MiB, {max(left, 0):,.0f} MiB are left")
+    return None

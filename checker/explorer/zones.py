@@ -13,7 +13,7 @@ from collections.abc import Hashable, Sequence
 
 from checker.explorer import backend, dbm
 from checker.explorer.canon import Canonizer
-from checker.explorer.limits import MAX_ZONE_MB, LimitHit, Limits
+from checker.explorer.limits import LimitHit, Limits, zone_over_limit
 from checker.explorer.liveness import Liveness
 from checker.model.interface import (
     GE,
@@ -106,11 +106,9 @@ class DbmZones:
         got = self._clocksets.get(mask)
         if got is None:
             clocks = _bits(mask)
-            need = (len(clocks) + 1) ** 2 * 8 / 2**20
-            budget = self.limits.max_memory_mb or MAX_ZONE_MB
-            if need > budget:
-                raise LimitHit(f"memory limit: one zone over {len(clocks)} live clocks needs"
-                               f" {need:,.0f} MiB")
+            over = zone_over_limit(len(clocks), self.limits.max_memory_mb)
+            if over is not None:
+                raise LimitHit(over)
             got = (clocks, {c: k + 1 for k, c in enumerate(clocks)})
             self._clocksets[mask] = got
         return got

@@ -308,6 +308,10 @@ class Z3Context:
             key = frozenset(cons)
             got = self.memo.get(key)
             if got is None:
+                # The shortcuts never reach Z3's own time budget: thousands of them in a
+                # row (removing redundant constraints) must still stop at the deadline.
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    raise OutOfTime()
                 if self.shortcuts is not None:
                     got = self.shortcuts.decide(key, new)
                 if got is None:

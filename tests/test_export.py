@@ -1,0 +1,287 @@
+"""``kvrace export``: UPPAAL's XML and TChecker's format.
+
+* The TChecker output is read back by a small parser of TChecker's declaration
+  grammar (below), which checks every declaration's syntax and that every name is
+  declared before use; the automaton it describes is then explored by kvrace's own
+  explorer, which must give the same verdict as ``kvrace check --no-deadlock`` on
+  the spec (so the export keeps the timed semantics, not only the syntax).
+* The UPPAAL output must be well-formed XML following the flat-system DTD's
+  element structure, with every reference resolved and every label parseable.
+* Where ``tck-reach`` is on PATH, TChecker itself must agree on every spec.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+from test_reference import TableModel
+
+from checker import api
+from checker.explorer import Options, explore
+from checker.export import ExportError, tchecker_text, unfold, uppaal_xml
+from checker.language import load
+from checker.model.compiled import SpecModel
+
+SPECS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "spec").rglob("*.kvr"))
+SMALL = ["spec/sglang/early_reject.kvr", "spec/sglang/radix_prefix_poison.kvr",
+         "spec/sglang/abort_ack_before_drain.kvr", "spec/sglang/heartbeat_loss.kvr",
+         "spec/classic/fischer.kvr", "spec/sglang/immediate_release.kvr"]
+
+# ---- TChecker's declaration grammar --------------------------------------------------
+
+ID = r"[A-Za-z_][A-Za-z0-9_.]*"
+ATOM = rf"{ID}(?:\[[0-9]+\])?(?:<=|<|>=|>|==)-?[0-9]+"
+CONJ = re.compile(rf"{ATOM}(?:&&{ATOM})*")
+DO = re.compile(rf"{ID}(?:\[[0-9]+\])?=0(?:;{ID}(?:\[[0-9]+\])?=0)*")
+DECL = re.compile(
+    r"(?P<kind>system|clock|int|process|event|location|edge|sync):(?P<rest>[^{]*)"
+    r"(?:\{(?P<attrs>[^}]*)\})?$")
+
+
+@dataclass
+class Tck:
+    """What the parser read: enough to explore the automaton."""
+
+    clocks: dict[str, int] = field(default_factory=dict)
+    events: set[str] = field(default_factory=set)
+    locations: dict[str, dict[str, str]] = field(default_factory=dict)
+    edges: list[tuple[str, str, str, dict[str, str]]] = field(default_factory=list)
+    system: str = ""
+    processes: set[str] = field(default_factory=set)
+
+
+def _attrs(text: str | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if not text:
+        return out
+    for part in text.split(" : "):
+        key, sep, value = part.partition(":")
+        assert sep and re.fullmatch(r"[a-z]+", key.strip()), part
+        assert key.strip() not in out, f"attribute {key} twice"
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _check_atoms(text: str, tck: Tck) -> None:
+    assert CONJ.fullmatch(text), text
+    for m in re.finditer(rf"({ID})(?:\[([0-9]+)\])?", text):
+        name, idx = m.group(1), m.group(2)
+        assert name in tck.clocks, f"undeclared clock {name}"
+        assert idx is None or int(idx) < tck.clocks[name], text
+
+
+def parse_tck(text: str) -> Tck:
+    """Parse TChecker's system declarations; AssertionError on anything malformed."""
+    tck = Tck()
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        m = DECL.fullmatch(line)
+        assert m, f"line {n}: {line!r}"
+        kind, fields, attrs = m.group("kind"), m.group("rest").split(":"), _attrs(m.group("attrs"))
+        assert all(re.fullmatch(ID, f) or re.fullmatch(r"-?[0-9]+", f) for f in fields), line
+        if kind == "system":
+            assert not tck.system and len(fields) == 1
+            tck.system = fields[0]
+        elif kind == "clock":
+            size, name = fields
+            assert int(size) >= 1 and name not in tck.clocks
+            tck.clocks[name] = int(size)
+        elif kind == "process":
+            tck.processes.add(fields[0])
+        elif kind == "event":
+            tck.events.add(fields[0])
+        elif kind == "location":
+            proc, name = fields
+            assert proc in tck.processes and name not in tck.locations, line
+            assert set(attrs) <= {"initial", "invariant", "labels"}, line
+            if "invariant" in attrs:
+                _check_atoms(attrs["invariant"], tck)
+            tck.locations[name] = attrs
+        elif kind == "edge":
+            proc, src, dst, ev = fields
+            assert proc in tck.processes and ev in tck.events, line
+            assert src in tck.locations and dst in tck.locations, line
+            assert set(attrs) <= {"provided", "do"}, line
+            if "provided" in attrs:
+                _check_atoms(attrs["provided"], tck)
+            if "do" in attrs:
+                assert DO.fullmatch(attrs["do"]), line
+            tck.edges.append((src, dst, ev, attrs))
+        else:
+            raise AssertionError(f"line {n}: unexpected {kind}")
+    assert tck.system
+    assert sum(1 for a in tck.locations.values() if "initial" in a) == 1
+    return tck
+
+
+def _atoms(text: str | None) -> list[tuple[int, str, int]]:
+    if not text:
+        return []
+    out = []
+    for part in text.split("&&"):
+        m = re.fullmatch(r"c\[([0-9]+)\](<=|<|>=|>)(-?[0-9]+)", part)
+        assert m, part
+        out.append((int(m.group(1)), m.group(2), int(m.group(3))))
+    return out
+
+
+def as_model(tck: Tck) -> TableModel:
+    """The parsed automaton as a model kvrace's explorer can run (location ``k`` is
+    state ``(k,)``, the initial one first; a location labelled ``bad`` violates)."""
+    names = sorted(tck.locations, key=lambda n: "initial" not in tck.locations[n])
+    index = {n: i for i, n in enumerate(names)}
+    edges: dict[int, list[tuple[str, list[tuple[int, str, int]], list[int], int]]] = {}
+    for src, dst, ev, attrs in tck.edges:
+        resets = [int(x) for x in re.findall(r"c\[([0-9]+)\]=0", attrs.get("do", ""))]
+        edges.setdefault(index[src], []).append(
+            (f"{ev}@{src}", _atoms(attrs.get("provided")), resets, index[dst]))
+    deadlines = {index[n]: _atoms(a.get("invariant")) for n, a in tck.locations.items()}
+    violations = {index[n]: [a["labels"]] for n, a in tck.locations.items() if "labels" in a}
+    return TableModel([f"c{i}" for i in range(tck.clocks.get("c", 0))], edges, deadlines,
+                      violations)
+
+
+def exported(path: str) -> tuple[str, str]:
+    model = SpecModel(load(ROOT / path))
+    auto = unfold(model)
+    return tchecker_text(auto), uppaal_xml(auto)
+
+
+@pytest.mark.parametrize("path", SMALL)
+def test_tchecker_output_keeps_the_verdict(path: str) -> None:
+    text, _ = exported(path)
+    back = explore(as_model(parse_tck(text)), options=Options(deadlock=False))
+    want = api.check(ROOT / path, options=Options(deadlock=False)).verdict
+    assert back.verdict == want
+    if want == api.VIOLATED:
+        assert back.prop == "bad"
+
+
+# ---- UPPAAL's flat-system structure ---------------------------------------------------
+
+NTA_ORDER = ["imports", "declaration", "template", "instantiation", "system", "queries"]
+TEMPLATE_ORDER = ["name", "parameter", "declaration", "location", "branchpoint", "init",
+                  "transition"]
+LABEL_KINDS = {"invariant", "guard", "synchronisation", "assignment", "select", "comments",
+               "exponentialrate", "probability", "testcodeEnter", "testcodeExit"}
+UPP_ATOM = r"c\[[0-9]+\] (?:<=|<|>=|>) -?[0-9]+"
+UPP_CONJ = re.compile(rf"{UPP_ATOM}(?: && {UPP_ATOM})*")
+UPP_RESETS = re.compile(r"c\[[0-9]+\] = 0(?:, c\[[0-9]+\] = 0)*")
+
+
+def _in_order(children: list[ET.Element], order: list[str]) -> None:
+    ranks = [order.index(c.tag) for c in children]  # ValueError: an element the DTD lacks
+    assert ranks == sorted(ranks), [c.tag for c in children]
+
+
+def check_uppaal(xml: str) -> ET.Element:
+    """Well-formed, the DTD's element order, references resolved, labels parseable."""
+    assert xml.startswith('<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE nta PUBLIC')
+    root = ET.fromstring(xml.encode("utf-8"))
+    assert root.tag == "nta"
+    _in_order(list(root), NTA_ORDER)
+    assert [c.tag for c in root].count("system") == 1
+    decl = root.findtext("declaration") or ""
+    assert re.search(r"^clock c\[[0-9]+\];$", decl, re.M)
+    for tpl in root.iter("template"):
+        _in_order(list(tpl), TEMPLATE_ORDER)
+        ids = set()
+        for loc in tpl.iter("location"):
+            _in_order(list(loc), ["name", "label", "urgent", "committed"])
+            assert loc.get("id") not in ids
+            ids.add(loc.get("id"))
+            assert re.fullmatch(r"-?[0-9]+", loc.get("x", "")) and loc.get("y") is not None
+            for lab in loc.iter("label"):
+                assert lab.get("kind") in {"invariant", "comments"}
+                if lab.get("kind") == "invariant":
+                    assert UPP_CONJ.fullmatch(lab.text or ""), lab.text
+        init = tpl.find("init")
+        assert init is not None and init.get("ref") in ids
+        for tr in tpl.iter("transition"):
+            _in_order(list(tr), ["source", "target", "label", "nail"])
+            assert tr.find("source").get("ref") in ids  # type: ignore[union-attr]
+            assert tr.find("target").get("ref") in ids  # type: ignore[union-attr]
+            for lab in tr.iter("label"):
+                assert lab.get("kind") in LABEL_KINDS
+                if lab.get("kind") == "guard":
+                    assert UPP_CONJ.fullmatch(lab.text or ""), lab.text
+                if lab.get("kind") == "assignment":
+                    assert UPP_RESETS.fullmatch(lab.text or ""), lab.text
+    assert (root.findtext("system") or "").strip() == "system Model;"
+    assert root.findtext("queries/query/formula") == "E<> Model.violation"
+    return root
+
+
+@pytest.mark.parametrize("path", SMALL)
+def test_uppaal_output_follows_the_flat_dtd(path: str) -> None:
+    text, xml = exported(path)
+    root = check_uppaal(xml)
+    tck = parse_tck(text)
+    tpl = root.find("template")
+    assert tpl is not None
+    assert len(tpl.findall("location")) == len(tck.locations)
+    assert len(tpl.findall("transition")) == len(tck.edges)
+
+
+def test_immediate_release_figures() -> None:
+    text, _ = exported("spec/sglang/immediate_release.kvr")
+    assert text.count("\nlocation:") == 929 and text.count("\nedge:") == 3430
+    assert "system:immediate_release\n" in text and "clock:8:c\n" in text
+    assert "# c4 is since_post[A, 0]\n" in text
+    assert text == exported("spec/sglang/immediate_release.kvr")[0]  # deterministic
+
+
+def test_cli_writes_both(tmp_path: Path) -> None:
+    code, out, err = run_cli("export", str(ROOT / "spec/sglang/early_reject.kvr"),
+                             "--uppaal", str(tmp_path / "m.xml"),
+                             "--tchecker", str(tmp_path / "m.tck"))
+    assert code == 0, err
+    assert out.count("(29 locations, 36 transitions)") == 2
+    check_uppaal((tmp_path / "m.xml").read_text(encoding="utf-8"))
+    parse_tck((tmp_path / "m.tck").read_text(encoding="utf-8"))
+
+
+def test_cli_errors(tmp_path: Path) -> None:
+    spec = str(ROOT / "spec/sglang/early_reject.kvr")
+    code, _, err = run_cli("export", spec)
+    assert code == 2 and "--uppaal FILE.xml and/or --tchecker FILE.tck" in err
+    code, _, err = run_cli("export", spec, "--tchecker", str(tmp_path / "m.tck"),
+                           "--max-locations", "5")
+    assert code == 2 and "more than 5 discrete states" in err
+    code, _, err = run_cli("export", spec, "--tchecker", str(tmp_path / "no" / "dir" / "m.tck"))
+    assert code == 2 and "cannot write" in err
+
+
+def test_too_large() -> None:
+    with pytest.raises(ExportError, match="more than 10 discrete states"):
+        unfold(SpecModel(load(ROOT / "spec/sglang/immediate_release.kvr")), 10)
+
+
+# ---- TChecker itself ------------------------------------------------------------------
+
+TCK = shutil.which("tck-reach")
+
+
+@pytest.mark.skipif(TCK is None, reason="tck-reach is not on PATH")
+@pytest.mark.parametrize("path", SPECS)
+def test_tchecker_agrees(path: str, tmp_path: Path) -> None:
+    try:
+        text, _ = exported(path)
+    except ExportError:
+        pytest.skip("too large to export")
+    f = tmp_path / "m.tck"
+    f.write_text(text, encoding="utf-8")
+    proc = subprocess.run([str(TCK), "-a", "reach", "-l", "bad", str(f)], capture_output=True,
+                          text=True, timeout=600, check=False)
+    m = re.search(r"REACHABLE (true|false)", proc.stdout)
+    assert m, proc.stdout + proc.stderr
+    want = api.check(ROOT / path, options=Options(deadlock=False)).verdict
+    assert (m.group(1) == "true") == (want == api.VIOLATED)

@@ -1,0 +1,51 @@
+"""``--max-memory`` is enforced while a run builds and explores its model."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.explorer.limits import (
+    LimitHit,
+    MemoryGuard,
+    MemoryLimitHit,
+    rss_mb,
+    zone_over_limit,
+)
+from checker.model.interface import LimitReached
+
+
+def test_the_guard_stops_a_growing_loop() -> None:
+    limit = int(rss_mb()) + 40
+    hoard: list[bytes] = []
+    with pytest.raises(MemoryLimitHit) as info, MemoryGuard(limit) as guard:
+        for _ in range(600):  # up to 600 MiB, a MiB at a time: stopped long before
+            hoard.append(b"x" * 2**20)
+    assert guard.tripped
+    assert info.value.what == f"memory limit ({limit} MiB) reached"
+    # Stopped within a sampling interval (and a GIL switch) of allocation past the limit.
+    assert len(hoard) < 300
+    # Both the explorer's and the model's limit exceptions: every phase ends it cleanly.
+    assert isinstance(info.value, LimitHit) and isinstance(info.value, LimitReached)
+
+
+def test_no_limit_no_guard() -> None:
+    with MemoryGuard(None) as guard:
+        data = [b"y" * 2**20 for _ in range(5)]
+    assert not guard.tripped and len(data) == 5
+
+
+def test_a_guard_that_did_not_trip_leaves_nothing_behind() -> None:
+    with MemoryGuard(int(rss_mb()) + 500) as guard:
+        total = sum(range(10_000))
+    assert not guard.tripped and total == 49_995_000
+
+
+def test_zones_are_checked_before_they_are_built() -> None:
+    assert zone_over_limit(10, None) is None
+    assert zone_over_limit(10, 10_000) is None
+    # 2,008 clocks: 4 million entries per zone, three zones alive at once.
+    why = zone_over_limit(2008, int(rss_mb()) + 100)
+    assert why is not None and why.startswith("memory limit (") and "2008 live clocks" in why
+    assert "needs about 554 MiB" in why
+    big = zone_over_limit(6000, None)
+    assert big is not None and "6000 live clocks needs" in big
