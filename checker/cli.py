@@ -223,6 +223,7 @@ def _add_export_parser(sub: Any) -> None:
     export.add_argument("--tchecker", metavar="FILE.tck", help="write TChecker's format here")
     export.add_argument("--max-locations", type=positive_int, metavar="N",
                         help="refuse to unfold more discrete states (default 20000)")
+    export.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _add_free_args(p: argparse.ArgumentParser) -> None:
@@ -1180,16 +1181,26 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except export.ExportError as exc:
         raise UsageError(f"kvrace export: {exc}") from None
     outputs = [(args.uppaal, export.uppaal_xml), (args.tchecker, export.tchecker_text)]
+    wrote: list[str] = []
     for path, make in outputs:
         if not path:
             continue
+        _make_parent(path)
         try:
             with open(path, "w", encoding="utf-8", newline="\n") as f:
                 f.write(make(auto))
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-        out.write(f"wrote {path} ({len(auto.states)} locations,"
-                  f" {len(auto.transitions)} transitions)\n")
+        wrote.append(path)
+        if not args.json:
+            out.write(f"wrote {path} ({len(auto.states)} locations,"
+                      f" {len(auto.transitions)} transitions)\n")
+    if args.json:
+        from checker import jsonout
+
+        out.write(jsonout.document("export", EXIT_OK, {
+            "spec": args.spec, "model": spec.name, "wrote": wrote,
+            "locations": len(auto.states), "transitions": len(auto.transitions)}))
     return EXIT_OK
 
 

@@ -256,7 +256,11 @@ def test_cli_errors(tmp_path: Path) -> None:
     code, _, err = run_cli("export", spec, "--tchecker", str(tmp_path / "m.tck"),
                            "--max-locations", "5")
     assert code == 2 and "more than 5 discrete states" in err
-    code, _, err = run_cli("export", spec, "--tchecker", str(tmp_path / "no" / "dir" / "m.tck"))
+    # A missing folder is created (as for every output); a file in the way is an error.
+    code, _, err = run_cli("export", spec, "--tchecker", str(tmp_path / "new" / "m.tck"))
+    assert code == 0 and (tmp_path / "new" / "m.tck").exists()
+    (tmp_path / "file").write_text("")
+    code, _, err = run_cli("export", spec, "--tchecker", str(tmp_path / "file" / "m.tck"))
     assert code == 2 and "cannot write" in err
 
 

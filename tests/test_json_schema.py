@@ -74,6 +74,9 @@ CASES = [
     (["simulate", IMMEDIATE, "--runs", "200", "--seed", "1", "-q"], 1, "violated"),
     (["simulate", DEFERRED, "--runs", "50", "--seed", "1", "-q"], 0, "inconclusive"),
     (["simulate", IMMEDIATE, "--delay", "T_nope=exp(1)"], 2, "error"),
+    (["export", IMMEDIATE, "--tchecker", "{tmp}/m.tck", "--uppaal", "{tmp}/m.xml"], 0,
+     "holds"),
+    (["export", IMMEDIATE], 2, "error"),
 ]
 
 
