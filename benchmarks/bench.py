@@ -48,7 +48,6 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -520,23 +519,9 @@ def run_check(case: Case, cap: float) -> dict[str, Any]:
 
 def _assumption(model: Any, free: Sequence[str]) -> list[Any]:
     """``ASSUMPTION`` as constraints over the free parameters (as ``kvrace prove`` does)."""
-    from checker.language.assume import parse_assumption
-    from checker.smt.poly import Lin, param_var
+    from checker.api import assumption
 
-    out: list[Any] = []
-    for (coefs, const), op in parse_assumption(ASSUMPTION, list(model.params)):
-        fixed = sum((a * model.values[p] for p, a in coefs.items() if p not in free),
-                    Fraction(0))
-        cs = {param_var(p): a for p, a in coefs.items() if p in free}
-        c0 = const + fixed
-        neg = {k: -v for k, v in cs.items()}
-        if op in ("<", "<="):
-            out.append(Lin.make(cs, c0, op == "<"))
-        elif op in (">", ">="):
-            out.append(Lin.make(neg, -c0, op == ">"))
-        else:
-            out += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
-    return out
+    return assumption(model, ASSUMPTION, list(free))
 
 
 def run_parametric(case: Case, cap: float) -> dict[str, Any]:
