@@ -101,6 +101,19 @@ class Outcome:
     timing_note: str | None = None
     raw: tuple[SpecModel, CheckResult] | None = None
     never_fired: tuple[str, ...] = ()
+    never_active: tuple[str, ...] = ()
+    """With HOLDS: the deadlines that were active in no explored state (they never
+    bounded time)."""
+    never_triggered: tuple[str, ...] = ()
+    """With HOLDS: the bounded-response properties whose trigger never held (they hold
+    vacuously)."""
+
+    @property
+    def vacuous(self) -> bool:
+        """A HOLDS that some part of the model never exercised (see the ``never_*``
+        fields): a property may hold only because nothing tests it."""
+        return self.verdict == HOLDS and bool(
+            self.never_fired or self.never_active or self.never_triggered)
     """With HOLDS: the events (``actor.name``) that never fired in any explored run —
     properties about them may hold vacuously."""
 
@@ -333,11 +346,15 @@ def check(
     if result.trace:
         trace, note = build_trace(model, result, timestamps)
     never: tuple[str, ...] = ()
+    inactive: list[str] = []
+    untriggered: list[str] = []
     if result.verdict == HOLDS:
         fired = {model.instance(e)[0].label for e in result.fired}
         never = tuple(ev.label for ev in sp.events if ev.label not in fired)
+        inactive, untriggered = model.unexercised(result.reached)
     return Outcome(sp, dict(model.values), result.verdict, result.prop, result.message,
-                   trace, result.stats, result.limit, note, (model, result), never)
+                   trace, result.stats, result.limit, note, (model, result), never,
+                   tuple(inactive), tuple(untriggered))
 
 
 def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True,

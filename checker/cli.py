@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from checker.progress import Progress
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT_VACUOUS = 4
+"""``check --strict``: every property holds, but part of the model was never exercised."""
 EXIT_INTERNAL = 70
 """An internal error (a bug in kvrace, or out of memory): never a verdict."""
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -92,6 +94,9 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--explain", action="store_true",
                        help="print the parameter region in which the counterexample's"
                        " sequence of events is feasible")
+    check.add_argument("--strict", action="store_true",
+                       help="a vacuous HOLDS (an event that never fired, a deadline never"
+                       " active, a response never triggered) exits with code 4")
     _add_search_args(check)
 
     prove = sub.add_parser(
@@ -599,6 +604,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_BAD_INPUT
     code = {api.HOLDS: EXIT_OK, api.VIOLATED: EXIT_VIOLATION,
             api.INCONCLUSIVE: EXIT_INCONCLUSIVE, api.ERROR: EXIT_BAD_INPUT}[outcome.verdict]
+    if args.strict and outcome.vacuous:
+        code = EXIT_VACUOUS
     # The verdict first: no failure of a side output below can lose or change it.
     if args.json:
         doc: dict[str, object] = {
@@ -609,6 +616,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "limit": outcome.limit, "stats": stats_json(outcome.stats),
             "trace": tr.to_itf(outcome.trace) if outcome.trace is not None else None,
             "never_fired": list(outcome.never_fired),
+            "never_active_deadlines": list(outcome.never_active),
+            "never_triggered": list(outcome.never_triggered),
+            "vacuous": outcome.vacuous,
         }
         if explanation is not None:
             doc["feasible_region"] = explanation
@@ -618,9 +628,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(f"model {spec.name}  ({_param_text(outcome.params)})\n")
         out.write(_verdict_text(outcome) + "\n")
-        if outcome.never_fired:
-            out.write("warning: these events never fired, so what the properties say about"
-                      " them holds vacuously: " + ", ".join(outcome.never_fired) + "\n")
+        out.write(_vacuity_text(outcome))
         if outcome.trace is not None:
             kind = "shortest " if options.search == "bfs" else ""
             n = len(outcome.trace.steps) - 1
@@ -741,6 +749,22 @@ def _model(spec: ir.Spec, params: dict[str, Fraction], timeout: float | None = N
 
 def _point_text(point: dict[str, Fraction]) -> str:
     return ", ".join(f"{k}={_fmt(v)}" for k, v in point.items())
+
+
+def _vacuity_text(outcome: Any) -> str:
+    """The warning block of a HOLDS that some part of the model never exercised."""
+    lines = []
+    if outcome.never_fired:
+        lines.append("warning: these events never fired, so their asserts were never"
+                     " evaluated and what the properties say about them holds vacuously: "
+                     + ", ".join(outcome.never_fired))
+    if outcome.never_active:
+        lines.append("warning: these deadlines were active in no reachable state, so they"
+                     " never bounded time: " + ", ".join(outcome.never_active))
+    if outcome.never_triggered:
+        lines.append("warning: the trigger of these bounded responses held in no reachable"
+                     " state, so they hold vacuously: " + ", ".join(outcome.never_triggered))
+    return "".join(line + "\n" for line in lines)
 
 
 def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

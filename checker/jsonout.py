@@ -34,14 +34,15 @@ HOLDS, VIOLATED, INCONCLUSIVE, ERROR, INTERRUPTED = (
 VERDICTS = (HOLDS, VIOLATED, INCONCLUSIVE, ERROR, INTERRUPTED)
 
 EXIT_OF = {HOLDS: 0, VIOLATED: 1, ERROR: 2, INCONCLUSIVE: 3}
-"""Exit code of each verdict (``interrupted`` is 130 or 143, an internal error 70)."""
+"""Exit code of each verdict (``interrupted`` is 130 or 143, an internal error 70;
+``check --strict`` exits 4 for a vacuous HOLDS, whose verdict stays ``holds``)."""
 
 
 def verdict_of_exit(code: int) -> str:
     """The verdict a command's exit code stands for."""
     if code in (130, 143):
         return INTERRUPTED
-    return {0: HOLDS, 1: VIOLATED, 3: INCONCLUSIVE}.get(code, ERROR)
+    return {0: HOLDS, 1: VIOLATED, 3: INCONCLUSIVE, 4: HOLDS}.get(code, ERROR)
 
 
 def error(code: str, message: str, file: str | None = None, line: int | None = None,

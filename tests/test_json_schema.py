@@ -49,6 +49,7 @@ CASES = [
     (["check", DEFERRED, "-q", "--max-states", "5"], 3, "inconclusive"),
     (["check", DEFERRED, "-q", "-p", "T_hold=7", "--explain"], 1, "violated"),
     (["check", CHECKSUM, "-q"], 1, "violated"),
+    (["check", "tests/vacuity/vacuous.kvr", "--strict"], 4, "holds"),
     (["check", "no/such.kvr"], 2, "error"),
     (["check", BROKEN], 2, "error"),
     (["check", IMMEDIATE, "-p", "T_nope=1"], 2, "error"),

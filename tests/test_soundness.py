@@ -215,7 +215,40 @@ def test_a_holds_whose_events_never_fire_says_so(in_root: Path, tmp_path: Path) 
 
 
 def test_a_holds_that_exercises_every_event_has_no_warning(in_root: Path) -> None:
-    code, out, _ = run_cli("check", rel(DEFERRED))
+    code, out, _ = run_cli("check", rel(DEFERRED), "--strict")
     assert code == 0 and "warning" not in out
     code, out, _ = run_cli("check", rel(DEFERRED), "--json")
-    assert json.loads(out)["never_fired"] == []
+    doc = json.loads(out)
+    assert doc["never_fired"] == doc["never_active_deadlines"] == doc["never_triggered"] == []
+    assert doc["vacuous"] is False
+
+
+def test_strict_gives_a_vacuous_holds_its_own_exit_code(in_root: Path, tmp_path: Path) -> None:
+    text = DEFERRED.read_text().replace("  when write[r, k] == flying\n",
+                                        "  when write[r, k] == flying and false\n")
+    broken = tmp_path / "broken_land.kvr"
+    broken.write_text(text)
+    code, out, _ = run_cli("check", str(broken), "--no-deadlock", "--strict")
+    assert code == 4 and "HOLDS" in out and "decode.land" in out
+    code, out, _ = run_cli("check", str(broken), "--no-deadlock", "--strict", "--json")
+    doc = json.loads(out)
+    assert (code, doc["verdict"], doc["exit_code"], doc["vacuous"]) == (4, "holds", 4, True)
+
+
+VACUOUS = ROOT / "tests" / "vacuity" / "vacuous.kvr"
+
+
+def test_deadlines_never_active_and_responses_never_triggered_are_named() -> None:
+    path = VACUOUS
+    code, out, _ = run_cli("check", str(path))
+    assert code == 0 and "HOLDS" in out
+    assert ("warning: these deadlines were active in no reachable state, so they never"
+            " bounded time: stuck") in out
+    assert ("warning: the trigger of these bounded responses held in no reachable state,"
+            " so they hold vacuously: answered") in out
+    assert "events never fired" not in out
+    code, out, _ = run_cli("check", str(path), "--json", "--strict")
+    doc = json.loads(out)
+    assert code == 4
+    assert (doc["never_fired"], doc["never_active_deadlines"], doc["never_triggered"]) == (
+        [], ["stuck"], ["answered"])

@@ -120,6 +120,9 @@ class CheckResult:
     fired: frozenset[int] = frozenset()
     """The event instances that fired at least once (with symmetry reduction, those of
     the representatives: every declaration that fired is among them)."""
+    reached: Sequence[State] = ()
+    """With HOLDS: the discrete states explored (representatives, under symmetry), for
+    coverage (which deadlines were ever active, which triggers ever held)."""
 
     @property
     def holds(self) -> bool:
@@ -363,6 +366,8 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
         res.stats = self.stats
         res.scale = self.scale
         res.fired = frozenset(self.fired)
+        if res.verdict == HOLDS:
+            res.reached = tuple(self.passed.by_state)
         return res
 
     def violation(self, node: int, prop: str, message: str,

@@ -19,7 +19,7 @@ import functools
 import itertools
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -284,8 +284,10 @@ class SpecModel:
                 clock_names.append(clk.name + ir.show_index(clk.domain, idx))
         # Observers of bounded-response properties.
         self._obs: list[tuple[int, int, Callable[..., bool], Callable[..., bool], int, str]] = []
+        self._obs_decl: list[int] = []
+        """For each observer, its property's index in ``spec.responses``."""
         obs_cell = spec.state_size
-        for resp in spec.responses:
+        for ri, resp in enumerate(spec.responses):
             dom = tuple(ft for _, ft in resp.params)
             sig = _args_sig(resp.nslots)
             trig = self._compile(f"def f({sig}): return {gen.expr(resp.trigger, 's')}")
@@ -298,6 +300,7 @@ class SpecModel:
                     (obs_cell, len(clock_names) - 1, self._bind(trig, idx, resp.nslots),
                      self._bind(done, idx, resp.nslots), within, label)
                 )
+                self._obs_decl.append(ri)
                 obs_cell += 1
         self.clock_names: list[str] = clock_names
         self.state_size = obs_cell
@@ -339,7 +342,9 @@ class SpecModel:
                 self.event_names.append(label)
         # Deadlines.
         self._deadlines: list[tuple[Callable[..., bool], Any, bool]] = []
-        for dl in spec.deadlines:
+        self._deadline_decl: list[int] = []
+        """For each deadline instance, its declaration's index in ``spec.deadlines``."""
+        for di, dl in enumerate(spec.deadlines):
             sig = _args_sig(dl.nslots)
             cond = self._compile(f"def f({sig}): return {gen.expr(dl.cond, 's')}")
             atoms, static = self._atoms(dl.atoms, sig)
@@ -351,6 +356,7 @@ class SpecModel:
                 self._deadlines.append(
                     (self._bind(cond, idx, dl.nslots), fixed, isinstance(fixed, tuple))
                 )
+                self._deadline_decl.append(di)
         # Invariants.
         self._invariants: list[tuple[Callable[..., bool], str]] = []
         for inv in spec.invariants:
@@ -497,6 +503,35 @@ class SpecModel:
             except _Fault as f:
                 raise ModelRuntimeError(f"deadline: {f.message}", None, s) from None
         return out
+
+    def unexercised(self, states: Iterable[State]) -> tuple[list[str], list[str]]:
+        """What ``states`` never exercise: the deadline declarations active in none of
+        them, and the bounded-response properties whose trigger held in none of them
+        (in declaration order).  A deadline whose condition faults counts as active:
+        the fault is reported by the run that meets it."""
+        dl_left = set(range(len(self.spec.deadlines)))
+        resp_left = set(range(len(self.spec.responses)))
+        for s in states:
+            if not dl_left and not resp_left:
+                break
+            for (cond, _, _), decl in zip(self._deadlines, self._deadline_decl, strict=True):
+                if decl in dl_left:
+                    try:
+                        active = bool(cond(s))
+                    except _Fault:
+                        active = True
+                    if active:
+                        dl_left.discard(decl)
+            for obs, decl in zip(self._obs, self._obs_decl, strict=True):
+                if decl in resp_left:
+                    try:
+                        triggered = bool(s[obs[0]] or obs[2](s))
+                    except _Fault:
+                        triggered = True
+                    if triggered:
+                        resp_left.discard(decl)
+        return ([self.spec.deadlines[i].name for i in sorted(dl_left)],
+                [self.spec.responses[i].name for i in sorted(resp_left)])
 
     def violations(self, s: State) -> list[Violation]:
         """The invariants ``s`` breaks."""
