@@ -163,6 +163,20 @@ class Elaborator:
             return ""
         return lines[span.line - 1][span.column - 1 : span.end_column - 1]
 
+    def written(self, span: Span) -> str:
+        """The source text of a span, over several lines too, whitespace and comments
+        collapsed (for messages)."""
+        lines = self.source.split("\n")
+        if not 1 <= span.line <= span.end_line <= len(lines):
+            return ""
+        if span.line == span.end_line:
+            parts = [lines[span.line - 1][span.column - 1 : span.end_column - 1]]
+        else:
+            parts = [lines[span.line - 1][span.column - 1 :]]
+            parts += lines[span.line : span.end_line - 1]
+            parts.append(lines[span.end_line - 1][: span.end_column - 1])
+        return " ".join(" ".join(part.split("#", 1)[0].split()) for part in parts).strip()
+
     def declare_global(self, name: str, span: Span, what: str) -> bool:
         if name == "bool":
             self.error("KVR102", "`bool` is a built-in type and cannot be declared again", span)
@@ -844,7 +858,8 @@ class Elaborator:
         self.expect_bool(ty, d.expr.span, "an invariant")
         if params is None or len(self.diags) > n_before:
             return None
-        return ir.Invariant(d.name, params, code, self.scope.max_slot, d.span)
+        return ir.Invariant(d.name, params, code, self.scope.max_slot, d.span,
+                            self.written(d.expr.span))
 
     def property_decl(self, d: ast.PropertyDecl) -> ir.Response | None:
         self.scope = _Scope()

@@ -358,14 +358,15 @@ class SpecModel:
                 )
                 self._deadline_decl.append(di)
         # Invariants.
-        self._invariants: list[tuple[Callable[..., bool], str]] = []
+        self._invariants: list[tuple[Callable[..., bool], str, str]] = []
         for inv in spec.invariants:
             sig = _args_sig(inv.nslots)
             fn = self._compile(f"def f({sig}): return {gen.expr(inv.expr, 's')}")
             dom = tuple(ft for _, ft in inv.params)
             for idx in ir.domain_points(dom):
                 self._invariants.append(
-                    (self._bind(fn, idx, inv.nslots), inv.name + ir.show_index(dom, idx))
+                    (self._bind(fn, idx, inv.nslots), inv.name + ir.show_index(dom, idx),
+                     inv.broken())
                 )
         self.bounds: list[LinExpr] = list(self._bounds)
         self.event_count = len(self._instances)
@@ -536,13 +537,13 @@ class SpecModel:
     def violations(self, s: State) -> list[Violation]:
         """The invariants ``s`` breaks."""
         out: list[Violation] = []
-        for fn, label in self._invariants:
+        for fn, label, message in self._invariants:
             try:
                 ok = fn(s)
             except _Fault as f:
                 raise ModelRuntimeError(f"invariant {label}: {f.message}", None, s) from None
             if not ok:
-                out.append(Violation(label, "the invariant does not hold"))
+                out.append(Violation(label, message))
         return out
 
     def hazards(self, s: State) -> list[Hazard]:

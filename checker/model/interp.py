@@ -362,7 +362,7 @@ class InterpretedModel:
                 except _Fault as f:
                     raise ModelRuntimeError(f"invariant {label}: {f}", None, s) from None
                 if not ok:
-                    out.append(Violation(label, "the invariant does not hold"))
+                    out.append(Violation(label, inv.broken()))
         return out
 
     def hazards(self, s: State) -> list[Hazard]:

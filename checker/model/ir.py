@@ -346,6 +346,13 @@ class Invariant:
     expr: Expr
     nslots: int
     span: Span
+    text: str = field(default="", compare=False)
+    """The expression as written (whitespace collapsed), for messages."""
+
+    def broken(self) -> str:
+        """The message of a state that breaks this invariant."""
+        return "the invariant does not hold" + (f": `{self.text}` is false" if self.text
+                                                 else "")
 
 
 @dataclass(frozen=True)
