@@ -215,15 +215,16 @@ class Passed(Generic[Z, F]):
                 if includes(f, node_zone[k], z):
                     self.subsumer = k
                     return None
-            kept = [k for k in zones if not includes(f, z, node_zone[k])]
-            if len(kept) != len(zones):
+            retired = [k for k in zones if includes(f, z, node_zone[k])]
+            if retired:
                 alive = self.alive
                 node_depth = self.depth
-                for k in zones:
-                    if k not in kept and (not self.keep_shallower or node_depth[k] >= depth):
+                for k in retired:
+                    if not self.keep_shallower or node_depth[k] >= depth:
                         alive[k] = 0
-                stats.zones -= len(zones) - len(kept)
-                zones[:] = kept
+                stats.zones -= len(retired)
+                gone = set(retired)
+                zones[:] = [k for k in zones if k not in gone]
         node = self.node(s, z, parent, event, branch, sym, depth)
         zones.append(node)
         stats.zones += 1
