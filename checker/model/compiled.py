@@ -484,6 +484,12 @@ class SpecModel:
                            for guard, atoms in inst.branches if guard(s)]
                 if not enabled:
                     continue
+                if len(enabled) > 1 and () in enabled:
+                    # An unconditional branch covers every other one.  Keeping only it
+                    # also keeps the edges of symmetric states symmetric: the branches
+                    # of a disjunction exclude the data cases of earlier ones, so which
+                    # redundant branches survive depends on the order of the values.
+                    enabled = [()]
                 target, resets, failure = inst.body(s)
             except _Fault as f:
                 raise ModelRuntimeError(f"{inst.label}: {f.message}", i, s) from None

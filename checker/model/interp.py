@@ -324,6 +324,8 @@ class InterpretedModel:
                 parts = self.guard(ev.guard, False, s, env)
                 if not parts:
                     continue
+                if len(parts) > 1 and any(not p for p in parts):
+                    parts = [[]]  # an unconditional part covers every other one
                 n = list(s)
                 resets: list[int] = []
                 failure = self._run(ev.body, n, resets, env)
