@@ -136,6 +136,13 @@ def _event_text(step: Step) -> str:
     if step.event is None:
         return step.label
     name = step.event.split(".", 1)[1] if "." in step.event else step.event
+    if step.sync is not None:
+        channel, lanes, nsend = step.sync
+        sender, _, receiver = name.partition("+")
+        text = f"{sender}({', '.join(step.args[:nsend])}) \u2192 {channel}"
+        if receiver:
+            return text + f" \u2192 {receiver}({', '.join(step.args[nsend:])})"
+        return text + " (broadcast)"
     return f"{name}({', '.join(step.args)})"
 
 
@@ -454,6 +461,9 @@ def sequence_dot(trace: Trace) -> str:
         if sender.actor is None or s.actor is None:
             continue
         arrows.append(_Arrow(sr, lane_of[sender.actor], r, lane_of[s.actor], sender, s))
+    syncs = [_Arrow(r, lane_of[s.actor], r, lane_of[d], s, s)
+             for r, s in enumerate(steps, start=1) if s.sync is not None and s.actor is not None
+             for d in s.sync[1] if d in lane_of]
     story = _slot_story(trace, bad_pos)
     story_rows: dict[int, str] = {}
     stale_row = None
@@ -526,7 +536,8 @@ def sequence_dot(trace: Trace) -> str:
         w(f"  // step {s.index}: {_one_line(s.label)}")
         w(f"  T_{r} " + _attrs(shape="plaintext", label_html=_time_label(s, bad)) + ";")
         lane = lane_of[s.actor] if s.actor is not None else -1
-        side, vertical = _place(arrows, r, lane) if lane >= 0 else ("right", "center")
+        side, vertical = (_place([*arrows, *syncs], r, lane) if lane >= 0
+                          else ("right", "center"))
         failure = (s.failure or trace.message or "property violated") if bad else None
         stale = r == stale_row
         note = _note(s, side, vertical, failure, received.get(r), story_rows.get(r),
@@ -584,6 +595,20 @@ def sequence_dot(trace: Trace) -> str:
             w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
     w("")
 
+    if syncs:
+        w("  // synchronisations: an arrow from the sender's lane to each receiver's, in"
+          " its row")
+    for r, s in enumerate(steps, start=1):
+        if s.sync is None or s.actor is None:
+            continue
+        for dest in s.sync[1]:
+            if dest not in lane_of or dest == s.actor:
+                continue
+            bad = r in red_rows
+            w(f"  {at(f'L{lane_of[s.actor]}_{r}')} -> {at(f'L{lane_of[dest]}_{r}')} " + _attrs(
+                color=RED if bad else "black", penwidth=1.2, arrowsize=0.8, weight=0,
+                constraint=False,
+            ) + ";")
     w("  // messages: one arrow per receives link")
     for a in arrows:
         bad = a.dst_row in red_rows

@@ -255,6 +255,24 @@ def test_regression_spec(path: Path) -> None:
     assert out.verdict == expected, f"{path.name}: {out.verdict} ({out.prop}), not {expected}"
 
 
+# ---- the language's synchronisation semantics, on small named models -------------------------
+#
+# tests/semantics/NAME.kvr: processes, channels (handshake, broadcast), urgent and committed
+# locations, urgent channels and events; each pins a verdict that the construct's meaning
+# decides (and a variant without the construct pins the other verdict).
+
+SEMANTICS = sorted((ROOT / "tests" / "semantics").glob("*.kvr"))
+
+
+@pytest.mark.parametrize("path", SEMANTICS, ids=[p.stem for p in SEMANTICS])
+def test_semantics_spec(path: Path) -> None:
+    expected = _header(path, "expect")
+    assert expected in ("holds", "violated", "error"), f"{path.name}: no `# expect:` line"
+    out = compare_model(path.read_text())
+    assert not out.problems, out.report()
+    assert out.verdict == expected, f"{path.name}: {out.verdict} ({out.prop}), not {expected}"
+
+
 # ---- bugs the differential tests found in the zone explorer (all fixed) -------------------------
 #
 # While a bug is known but not fixed, diffcheck.TOLERATE_KNOWN_BUGS lets known_bug() count

@@ -265,8 +265,25 @@ class EventRef:
 
 
 @dataclass(frozen=True)
+class SyncClause:
+    """``send chan(args)`` or ``receive chan(args)``: the event takes part in a
+    synchronisation on a channel."""
+
+    direction: str  # "send" | "receive"
+    channel: str
+    channel_span: Span
+    args: tuple[Expr, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
 class EventDecl(Decl):
-    """``event actor.name(params) [receives ...] [when guard] do stmts``."""
+    """``[urgent] event actor.name(params) [receives ...] [send|receive ...] [when guard]
+    [do stmts]``.
+
+    Events of a process are flattened into this form (see
+    :mod:`checker.language.processes`): ``process`` names the template, and the
+    template's instance, if it has one, is the first parameter."""
 
     actor: str
     actor_span: Span
@@ -276,6 +293,9 @@ class EventDecl(Decl):
     receives: EventRef | None
     guard: Expr | None
     body: tuple[Stmt, ...]
+    sync: SyncClause | None = None
+    urgent: bool = False
+    process: str | None = None
 
 
 @dataclass(frozen=True)
@@ -308,6 +328,64 @@ class PropertyDecl(Decl):
     trigger: Expr
     response: Expr
     within: Expr
+
+
+@dataclass(frozen=True)
+class ChanDecl(Decl):
+    """``[urgent] [broadcast] chan name(T1, T2), other``."""
+
+    names: tuple[tuple[str, Span, tuple[TypeExpr, ...]], ...]
+    urgent: bool
+    broadcast: bool
+
+
+@dataclass(frozen=True)
+class LocationDecl(Decl):
+    """``[urgent|committed] location a, b [: deadline]`` inside a process."""
+
+    kind: str  # "" | "urgent" | "committed"
+    names: tuple[tuple[str, Span], ...]
+    invariant: Expr | None
+
+
+@dataclass(frozen=True)
+class LocalEventDecl(Decl):
+    """``[urgent] event name(params) [from a, b] [to c] [send|receive ...] [when g]
+    [do stmts]`` inside a process."""
+
+    name: str
+    name_span: Span
+    params: tuple[Binder, ...]
+    urgent: bool
+    sources: tuple[tuple[str, Span], ...]
+    target: tuple[str, Span] | None
+    sync: SyncClause | None
+    guard: Expr | None
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class ProcessDecl(Decl):
+    """``process Name(self: T) { items }``: a template instantiated once per value of
+    ``T`` (once when it has no parameter)."""
+
+    name: str
+    name_span: Span
+    param: Binder | None
+    items: tuple[Decl, ...]
+
+
+@dataclass(frozen=True)
+class ProcessInfo(Decl):
+    """What flattening a process leaves for the elaborator: the template's name, its
+    instance type, and its urgent and committed locations (the location variable is
+    ``Name.loc``)."""
+
+    name: str
+    name_span: Span
+    param: Binder | None
+    urgent: tuple[str, ...]
+    committed: tuple[str, ...]
 
 
 @dataclass(frozen=True)

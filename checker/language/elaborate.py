@@ -12,11 +12,13 @@ Diagnostic codes: KVR1xx names, KVR2xx types, KVR3xx domains and timing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from checker.diagnostics import Diagnostic, Span, SpecError, did_you_mean
 from checker.language import ast
+from checker.language.processes import LOC, flatten
 from checker.model import ir
 from checker.model.interface import GE, GT, LE, LT, NEGATED_OP, LinExpr, Param
 
@@ -141,6 +143,16 @@ class Elaborator:
         self.state_size = 0
         self.clock_count = 0
         self.event_count = 0
+        self.urgent_clock: ir.Clock | None = None
+        self.channels: dict[str, tuple[tuple[ir.FiniteType, ...], bool, bool, Span]] = {}
+        """Channel name to (argument types, urgent, broadcast, where declared)."""
+        self.processes: dict[str, ast.ProcessInfo] = {}
+        self.receiver_slot: dict[str, int] = {}
+        """Where the receiver's slots start in each handshake event (by label)."""
+        self.urgent_events: set[tuple[str, str]] = set()
+        self.sync_args: dict[int, tuple[ir.Expr, ...]] = {}
+        """The channel arguments of each synchronising event (by ``id`` of its
+        declaration)."""
 
     # ---- diagnostics -----------------------------------------------------------
     def error(self, code: str, message: str, span: Span | None, *notes: str) -> None:
@@ -212,6 +224,10 @@ class Elaborator:
                 self.var_decl(d)
             elif isinstance(d, ast.ClockDecl):
                 self.clock_decl(d)
+            elif isinstance(d, ast.ChanDecl):
+                self.chan_decl(d)
+            elif isinstance(d, ast.ProcessInfo):
+                self.processes[d.name] = d
         for d in decls:
             if isinstance(d, ast.EventDecl):
                 self.event_sig(d)
@@ -219,10 +235,13 @@ class Elaborator:
         deadlines: list[ir.Deadline] = []
         invariants: list[ir.Invariant] = []
         responses: list[ir.Response] = []
+        synced: list[tuple[ast.EventDecl, ir.Event]] = []
         for d in decls:
             if isinstance(d, ast.EventDecl):
                 ev = self.event_decl(d)
-                if ev is not None:
+                if ev is not None and d.sync is not None:
+                    synced.append((d, ev))
+                elif ev is not None:
                     events.append(ev)
             elif isinstance(d, ast.DeadlineDecl):
                 dl = self.deadline_decl(d, len(deadlines))
@@ -236,6 +255,14 @@ class Elaborator:
                 resp = self.property_decl(d)
                 if resp is not None:
                     responses.append(resp)
+        if synced or self.channels:
+            events = self.synchronise(events, synced)
+        if not self.diags:
+            events = self.commit(events)
+            self.urgency(events, deadlines)
+            if self.urgent_clock is not None:
+                reset = ir.ResetClock(self.urgent_clock, ())
+                events = [dataclasses.replace(ev, body=(*ev.body, reset)) for ev in events]
         if not self.actors and not self.diags:
             self.error("KVR108", "no actor declared", self.file.model_span,
                        "help: declare the lanes of the diagram, as in `actor router, decode`")
@@ -584,6 +611,13 @@ class Elaborator:
                 branches = got
         self.place = "a `do` block"
         body = self.stmts(d.body)
+        if d.urgent:
+            self.urgent_events.add((d.actor, d.name))
+        if d.sync is not None:
+            self.place = "the arguments of a channel"
+            args = self.channel_args(d.sync)
+            if args is not None:
+                self.sync_args[id(d)] = args
         if params is None or len(self.diags) > n_before:
             return None
         return ir.Event(
@@ -620,6 +654,303 @@ class Elaborator:
             self.index_ok(ty, ft, a.span, what=f"`{r.actor}.{r.name}` takes")
             args.append(code)
         return (f"{r.actor}.{r.name}", tuple(args))
+
+    # ---- channels, urgency, committed locations ------------------------------------------
+    def chan_decl(self, d: ast.ChanDecl) -> None:
+        for name, sp, types in d.names:
+            if not self.declare_global(name, sp, "channel"):
+                continue
+            fts = [self.finite_type(t) for t in types]
+            if any(ft is None for ft in fts):
+                self.poisoned.add(name)
+                continue
+            self.channels[name] = (tuple(ft for ft in fts if ft is not None), d.urgent,
+                                   d.broadcast, sp)
+
+    def channel_args(self, c: ast.SyncClause) -> tuple[ir.Expr, ...] | None:
+        chan = self.channels.get(c.channel)
+        if chan is None:
+            if c.channel not in self.poisoned:
+                self.error("KVR104", f"unknown channel `{c.channel}`", c.channel_span,
+                           *did_you_mean(c.channel, self.channels),
+                           "help: declare it, as in `chan " + c.channel + "(T)`")
+            return None
+        types = chan[0]
+        if len(c.args) != len(types):
+            self.error("KVR202", f"channel `{c.channel}` carries"
+                       f" {_plural(len(types), 'value')}, {len(c.args)} given", c.span)
+            return None
+        args: list[ir.Expr] = []
+        for a, ft in zip(c.args, types, strict=True):
+            code, ty = self.sub(a, ty_of(ir.ValueType(ft)))
+            self.index_ok(ty, ft, a.span, what=f"channel `{c.channel}` carries")
+            args.append(code)
+        return tuple(args)
+
+    def instance_type(self, process: str | None) -> ir.FiniteType | None:
+        """The instance type of a process template (None for a flat event or a
+        template with one instance)."""
+        if process is None:
+            return None
+        info = self.processes.get(process)
+        if info is None or info.param is None:
+            return None
+        return self.types.get(info.param.type.name) if isinstance(
+            info.param.type, ast.NamedType) else self.finite_type(info.param.type)
+
+    def synchronise(self, events: list[ir.Event],
+                    synced: list[tuple[ast.EventDecl, ir.Event]]) -> list[ir.Event]:
+        """The events with every synchronising pair (or broadcast) joined into one.
+
+        A joined event takes the place of its sender; a handshake becomes one event per
+        (sender, receiver) pair, a broadcast one event per sender."""
+        senders: dict[str, list[tuple[ast.EventDecl, ir.Event]]] = {}
+        receivers: dict[str, list[tuple[ast.EventDecl, ir.Event]]] = {}
+        for d, ev in synced:
+            if id(d) not in self.sync_args or d.sync is None:
+                continue
+            side = senders if d.sync.direction == "send" else receivers
+            side.setdefault(d.sync.channel, []).append((d, ev))
+        declared = {(d.sync.channel, d.sync.direction) for d in self.file.decls
+                    if isinstance(d, ast.EventDecl) and d.sync is not None}
+        joined: dict[int, list[ir.Event]] = {}
+        for name, (_, _urgent, bcast, sp) in self.channels.items():
+            sends, recvs = senders.get(name, []), receivers.get(name, [])
+            if len(sends) + len(recvs) < sum(
+                    1 for d, _ in synced if d.sync is not None and d.sync.channel == name):
+                continue  # an event's arguments were wrong: reported already
+            if not sends and not recvs:
+                continue
+            if (name, "send") not in declared:
+                self.error("KVR110", f"channel `{name}` has receivers but no sender: they"
+                           " can never take part", sp,
+                           "help: add an event with `send " + name + "(...)`, or remove"
+                           " the channel")
+                continue
+            if (name, "receive") not in declared and not bcast:
+                self.error("KVR110", f"channel `{name}` has senders but no receiver: a"
+                           " handshake needs both, so they can never take part", sp,
+                           "help: add an event with `receive " + name + "(...)`, or declare"
+                           " it `broadcast chan` (a broadcast needs no receiver)")
+                continue
+            if not sends or (not recvs and not bcast):
+                continue
+            for sd, sev in sends:
+                out = joined.setdefault(id(sd), [])
+                if bcast:
+                    got = self.broadcast(name, sd, sev, recvs)
+                    if got is not None:
+                        out.append(got)
+                else:
+                    for rd, rev in recvs:
+                        got = self.handshake(name, sd, sev, rd, rev)
+                        if got is not None:
+                            out.append(got)
+        placed: list[tuple[int, int, ir.Event]] = [
+            (ev.span.line, i, ev) for i, ev in enumerate(events)]
+        for d, _ in synced:
+            placed.extend((d.span.line, k, ev) for k, ev in enumerate(joined.get(id(d), [])))
+        placed.sort(key=lambda t: (t[0], t[1]))
+        return [ev for _, _, ev in placed]
+
+    def _distinct(self, sd: ast.EventDecl, rd: ast.EventDecl, off: int) -> list[ir.Expr]:
+        """``self != other`` when both sides are instances of the same template (a
+        process does not synchronise with itself)."""
+        if sd.process is None or sd.process != rd.process:
+            return []
+        if self.instance_type(sd.process) is None:
+            return [ir.Const(0)]
+        return [ir.Binary("!=", ir.Local(0, "self"), ir.Local(off, "self"))]
+
+    def handshake(self, chan: str, sd: ast.EventDecl, s: ir.Event, rd: ast.EventDecl,
+                  r: ir.Event) -> ir.Event | None:
+        off = s.nslots
+        conds = [s.guard, ir.relocate(r.guard, off)]
+        for a, b in zip(self.sync_args[id(sd)], self.sync_args[id(rd)], strict=True):
+            conds.append(ir.Binary("==", a, ir.relocate(b, off)))
+        conds.extend(self._distinct(sd, rd, off))
+        guard = _conj(conds)
+        branches = self.split(guard, sd.span)
+        if branches is None:
+            return None
+        body = (*s.body, *ir.relocate_stmts(r.body, off))
+        ev = ir.Event(s.actor, f"{s.name}+{r.actor}.{r.name}", (*s.params, *r.params), guard,
+                      branches, body, s.receives, off + r.nslots, s.span,
+                      ir.SyncInfo(chan, False, s.actor, (r.actor,), len(s.params)))
+        self.receiver_slot[ev.label] = off
+        return ev
+
+    def broadcast(self, chan: str, sd: ast.EventDecl, s: ir.Event,
+                  recvs: list[tuple[ast.EventDecl, ir.Event]]) -> ir.Event | None:
+        off = s.nslots
+        parts: list[ir.Receiver] = []
+        ok = True
+        for rd, r in recvs:
+            if ir.has_clock(r.guard):
+                self.error("KVR305", "a receiver of a broadcast cannot test clocks in its"
+                           " guard", rd.guard.span if rd.guard is not None else rd.span,
+                           "help: every ready receiver takes part whatever the time; test"
+                           " the clock in the sender, or use a handshake `chan`")
+                ok = False
+                continue
+            conds = [ir.relocate(r.guard, off)]
+            for a, b in zip(self.sync_args[id(sd)], self.sync_args[id(rd)], strict=True):
+                conds.append(ir.Binary("==", a, ir.relocate(b, off)))
+            conds.extend(self._distinct(sd, rd, off))
+            slots = tuple((i + off, ft) for i, (_, ft) in enumerate(r.params))
+            inst: tuple[str, int | None] | None = None
+            if rd.process is not None:
+                inst = (rd.process, off if self.instance_type(rd.process) is not None
+                        else None)
+            part = ir.Receiver(r.label, slots, _conj(conds), ir.relocate_stmts(r.body, off),
+                               inst)
+            if not self.own_cells(part, rd):
+                ok = False
+            parts.append(part)
+            off += r.nslots
+        if not ok:
+            return None
+        body = (ir.Broadcast(chan, s.body, tuple(parts)),)
+        lanes = tuple(dict.fromkeys(r.actor for _, r in recvs))
+        return ir.Event(s.actor, s.name, s.params, s.guard, s.branches, body, s.receives, off,
+                        s.span, ir.SyncInfo(chan, True, s.actor, lanes, len(s.params)))
+
+    def own_cells(self, part: ir.Receiver, rd: ast.EventDecl) -> bool:
+        """Whether a receiver over a symmetric type only writes cells indexed by its own
+        binding: receivers run in the type's order, so two that write the same cell
+        would make the result depend on that order, and symmetry reduction unsound."""
+        if not any(ft.symmetric for _, ft in part.slots):
+            return True
+        def own(index: tuple[ir.Expr, ...]) -> bool:
+            slots = {e.slot for e in index if isinstance(e, ir.Local)}
+            return all(sl in slots for sl, _ in part.slots)
+
+        written: set[str] = set()
+        bad = False
+        for st in _assignments(part.body):
+            written.add(st.var.name)
+            bad = bad or not own(st.index)
+        for e in ir.statement_exprs(part.body):
+            for x in ir.walk(e):
+                if isinstance(x, ir.Read) and x.var.name in written and not own(x.index):
+                    bad = True
+        if bad:
+            self.error("KVR307", "a receiver of a broadcast over a symmetric type may only"
+                       " write, and read back, cells indexed by all of its own parameters",
+                       rd.name_span,
+                       "help: receivers run one after another; a cell two of them share"
+                       " would make the result depend on the order of the symmetric values")
+        return not bad
+
+    def at_committed(self, process: str, slot: int | None) -> ir.Expr | None:
+        """``Process.loc[inst] in {committed locations}``; None without any."""
+        info = self.processes.get(process)
+        var = self.vars.get(f"{process}.{LOC}")
+        if info is None or not info.committed or var is None:
+            return None
+        codes = tuple(ir.Const(var.value.base.labels.index(n)) for n in info.committed)
+        index: tuple[ir.Expr, ...] = () if slot is None else (ir.Local(slot, "self"),)
+        return ir.Member(ir.Read(var, index), codes)
+
+    def commit(self, events: list[ir.Event]) -> list[ir.Event]:
+        """The events, restricted as committed locations demand: while some instance is
+        in a committed location, only events in which such an instance takes part."""
+        some: list[ir.Expr] = []
+        for name in self.processes:
+            ft = self.instance_type(name)
+            code = self.at_committed(name, None if ft is None else -1)
+            if code is None:
+                continue
+            some.append(code if ft is None else ir.Quant("exists", -1, ft, code))
+        if not some:
+            return events
+        out: list[ir.Event] = []
+        for ev in events:
+            fresh = ev.nslots
+            busy = _disj([_reslot(c, fresh) for c in some])
+            involved = self.involvement(ev)
+            allowed = ir.Binary("or", ir.Unary("not", busy), involved) if involved else \
+                ir.Unary("not", busy)
+            guard = _conj([ev.guard, allowed])
+            branches = self.split(guard, ev.span)
+            if branches is None:
+                continue
+            out.append(dataclasses.replace(ev, guard=guard, branches=branches,
+                                           nslots=fresh + 1))
+        return out
+
+    def involvement(self, ev: ir.Event) -> ir.Expr | None:
+        """Whether one of the event's instances is in a committed location, or None if
+        none of them can be."""
+        process = ev.actor if ev.actor in self.processes else None
+        parts: list[ir.Expr] = []
+        if process is not None:
+            code = self.at_committed(process, 0 if self.instance_type(process) else None)
+            if code is not None:
+                parts.append(code)
+        if ev.sync is not None and not ev.sync.broadcast:
+            # a handshake: the receiver's instance is its first slot after the sender's
+            rproc = ev.sync.receivers[0]
+            if rproc in self.processes:
+                code = self.at_committed(rproc, self.receiver_slot[ev.label]
+                                         if self.instance_type(rproc) else None)
+                if code is not None:
+                    parts.append(code)
+        for st in ev.body:
+            if isinstance(st, ir.Broadcast):
+                for rc in st.receivers:
+                    if rc.instance is None:
+                        continue
+                    code = self.at_committed(rc.instance[0], rc.instance[1])
+                    if code is None:
+                        continue
+                    inner: ir.Expr = ir.Binary("and", rc.guard, code)
+                    for sl, ft in reversed(rc.slots):
+                        inner = ir.Quant("exists", sl, ft, inner)
+                    parts.append(inner)
+        return _disj(parts) if parts else None
+
+    def urgency(self, events: list[ir.Event], deadlines: list[ir.Deadline]) -> None:
+        """Deadlines that stop time: in urgent and committed locations, and while an
+        urgent event (or synchronisation on an urgent channel) is enabled.  They bound
+        a hidden clock, ``urgent``, that every event resets."""
+        wanted: list[tuple[str, tuple[tuple[str, ir.FiniteType], ...], ir.Expr, int, Span]] = []
+        for name, info in self.processes.items():
+            var = self.vars.get(f"{name}.{LOC}")
+            stop = (*info.urgent, *info.committed)
+            if var is None or not stop:
+                continue
+            ft = self.instance_type(name)
+            index: tuple[ir.Expr, ...] = () if ft is None else (ir.Local(0, "self"),)
+            cond: ir.Expr = ir.Member(
+                ir.Read(var, index),
+                tuple(ir.Const(var.value.base.labels.index(n)) for n in stop))
+            params: tuple[tuple[str, ir.FiniteType], ...] = () if ft is None else (("self", ft),)
+            wanted.append((f"{name}.urgent", params, cond, len(params), info.span))
+        for ev in events:
+            if not self.is_urgent(ev):
+                continue
+            if ir.has_clock(ev.guard):
+                self.error("KVR305", f"the urgent event `{ev.label}` tests a clock in its"
+                           " guard", ev.span,
+                           "help: an urgent event stops time as soon as it is enabled, so"
+                           " its guard may only test data (as in UPPAAL)")
+                continue
+            wanted.append((f"urgent {ev.label}", ev.params, ev.guard, ev.nslots, ev.span))
+        if not wanted or self.diags:
+            return
+        clk = ir.Clock("urgent", (), self.clock_count, self.file.model_span)
+        self.clock_count += 1
+        self.clocks["urgent"] = clk
+        self.urgent_clock = clk
+        zero = (ir.ClockTest(clk, (), LE, LinExpr(Fraction(0))),)
+        for name, params, cond, nslots, span in wanted:
+            deadlines.append(ir.Deadline(name, params, zero, cond, nslots, span))
+
+    def is_urgent(self, ev: ir.Event) -> bool:
+        if ev.sync is not None and self.channels[ev.sync.channel][1]:
+            return True
+        return (ev.actor, ev.name.split("+", 1)[0]) in self.urgent_events
 
     # ---- statements ------------------------------------------------------------------------
     def stmts(self, ss: Sequence[ast.Stmt]) -> tuple[ir.Stmt, ...]:
@@ -1341,6 +1672,55 @@ class Elaborator:
             return None
 
 
+def _conj(items: Sequence[ir.Expr]) -> ir.Expr:
+    """The conjunction of ``items``, left to right, without ``true`` conjuncts."""
+    kept = [e for e in items if not (isinstance(e, ir.Const) and e.value == 1)]
+    if not kept:
+        return ir.Const(1)
+    out = kept[0]
+    for e in kept[1:]:
+        out = ir.Binary("and", out, e)
+    return out
+
+
+def _disj(items: Sequence[ir.Expr]) -> ir.Expr:
+    out = items[0]
+    for e in items[1:]:
+        out = ir.Binary("or", out, e)
+    return out
+
+
+def _reslot(e: ir.Expr, slot: int) -> ir.Expr:
+    """``e`` with the placeholder slot -1 (an instance quantifier) renumbered."""
+    if isinstance(e, ir.Quant) and e.slot == -1:
+        return ir.Quant(e.kind, slot, e.type, _reslot_body(e.body, slot))
+    return e
+
+
+def _reslot_body(e: ir.Expr, slot: int) -> ir.Expr:
+    if isinstance(e, ir.Local) and e.slot == -1:
+        return ir.Local(slot, e.name)
+    kids = ir.children(e)
+    if not kids:
+        return e
+    if isinstance(e, ir.Read):
+        return ir.Read(e.var, tuple(_reslot_body(k, slot) for k in kids))
+    if isinstance(e, ir.Member):
+        return ir.Member(_reslot_body(e.value, slot), e.options)
+    raise AssertionError(type(e).__name__)  # pragma: no cover
+
+
+def _assignments(body: Sequence[ir.Stmt]) -> list[ir.Assign]:
+    out: list[ir.Assign] = []
+    for st in body:
+        if isinstance(st, ir.Assign):
+            out.append(st)
+        elif isinstance(st, ir.IfStmt):
+            out.extend(_assignments(st.then))
+            out.extend(_assignments(st.orelse))
+    return out
+
+
 def elaborate(spec: ast.SpecFile, source: str) -> ir.Spec:
     """Check ``spec`` and build its typed form; raises SpecError with every diagnostic."""
-    return Elaborator(spec, source).run()
+    return Elaborator(flatten(spec, source), source).run()

@@ -42,6 +42,8 @@ MAX_DECL_TOKENS = 2000
 """Tokens in one declaration (a real one has well under a hundred)."""
 MAX_TOKENS = 50_000
 """Tokens in one file (keeps the worst-case parse time to a few seconds)."""
+MAX_PROCESS_TOKENS = 20_000
+"""Tokens in one ``process`` declaration, its body included."""
 MAX_NUMBER_DIGITS = 30
 """Digits of one number literal (a spec, ``--assume`` or ``-p NAME=VALUE``)."""
 MAX_HOLE_CHARS = 200
@@ -51,7 +53,7 @@ MAX_MESSAGE_CHARS = 1000
 
 _DECL_START = re.compile(
     r"^[ \t]*(?:symmetric[ \t]+type|type|param|actor|var|clock|event|deadline|invariant"
-    r"|property|model)\b",
+    r"|property|model|process|chan|urgent|broadcast|committed|location)\b",
     re.MULTILINE,
 )
 
@@ -90,11 +92,16 @@ _PUNCT: dict[str, str] = {}
 """Anonymous punctuation terminal name (``__ANON_n``) to its text, e.g. ``:=``."""
 
 
+SOFT_KEYWORDS = frozenset({"send", "receive", "from", "to"})
+"""Keywords that stay usable as names (an event called ``send``): they only appear
+where no name can, so the contextual lexer tells them apart."""
+
+
 def _reserve_keywords(tok: Token) -> Token:
     # The contextual lexer would read `do` as a NAME where no `do` can follow;
     # retyping it makes keywords reserved everywhere (and errors say "keyword").
     kind = _KEYWORDS.get(str(tok))
-    if kind is not None:
+    if kind is not None and str(tok) not in SOFT_KEYWORDS:
         tok.type = kind
     return tok
 
@@ -235,6 +242,11 @@ def _describe_expected(expected: set[str]) -> str:
     """The expected tokens in words, with expression starts and operators grouped."""
     parser = _parser()
     rest = set(expected)
+    if "DO" in rest:
+        # after a guard (or an event's head), `do` is what is nearly always missing
+        rest -= {"$END", "SEND", "RECEIVE"}
+    if "DOT" in rest and ("LSQB" in rest or _terminal(":=") in rest or len(rest) > 3):
+        rest.discard("DOT")  # `Process.local`, after a name: rarely what was meant
     words: set[str] = set()
     if rest >= _EXPR_START:
         words.add("an expression")
@@ -290,17 +302,46 @@ class _Chunk:
         return Span(line, col, line, col + max(1, width))
 
 
+_PROCESS_START = re.compile(r"[ \t]*process\b")
+
+
+def _block_end(source: str, start: int) -> int:
+    """The offset just past the ``}`` that closes the body of the process declared at
+    ``start`` (the end of ``source`` if it is never closed)."""
+    parens = 0
+    depth = 0
+    for m in _SCAN.finditer(source, start):
+        tok = m.group()
+        if tok in ("(", "["):
+            parens += 1
+        elif tok in (")", "]"):
+            parens = max(0, parens - 1)
+        elif tok == "{" and (depth or not parens):
+            depth += 1
+        elif tok == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return len(source)
+
+
 def _split(source: str) -> Iterator[_Chunk]:
-    """The declarations of ``source``, lazily (a huge file may be given up on early)."""
+    """The declarations of ``source``, lazily (a huge file may be given up on early).
+
+    A ``process`` declaration is one chunk, up to the brace closing its body: the
+    declarations inside it are parsed with it."""
     starts = (m.start() for m in _DECL_START.finditer(source))
     start = 0
     line = 1
+    skip_to = 0
     for nxt in itertools.chain(starts, [len(source)]):
-        if nxt == 0:
+        if nxt == 0 or (nxt < skip_to and nxt != len(source)):
             continue
         yield _Chunk(source[start:nxt], line, start)
         line += source.count("\n", start, nxt)
         start = nxt
+        if _PROCESS_START.match(source, start):
+            skip_to = _block_end(source, start)
 
 
 def _first_token_span(chunk: _Chunk) -> Span:
@@ -346,7 +387,7 @@ class _Limits:
     too_deep: int | None = None
 
 
-def _check_limits(text: str, budget: int) -> _Limits:
+def _check_limits(text: str, budget: int, most: int = MAX_DECL_TOKENS) -> _Limits:
     """Count tokens and bracket depth; stop at the first limit passed."""
     count = 0
     depth = 0
@@ -355,7 +396,7 @@ def _check_limits(text: str, budget: int) -> _Limits:
         if tok.startswith("#"):
             continue
         count += 1
-        if count > MAX_DECL_TOKENS or count > budget:
+        if count > most or count > budget:
             return _Limits(count, too_long=m.start())
         if tok in _OPENERS:
             depth += 1
@@ -456,8 +497,11 @@ class _Converter:
         return tuple(self.expr(c) for c in t.children)
 
     def ref(self, t: Tree[Any]) -> ast.Ref:
-        name = t.children[0]
-        index = self.args(t.children[1]) if t.children[1] is not None else None
+        name, member, idx = t.children
+        index = self.args(idx) if idx is not None else None
+        if member is not None:  # `Process.local`: a process's local, over its instances
+            return ast.Ref(self.span(t), f"{name}.{member}",
+                           self.span(name).merge(self.span(member)), index)
         return ast.Ref(self.span(t), str(name), self.span(name), index)
 
     def binder(self, t: Tree[Any]) -> ast.Binder:
@@ -586,7 +630,8 @@ class _Converter:
             domain = self.domain(doms[0]) if doms else ()
             return ast.ClockDecl(sp, names, domain)
         if d == "event_decl":
-            actor, name, formals, recv, guard, body = c
+            urgent, actor, name, formals, recv, sync, guard, body = c
+            sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
             params = tuple(self.binder(f) for f in formals.children) if formals else ()
             receives = None
             if recv is not None:
@@ -598,7 +643,39 @@ class _Converter:
             g = self.expr(guard.children[0]) if guard is not None else None
             return ast.EventDecl(
                 sp, str(actor), self.span(actor), str(name), self.span(name), params,
-                receives, g, self.stmts(body),
+                receives, g, self.do_part(body), self.sync(sync), urgent is not None,
+            )
+        if d == "chan_decl":
+            urgent, bcast, *items = c
+            chans = tuple(
+                (str(it.children[0]), self.span(it.children[0]),
+                 tuple(self.type(x) for x in it.children[1:] if x is not None))
+                for it in items
+            )
+            return ast.ChanDecl(sp, chans, urgent is not None, bcast is not None)
+        if d == "process_decl":
+            name, formal, *items = c
+            param = self.binder(formal) if formal is not None else None
+            return ast.ProcessDecl(sp, str(name), self.span(name), param,
+                                   tuple(self.decl(x) for x in items))
+        if d == "location_decl":
+            kind, *locs, inv = c
+            return ast.LocationDecl(
+                sp, str(kind.children[0]) if kind is not None else "",
+                tuple((str(n), self.span(n)) for n in locs),
+                self.expr(inv) if inv is not None else None,
+            )
+        if d == "local_event":
+            urgent, name, formals, src, dst, sync, guard, body = c
+            sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
+            params = tuple(self.binder(f) for f in formals.children) if formals else ()
+            return ast.LocalEventDecl(
+                sp, str(name), self.span(name), params, urgent is not None,
+                tuple((str(n), self.span(n)) for n in src.children) if src is not None else (),
+                (str(dst.children[0]), self.span(dst.children[0])) if dst is not None else None,
+                self.sync(sync),
+                self.expr(guard.children[0]) if guard is not None else None,
+                self.do_part(body),
             )
         if d == "deadline_decl":
             name, binders, bound, wp = c
@@ -620,6 +697,26 @@ class _Converter:
                 self.expr(p), self.expr(q), self.expr(w),
             )
         raise AssertionError(f"unexpected declaration {d}")
+
+    def one_sync(self, before: Tree[Any] | None, after: Tree[Any] | None) -> Tree[Any] | None:
+        """The synchronisation, written before or after the guard, but once."""
+        if before is not None and after is not None:
+            raise _ConvertError(Diagnostic(
+                "KVR003", "an event takes part in at most one synchronisation", self.path,
+                self.span(after),
+                ("help: to talk on two channels, split it into two events with a committed"
+                 " location between them",)))
+        return before if before is not None else after
+
+    def do_part(self, t: Tree[Any] | None) -> tuple[ast.Stmt, ...]:
+        return self.stmts(t.children[0]) if t is not None else ()
+
+    def sync(self, t: Tree[Any] | None) -> ast.SyncClause | None:
+        if t is None:
+            return None
+        chan, args = t.children
+        return ast.SyncClause("send" if t.data == "send_sync" else "receive", str(chan),
+                              self.span(chan), self.args(args), self.span(t))
 
     def binders(self, t: Tree[Any] | None) -> tuple[ast.Binder, ...]:
         if t is None:
@@ -889,11 +986,12 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
                 _first_token_span(chunk),
             ))
             continue
-        limits = _check_limits(chunk.text, budget)
+        most = MAX_PROCESS_TOKENS if _PROCESS_START.match(chunk.text) else MAX_DECL_TOKENS
+        limits = _check_limits(chunk.text, budget, most)
         budget -= limits.tokens
         if limits.too_long is not None:
-            if limits.tokens > MAX_DECL_TOKENS:
-                msg = f"declaration is too long (more than {MAX_DECL_TOKENS} tokens)"
+            if limits.tokens > most:
+                msg = f"declaration is too long (more than {most} tokens)"
             else:
                 msg = f"specification is too long (more than {MAX_TOKENS} tokens)"
             diags.append(Diagnostic("KVR006", msg, path, _first_token_span(chunk)))

@@ -169,8 +169,47 @@ class _Gen:
                 if s.orelse:
                     out.append(f"{indent}else:")
                     out.extend(self.stmts(s.orelse, indent + "    "))
+            elif isinstance(s, ir.Broadcast):
+                out.extend(self.broadcast(s, indent))
             else:  # pragma: no cover
                 raise AssertionError(type(s).__name__)
+        return out
+
+
+    def broadcast(self, s: ir.Broadcast, indent: str) -> list[str]:
+        """Receivers' guards on the state before, then the sender, then each enabled
+        receiver in order (see :class:`~checker.model.ir.Broadcast`)."""
+        self.counter += 1
+        k = self.counter
+        out: list[str] = []
+        for i, rc in enumerate(s.receivers):
+            guard = self.expr(rc.guard, "n")
+            if rc.slots:
+                binding = "(" + "".join(f"a{sl}, " for sl, _ in rc.slots) + ")"
+                loops = " ".join(f"for a{sl} in range({ft.lo}, {ft.hi + 1})"
+                                 for sl, ft in rc.slots)
+                out.append(f"{indent}_b{k}_{i} = [{binding} {loops} if {guard}]")
+            else:
+                out.append(f"{indent}_b{k}_{i} = [()] if {guard} else []")
+        by_process: dict[str, list[str]] = {}
+        for i, rc in enumerate(s.receivers):
+            if rc.instance is not None:
+                if rc.instance[1] is None:
+                    item = f"[0 for t in _b{k}_{i}]"
+                else:
+                    pos = [sl for sl, _ in rc.slots].index(rc.instance[1])
+                    item = f"[t[{pos}] for t in _b{k}_{i}]"
+                by_process.setdefault(rc.instance[0], []).append(item)
+        for process, lists in by_process.items():
+            out.append(f"{indent}_seen = {' + '.join(lists)}")
+            out.append(f"{indent}if len(_seen) != len(set(_seen)):")
+            out.append(f"{indent}    raise _Fault({s.twice(process)!r})")
+        out.extend(self.stmts(s.sender, indent))
+        for i, rc in enumerate(s.receivers):
+            target = ", ".join(f"a{sl}" for sl, _ in rc.slots) + "," if rc.slots else "_"
+            body = self.stmts(rc.body, indent + "    ") or [indent + "    pass"]
+            out.append(f"{indent}for {target} in _b{k}_{i}:")
+            out.extend(body)
         return out
 
 
@@ -569,7 +608,11 @@ class SpecModel:
         """Why the model has no symmetries although it declares symmetric types."""
         q = ir.order_dependent_faults(self.spec)
         if q is None:
-            return None
+            b = ir.order_dependent_broadcast(self.spec)
+            if b is None:
+                return None
+            return (f"a receiver of broadcast channel `{b.channel}` over a symmetric type can"
+                    " fault, so faults may depend on the order of its values")
         return (f"a quantifier over the symmetric type {q.type} has a body that can fault,"
                 " so faults may depend on the order of its values")
 
@@ -578,7 +621,7 @@ class SpecModel:
         """Canonical forms under the symmetric types by sorted value signatures (None
         without symmetric types, or when :attr:`symmetry_off` says why not)."""
         sym_types = [t for t in self.spec.types if t.symmetric and t.size > 1]
-        if not sym_types or ir.order_dependent_faults(self.spec) is not None:
+        if not sym_types or self.symmetry_off is not None:
             return None
         cells: list[tuple[int, tuple[ir.FiniteType, ...], ir.FiniteType | None, object]] = []
         for var in self.spec.vars:

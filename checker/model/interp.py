@@ -271,8 +271,43 @@ class InterpretedModel:
                 failure = self._run(branch, n, resets, env)
                 if failure is not None:
                     return failure
+            elif isinstance(st, ir.Broadcast):
+                failure = self._broadcast(st, n, resets, env)
+                if failure is not None:
+                    return failure
             else:  # pragma: no cover
                 raise AssertionError(type(st).__name__)
+        return None
+
+    def _broadcast(self, st: ir.Broadcast, n: list[int], resets: list[int],
+                   env: Env) -> str | None:
+        """Every receiver binding whose guard holds now takes part, after the sender."""
+        ready: list[list[Env]] = []
+        for rc in st.receivers:
+            mine: list[Env] = []
+            for point in ir.domain_points(tuple(ft for _, ft in rc.slots)):
+                bound = {**env, **{sl: v for (sl, _), v in zip(rc.slots, point, strict=True)}}
+                if self.eval(rc.guard, n, bound):
+                    mine.append(bound)
+            ready.append(mine)
+        taken: dict[str, set[int]] = {}
+        for rc, mine in zip(st.receivers, ready, strict=True):
+            if rc.instance is None:
+                continue
+            seen = taken.setdefault(rc.instance[0], set())
+            for bound in mine:
+                who = 0 if rc.instance[1] is None else bound[rc.instance[1]]
+                if who in seen:
+                    raise _Fault(st.twice(rc.instance[0]))
+                seen.add(who)
+        failure = self._run(st.sender, n, resets, env)
+        if failure is not None:
+            return failure
+        for rc, mine in zip(st.receivers, ready, strict=True):
+            for bound in mine:
+                failure = self._run(rc.body, n, resets, bound)
+                if failure is not None:
+                    return failure
         return None
 
     def _message(self, st: ir.AssertStmt, n: Sequence[int], env: Env) -> str:

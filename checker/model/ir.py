@@ -289,6 +289,39 @@ class IfStmt(Stmt):
     orelse: tuple[Stmt, ...]
 
 
+@dataclass(frozen=True)
+class Receiver:
+    """One receiving event of a broadcast.
+
+    Every binding of ``slots`` (row-major, in the types' order) whose ``guard`` holds
+    in the state before the synchronisation takes part: its ``body`` runs after the
+    sender's, in that order.  ``instance`` is ``(process, slot)`` for an event of a
+    process template: one instance may take part at most once (a flat event's bindings
+    each take part)."""
+
+    label: str
+    slots: tuple[tuple[int, FiniteType], ...]
+    guard: Expr
+    body: tuple[Stmt, ...]
+    instance: tuple[str, int | None] | None
+    """``(process, slot of the instance)``, the slot None for a one-instance template."""
+
+
+@dataclass(frozen=True)
+class Broadcast(Stmt):
+    """A broadcast synchronisation: the receivers' guards are evaluated first, then the
+    sender's statements run, then each enabled receiver's."""
+
+    channel: str
+    sender: tuple[Stmt, ...]
+    receivers: tuple[Receiver, ...]
+
+    def twice(self, process: str) -> str:
+        """The fault of an instance of ``process`` that could receive twice."""
+        return (f"an instance of `{process}` has two enabled receiving events on broadcast"
+                f" channel `{self.channel}`; each instance receives a broadcast at most once")
+
+
 # ---- declarations ------------------------------------------------------------------
 
 
@@ -305,6 +338,19 @@ class Branch:
 
 
 @dataclass(frozen=True)
+class SyncInfo:
+    """How an event came from a channel synchronisation, for diagrams: the channel,
+    and the lanes (actors) of the sender and of the receivers."""
+
+    channel: str
+    broadcast: bool
+    sender: str
+    receivers: tuple[str, ...]
+    sender_params: int
+    """How many of the event's parameters are the sender's (the rest, the receiver's)."""
+
+
+@dataclass(frozen=True)
 class Event:
     """An event declaration, with its guard already split into convex branches."""
 
@@ -318,6 +364,7 @@ class Event:
     receives: tuple[str, tuple[Expr, ...]] | None
     nslots: int
     span: Span
+    sync: SyncInfo | None = None
 
     @property
     def label(self) -> str:
@@ -479,6 +526,70 @@ def statement_exprs(body: tuple[Stmt, ...]) -> Iterator[Expr]:
             yield st.cond
             yield from statement_exprs(st.then)
             yield from statement_exprs(st.orelse)
+        elif isinstance(st, Broadcast):
+            for rc in st.receivers:
+                yield rc.guard
+            yield from statement_exprs(st.sender)
+            for rc in st.receivers:
+                yield from statement_exprs(rc.body)
+
+
+def relocate(e: Expr, offset: int) -> Expr:
+    """``e`` with every local slot moved up by ``offset`` (to join two events' slots)."""
+    if isinstance(e, Local):
+        return Local(e.slot + offset, e.name)
+    if isinstance(e, Quant):
+        return Quant(e.kind, e.slot + offset, e.type, relocate(e.body, offset))
+    kids = children(e)
+    if not kids:
+        return e
+    new = tuple(relocate(k, offset) for k in kids)
+    if isinstance(e, Read):
+        return Read(e.var, new)
+    if isinstance(e, ClockTest):
+        return ClockTest(e.clock, new, e.op, e.bound)
+    if isinstance(e, IndexCheck):
+        return IndexCheck(new)
+    if isinstance(e, Some):
+        return Some(new[0], e.site)
+    if isinstance(e, InRange):
+        return InRange(new[0], e.lo, e.hi, e.site)
+    if isinstance(e, Unary):
+        return Unary(e.op, new[0])
+    if isinstance(e, Binary):
+        return Binary(e.op, new[0], new[1])
+    if isinstance(e, Member):
+        return Member(new[0], new[1:])
+    raise AssertionError(type(e).__name__)  # pragma: no cover
+
+
+def relocate_stmts(body: tuple[Stmt, ...], offset: int) -> tuple[Stmt, ...]:
+    """:func:`relocate` over a block of statements."""
+    out: list[Stmt] = []
+    for st in body:
+        if isinstance(st, Assign):
+            out.append(Assign(st.var, tuple(relocate(i, offset) for i in st.index),
+                              relocate(st.value, offset)))
+        elif isinstance(st, ResetClock):
+            out.append(ResetClock(st.clock, tuple(relocate(i, offset) for i in st.index)))
+        elif isinstance(st, AssertStmt):
+            out.append(AssertStmt(relocate(st.cond, offset), st.pieces,
+                                  tuple((relocate(h, offset), vt) for h, vt in st.holes),
+                                  st.text))
+        elif isinstance(st, IfStmt):
+            out.append(IfStmt(relocate(st.cond, offset), relocate_stmts(st.then, offset),
+                              relocate_stmts(st.orelse, offset)))
+        elif isinstance(st, Broadcast):
+            out.append(Broadcast(st.channel, relocate_stmts(st.sender, offset), tuple(
+                Receiver(rc.label, tuple((sl + offset, ft) for sl, ft in rc.slots),
+                         relocate(rc.guard, offset), relocate_stmts(rc.body, offset),
+                         None if rc.instance is None else (
+                             rc.instance[0],
+                             None if rc.instance[1] is None else rc.instance[1] + offset))
+                for rc in st.receivers)))
+        else:  # pragma: no cover
+            raise AssertionError(type(st).__name__)
+    return tuple(out)
 
 
 def expressions(spec: Spec) -> Iterator[Expr]:
@@ -512,6 +623,34 @@ def order_dependent_faults(spec: Spec) -> Quant | None:
             if isinstance(x, Quant) and x.type.symmetric and can_fault(x.body):
                 return x
     return None
+
+
+def order_dependent_broadcast(spec: Spec) -> Broadcast | None:
+    """A broadcast with a receiver over a symmetric type that can fault, if any.
+
+    Receivers are evaluated and run in the type's order, so which fault is met
+    first can depend on that order, as for :func:`order_dependent_faults`.  (Whether
+    an instance could receive twice does not: that is a property of the set.)"""
+    for ev in spec.events:
+        for st in ev.body:
+            if not isinstance(st, Broadcast):
+                continue
+            for rc in st.receivers:
+                if not any(ft.symmetric for _, ft in rc.slots):
+                    continue
+                asserts = any(isinstance(x, AssertStmt) for x in _all_stmts(rc.body))
+                if (asserts or can_fault(rc.guard)
+                        or any(can_fault(e) for e in statement_exprs(rc.body))):
+                    return st
+    return None
+
+
+def _all_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    for st in body:
+        yield st
+        if isinstance(st, IfStmt):
+            yield from _all_stmts(st.then)
+            yield from _all_stmts(st.orelse)
 
 
 # ---- splitting guards into convex branches ----------------------------------------------

@@ -43,6 +43,9 @@ class Step:
     """Index of the earlier step whose message this step consumes."""
     failure: str | None = None
     """The assertion message this step violates, if any."""
+    sync: tuple[str, tuple[str, ...], int] | None = None
+    """For a channel synchronisation: the channel, the receivers' lanes, and how many
+    of :attr:`args` are the sender's (the rest are the receiver's)."""
 
 
 @dataclass(frozen=True)
@@ -146,9 +149,13 @@ def build(
                         del sent[k]
                         break
             sent.append((decl.label, values, i))
+        sync = None
+        if ev is not None and ev[0].sync is not None:
+            info = ev[0].sync
+            sync = (info.channel, info.receivers, info.sender_params)
         steps.append(
             Step(i, labels[i], actor, event, args, times[i] if times is not None else None,
-                 now, changes, recv_index, failures[i])
+                 now, changes, recv_index, failures[i], sync)
         )
         prev = now
     return Trace(
@@ -246,6 +253,9 @@ def to_itf(trace: Trace) -> dict[str, JsonValue]:
             meta["receives"] = s.receives
         if s.failure is not None:
             meta["failure"] = s.failure
+        if s.sync is not None:
+            meta["sync"] = {"channel": s.sync[0], "receivers": list(s.sync[1]),
+                            "sender_args": s.sync[2]}
         obj: dict[str, JsonValue] = {"#meta": meta}
         grouped: dict[str, list[tuple[list[str] | None, JsonValue]]] = {}
         for cell, value in s.state.items():
@@ -307,7 +317,7 @@ def from_itf(data: JsonValue) -> Trace:
             steps.append(
                 Step(int(m["index"]), str(m["label"]), m.get("actor"), m.get("event"),
                      tuple(m.get("args", [])), time, cells_now, changes, m.get("receives"),
-                     m.get("failure"))
+                     m.get("failure"), _sync_of(m.get("sync")))
             )
             prev = cells_now
         return Trace(
@@ -323,3 +333,11 @@ def from_itf(data: JsonValue) -> Trace:
         )
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise TraceFormatError(f"not a kvrace trace: {exc!r}") from None
+
+
+def _sync_of(raw: object) -> tuple[str, tuple[str, ...], int] | None:
+    """The ``sync`` of a step read back from a trace file."""
+    if not isinstance(raw, dict):
+        return None
+    return (str(raw.get("channel", "")), tuple(str(r) for r in raw.get("receivers", [])),
+            int(raw.get("sender_args", 0)))
