@@ -626,7 +626,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                   if outcome.verdict == api.ERROR else [])
         out.write(jsonout.document("check", code, doc, errors))
     else:
-        out.write(f"model {spec.name}  ({_param_text(outcome.params)})\n")
+        shown_params = _param_text(outcome.params)
+        out.write(f"model {spec.name}" + (f"  ({shown_params})" if shown_params else "")
+                  + "\n")
         out.write(_verdict_text(outcome) + "\n")
         out.write(_vacuity_text(outcome))
         if outcome.trace is not None:
@@ -1562,7 +1564,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps(env, indent=2) + "\n")
     else:
         shown = {k: v for k, v in models[0].values.items() if sweep is None or k != sweep[0]}
-        out.write(f"model {spec.name}  ({_param_text(shown)})\n")
+        shown_text = _param_text(shown)
+        out.write(f"model {spec.name}" + (f"  ({shown_text})" if shown_text else "") + "\n")
         out.write(_sim_header(spec, args, cfg, runs))
         if sweep is None:
             _sim_text(results[0], out)

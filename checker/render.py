@@ -137,7 +137,7 @@ def _event_text(step: Step) -> str:
         return step.label
     name = step.event.split(".", 1)[1] if "." in step.event else step.event
     if step.sync is not None:
-        channel, lanes, nsend = step.sync
+        channel, _lanes, nsend = step.sync
         sender, _, receiver = name.partition("+")
         text = f"{sender}({', '.join(step.args[:nsend])}) \u2192 {channel}"
         if receiver:

@@ -11,8 +11,8 @@ Diagnostic codes: KVR1xx names, KVR2xx types, KVR3xx domains and timing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
