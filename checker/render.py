@@ -137,11 +137,12 @@ def _event_text(step: Step) -> str:
         return step.label
     name = step.event.split(".", 1)[1] if "." in step.event else step.event
     if step.sync is not None:
-        channel, _lanes, nsend = step.sync
+        channel, _lanes, nsend, rpos = step.sync
         sender, _, receiver = name.partition("+")
         text = f"{sender}({', '.join(step.args[:nsend])}) \u2192 {channel}"
         if receiver:
-            return text + f" \u2192 {receiver}({', '.join(step.args[nsend:])})"
+            rargs = [step.args[k] for k in rpos if k < len(step.args)]
+            return text + f" \u2192 {receiver}({', '.join(rargs)})"
         return text + " (broadcast)"
     return f"{name}({', '.join(step.args)})"
 

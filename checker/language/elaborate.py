@@ -764,20 +764,55 @@ class Elaborator:
 
     def handshake(self, chan: str, sd: ast.EventDecl, s: ir.Event, rd: ast.EventDecl,
                   r: ir.Event) -> ir.Event | None:
-        off = s.nslots
-        conds = [s.guard, ir.relocate(r.guard, off)]
-        for a, b in zip(self.sync_args[id(sd)], self.sync_args[id(rd)], strict=True):
-            conds.append(ir.Binary("==", a, ir.relocate(b, off)))
-        conds.extend(self._distinct(sd, rd, off))
+        """The sender and the receiver as one event.
+
+        Its parameters are the sender's, then the receiver's that the channel does
+        not fix: in ``receive c(t)``, a receiver parameter ``t`` against a sender
+        parameter is that parameter (one instance per pair, not one per value of
+        ``t`` with all but one disabled).  Local slots: the parameters first (as
+        every event), then the sender's bound variables, then the receiver's."""
+        ps, pr = len(s.params), len(r.params)
+        sargs, rargs = self.sync_args[id(sd)], self.sync_args[id(rd)]
+        unified: dict[int, int] = {}
+        for a, b in zip(sargs, rargs, strict=True):
+            if (isinstance(b, ir.Local) and b.slot < pr and b.slot not in unified
+                    and isinstance(a, ir.Local) and a.slot < ps
+                    and r.params[b.slot][1] == s.params[a.slot][1]):
+                unified[b.slot] = a.slot
+        kept = [j for j in range(pr) if j not in unified]
+        place = {j: ps + k for k, j in enumerate(kept)}
+        extra = len(kept)
+        top = s.nslots + extra
+
+        def smap(i: int) -> int:
+            return i if i < ps else i + extra
+
+        def rmap(j: int) -> int:
+            if j in unified:
+                return unified[j]
+            return place[j] if j < pr else top + (j - pr)
+
+        conds = [ir.remap(s.guard, smap), ir.remap(r.guard, rmap)]
+        for a, b in zip(sargs, rargs, strict=True):
+            if not (isinstance(b, ir.Local) and b.slot in unified
+                    and isinstance(a, ir.Local) and unified[b.slot] == a.slot):
+                conds.append(ir.Binary("==", ir.remap(a, smap), ir.remap(b, rmap)))
+        if sd.process is not None and sd.process == rd.process:
+            if self.instance_type(sd.process) is None:
+                conds.append(ir.Const(0))
+            else:  # an instance does not synchronise with itself
+                conds.append(ir.Binary("!=", ir.Local(0, "self"), ir.Local(rmap(0), "self")))
         guard = _conj(conds)
         branches = self.split(guard, sd.span)
         if branches is None:
             return None
-        body = (*s.body, *ir.relocate_stmts(r.body, off))
-        ev = ir.Event(s.actor, f"{s.name}+{r.actor}.{r.name}", (*s.params, *r.params), guard,
-                      branches, body, s.receives, off + r.nslots, s.span,
-                      ir.SyncInfo(chan, False, s.actor, (r.actor,), len(s.params)))
-        self.receiver_slot[ev.label] = off
+        body = (*ir.remap_stmts(s.body, smap), *ir.remap_stmts(r.body, rmap))
+        shown = tuple(rmap(j) for j in range(pr))
+        ev = ir.Event(s.actor, f"{s.name}+{r.actor}.{r.name}",
+                      (*s.params, *(r.params[j] for j in kept)), guard, branches, body,
+                      s.receives, top + (r.nslots - pr), s.span,
+                      ir.SyncInfo(chan, False, s.actor, (r.actor,), ps, shown))
+        self.receiver_slot[ev.label] = rmap(0) if pr else -1
         return ev
 
     def broadcast(self, chan: str, sd: ast.EventDecl, s: ir.Event,
@@ -813,7 +848,7 @@ class Elaborator:
         body = (ir.Broadcast(chan, s.body, tuple(parts)),)
         lanes = tuple(dict.fromkeys(r.actor for _, r in recvs))
         return ir.Event(s.actor, s.name, s.params, s.guard, s.branches, body, s.receives, off,
-                        s.span, ir.SyncInfo(chan, True, s.actor, lanes, len(s.params)))
+                        s.span, ir.SyncInfo(chan, True, s.actor, lanes, len(s.params), ()))
 
     def own_cells(self, part: ir.Receiver, rd: ast.EventDecl) -> bool:
         """Whether a receiver over a symmetric type only writes cells indexed by its own

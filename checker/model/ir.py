@@ -13,7 +13,7 @@ value itself, and ``none`` is -1.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from checker.diagnostics import Span
@@ -348,6 +348,9 @@ class SyncInfo:
     receivers: tuple[str, ...]
     sender_params: int
     """How many of the event's parameters are the sender's (the rest, the receiver's)."""
+    receiver_args: tuple[int, ...]
+    """For a handshake, the receiver's parameters as positions in the event's: a
+    parameter the channel fixes is the sender's it equals."""
 
 
 @dataclass(frozen=True)
@@ -536,14 +539,19 @@ def statement_exprs(body: tuple[Stmt, ...]) -> Iterator[Expr]:
 
 def relocate(e: Expr, offset: int) -> Expr:
     """``e`` with every local slot moved up by ``offset`` (to join two events' slots)."""
+    return remap(e, lambda slot: slot + offset)
+
+
+def remap(e: Expr, where: Callable[[int], int]) -> Expr:
+    """``e`` with every local slot ``k`` renumbered ``where(k)``."""
     if isinstance(e, Local):
-        return Local(e.slot + offset, e.name)
+        return Local(where(e.slot), e.name)
     if isinstance(e, Quant):
-        return Quant(e.kind, e.slot + offset, e.type, relocate(e.body, offset))
+        return Quant(e.kind, where(e.slot), e.type, remap(e.body, where))
     kids = children(e)
     if not kids:
         return e
-    new = tuple(relocate(k, offset) for k in kids)
+    new = tuple(remap(k, where) for k in kids)
     if isinstance(e, Read):
         return Read(e.var, new)
     if isinstance(e, ClockTest):
@@ -565,27 +573,32 @@ def relocate(e: Expr, offset: int) -> Expr:
 
 def relocate_stmts(body: tuple[Stmt, ...], offset: int) -> tuple[Stmt, ...]:
     """:func:`relocate` over a block of statements."""
+    return remap_stmts(body, lambda slot: slot + offset)
+
+
+def remap_stmts(body: tuple[Stmt, ...], where: Callable[[int], int]) -> tuple[Stmt, ...]:
+    """:func:`remap` over a block of statements."""
     out: list[Stmt] = []
     for st in body:
         if isinstance(st, Assign):
-            out.append(Assign(st.var, tuple(relocate(i, offset) for i in st.index),
-                              relocate(st.value, offset)))
+            out.append(Assign(st.var, tuple(remap(i, where) for i in st.index),
+                              remap(st.value, where)))
         elif isinstance(st, ResetClock):
-            out.append(ResetClock(st.clock, tuple(relocate(i, offset) for i in st.index)))
+            out.append(ResetClock(st.clock, tuple(remap(i, where) for i in st.index)))
         elif isinstance(st, AssertStmt):
-            out.append(AssertStmt(relocate(st.cond, offset), st.pieces,
-                                  tuple((relocate(h, offset), vt) for h, vt in st.holes),
+            out.append(AssertStmt(remap(st.cond, where), st.pieces,
+                                  tuple((remap(h, where), vt) for h, vt in st.holes),
                                   st.text))
         elif isinstance(st, IfStmt):
-            out.append(IfStmt(relocate(st.cond, offset), relocate_stmts(st.then, offset),
-                              relocate_stmts(st.orelse, offset)))
+            out.append(IfStmt(remap(st.cond, where), remap_stmts(st.then, where),
+                              remap_stmts(st.orelse, where)))
         elif isinstance(st, Broadcast):
-            out.append(Broadcast(st.channel, relocate_stmts(st.sender, offset), tuple(
-                Receiver(rc.label, tuple((sl + offset, ft) for sl, ft in rc.slots),
-                         relocate(rc.guard, offset), relocate_stmts(rc.body, offset),
+            out.append(Broadcast(st.channel, remap_stmts(st.sender, where), tuple(
+                Receiver(rc.label, tuple((where(sl), ft) for sl, ft in rc.slots),
+                         remap(rc.guard, where), remap_stmts(rc.body, where),
                          None if rc.instance is None else (
                              rc.instance[0],
-                             None if rc.instance[1] is None else rc.instance[1] + offset))
+                             None if rc.instance[1] is None else where(rc.instance[1])))
                 for rc in st.receivers)))
         else:  # pragma: no cover
             raise AssertionError(type(st).__name__)

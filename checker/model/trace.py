@@ -43,9 +43,9 @@ class Step:
     """Index of the earlier step whose message this step consumes."""
     failure: str | None = None
     """The assertion message this step violates, if any."""
-    sync: tuple[str, tuple[str, ...], int] | None = None
-    """For a channel synchronisation: the channel, the receivers' lanes, and how many
-    of :attr:`args` are the sender's (the rest are the receiver's)."""
+    sync: tuple[str, tuple[str, ...], int, tuple[int, ...]] | None = None
+    """For a channel synchronisation: the channel, the receivers' lanes, how many of
+    :attr:`args` are the sender's, and which of them are a handshake receiver's."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def build(
         sync = None
         if ev is not None and ev[0].sync is not None:
             info = ev[0].sync
-            sync = (info.channel, info.receivers, info.sender_params)
+            sync = (info.channel, info.receivers, info.sender_params, info.receiver_args)
         steps.append(
             Step(i, labels[i], actor, event, args, times[i] if times is not None else None,
                  now, changes, recv_index, failures[i], sync)
@@ -255,7 +255,7 @@ def to_itf(trace: Trace) -> dict[str, JsonValue]:
             meta["failure"] = s.failure
         if s.sync is not None:
             meta["sync"] = {"channel": s.sync[0], "receivers": list(s.sync[1]),
-                            "sender_args": s.sync[2]}
+                            "sender_args": s.sync[2], "receiver_args": list(s.sync[3])}
         obj: dict[str, JsonValue] = {"#meta": meta}
         grouped: dict[str, list[tuple[list[str] | None, JsonValue]]] = {}
         for cell, value in s.state.items():
@@ -335,9 +335,10 @@ def from_itf(data: JsonValue) -> Trace:
         raise TraceFormatError(f"not a kvrace trace: {exc!r}") from None
 
 
-def _sync_of(raw: object) -> tuple[str, tuple[str, ...], int] | None:
+def _sync_of(raw: object) -> tuple[str, tuple[str, ...], int, tuple[int, ...]] | None:
     """The ``sync`` of a step read back from a trace file."""
     if not isinstance(raw, dict):
         return None
     return (str(raw.get("channel", "")), tuple(str(r) for r in raw.get("receivers", [])),
-            int(raw.get("sender_args", 0)))
+            int(raw.get("sender_args", 0)),
+            tuple(int(k) for k in raw.get("receiver_args", [])))
