@@ -65,6 +65,7 @@ from reference import (
     reference_explore,
     replay,
 )
+from syncgen import sync_model
 
 from checker.explorer import Limits, Options, explore
 from checker.language import load, load_text
@@ -271,6 +272,13 @@ def test_semantics_spec(path: Path) -> None:
     out = compare_model(path.read_text())
     assert not out.problems, out.report()
     assert out.verdict == expected, f"{path.name}: {out.verdict} ({out.prop}), not {expected}"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_sync_models(seed: int) -> None:
+    """Random models with processes, channels and urgency (``tests/syncgen.py``)."""
+    out = compare_model(sync_model(seed))
+    assert not out.problems, out.report()
 
 
 # ---- bugs the differential tests found in the zone explorer (all fixed) -------------------------

@@ -858,7 +858,7 @@ class Elaborator:
             return True
         def own(index: tuple[ir.Expr, ...]) -> bool:
             slots = {e.slot for e in index if isinstance(e, ir.Local)}
-            return all(sl in slots for sl, _ in part.slots)
+            return all(sl in slots for sl, ft in part.slots if ft.symmetric)
 
         written: set[str] = set()
         bad = False
@@ -871,7 +871,7 @@ class Elaborator:
                     bad = True
         if bad:
             self.error("KVR307", "a receiver of a broadcast over a symmetric type may only"
-                       " write, and read back, cells indexed by all of its own parameters",
+                       " write, and read back, cells indexed by its own symmetric parameters",
                        rd.name_span,
                        "help: receivers run one after another; a cell two of them share"
                        " would make the result depend on the order of the symmetric values")
