@@ -277,9 +277,16 @@ def _moved(old: int, idx: tuple[int, ...], moves: Sequence[tuple[int, int, int]]
 def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict[str, Fraction]:
     """Default parameter values with ``overrides`` applied; checks names and ranges."""
     params = {p.name: p for p in spec.params}
+    consts = {c.name: c for c in spec.consts}
     for name, value in overrides.items():
+        if name in consts and value == consts[name].value:
+            continue  # the value the spec was elaborated with
+        if name in consts:
+            raise ParamError(
+                f"`{name}` is a structural constant: it is set when the spec is loaded"
+                f" (this spec was loaded with {name}={consts[name].value})")
         if name not in params:
-            known = ", ".join(params) or "none"
+            known = ", ".join([*params, *consts]) or "none"
             raise ParamError(f"unknown parameter `{name}` (the spec declares: {known})")
         if not params[name].contains(value):
             raise ParamError(
