@@ -1272,11 +1272,11 @@ class Elaborator:
             if lt.kind != "int" or rt.kind != "int":
                 return ir.Const(0), ERR_T
             site = self.site(e.op_span)
+            if op in ("/", "%") and isinstance(rc, ir.Const) and rc.value == 0:
+                self.error("KVR303", "division by zero" if op == "/" else "modulo by zero",
+                           e.span)
+                return ir.Const(0), ERR_T
             if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
-                if op in ("/", "%") and rc.value == 0:
-                    self.error("KVR303", "division by zero" if op == "/" else "modulo by zero",
-                               e.span)
-                    return ir.Const(0), ERR_T
                 v = (ir.divide(op, lc.value, rc.value, site) if op in ("/", "%") else
                      {"+": lc.value + rc.value, "-": lc.value - rc.value,
                       "*": lc.value * rc.value}[op])
