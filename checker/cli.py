@@ -455,10 +455,11 @@ def spec_summary(spec: ir.Spec) -> dict[str, object]:
         counts[key] = counts.get(key, 0) + 1
     return {
         "model": spec.name,
-        "consts": [{"name": c.name, "value": c.value, "default": c.default,
-                    "range": c.range_text() or None} for c in spec.consts],
+        **({"consts": [{"name": c.name, "value": c.value, "default": c.default,
+                        "range": c.range_text() or None} for c in spec.consts]}
+           if spec.consts else {}),
         "types": [{"name": t.name, "kind": t.kind, "symmetric": t.symmetric,
-                   "ordered": t.is_ordered,
+                   **({"ordered": True} if t.ordered else {}),
                    **({"lo": t.lo, "hi": t.hi} if t.kind == "range" else
                       {"values": [t.show(v) for v in t.values()]})} for t in spec.types],
         "params": [{"name": p.name, "range": p.range_text() or None,
