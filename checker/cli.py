@@ -401,10 +401,10 @@ def describe_spec(spec: ir.Spec) -> str:
         lines.append(f"  {sym}{kind}{t.name} = {body}")
     if spec.consts:
         lines.append("constants:")
-        for c in spec.consts:
-            rng = f" in {c.range_text()}" if c.lo is not None else ""
-            dflt = f" (default {c.default})" if c.value != c.default else ""
-            lines.append(f"  {c.name}{rng} = {c.value}{dflt}")
+        for k in spec.consts:
+            rng = f" in {k.range_text()}" if k.lo is not None else ""
+            dflt = f" (default {k.default})" if k.value != k.default else ""
+            lines.append(f"  {k.name}{rng} = {k.value}{dflt}")
     lines.append("parameters:")
     for p in spec.params:
         rng = p.range_text() or "(fixed)"

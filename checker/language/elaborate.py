@@ -1330,8 +1330,8 @@ class Elaborator:
         n = e.name
         return not (
             n in self.scope.names or n in self.vars or n in self.params or n in self.clocks
-            or n in self.consts or n in self.labels or n in self.types or n in self.actors or n in self.poisoned
-            or n in self.scope.poisoned
+            or n in self.consts or n in self.labels or n in self.types or n in self.actors
+            or n in self.poisoned or n in self.scope.poisoned
         )
 
     def _mentions_param(self, e: ast.Expr) -> bool:

@@ -570,10 +570,11 @@ class _Converter:
             )
         if d == "const_decl":
             name, rng, value = c
-            lo = hi = None
+            clo: ast.Expr | None = None
+            chi: ast.Expr | None = None
             if rng is not None:
-                lo, hi = (self.expr(x) for x in rng.children)
-            return ast.ConstDecl(sp, str(name), self.span(name), lo, hi, self.expr(value))
+                clo, chi = (self.expr(x) for x in rng.children)
+            return ast.ConstDecl(sp, str(name), self.span(name), clo, chi, self.expr(value))
         if d == "param_decl":
             name, rng, default = c
             lo = hi = None
@@ -805,9 +806,10 @@ def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
     text = str(tok)
     before = re.search(r"\b(next|prev|succ|pred)[ \t]*$", chunk.text[: tok.start_pos or 0])
     if text == "(" and before is not None:
-        step = "+" if before.group(1) in ("next", "succ") else "-"
-        return (f"help: there is no `{before.group(1)}(...)`; the {'successor' if step == '+' else 'predecessor'}"
-                f" of a value `v` of an ordered type is written `v {step} 1`",)
+        up = before.group(1) in ("next", "succ")
+        return (f"help: there is no `{before.group(1)}(...)`; the"
+                f" {'successor' if up else 'predecessor'} of a value `v` of an ordered type"
+                f" is written `v {'+' if up else '-'} 1`",)
     assign = _terminal(":=")
     if text in ("=", "==") and assign in expected:
         return ("help: assign with `:=`",)
