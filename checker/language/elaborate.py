@@ -855,8 +855,8 @@ class Elaborator:
                 and vt.base.lo <= ty.ft.lo and ty.ft.hi <= vt.base.hi
             ):
                 return code
-            what = (f"value {{v}} assigned to `{name}` is outside its range"
-                    f" {vt.base.lo}..{vt.base.hi}" if name else "")
+            what = (f"value {{v}} outside {vt.base.lo}..{vt.base.hi} (the range of `{name}`)"
+                    if name else "")
             return ir.InRange(code, vt.base.lo, vt.base.hi, site, what)
         return code
 
