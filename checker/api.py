@@ -73,11 +73,32 @@ __all__ = [
 ParamValue = int | float | str | Fraction
 
 
-def load_spec(path: str | Path) -> ir.Spec:
-    """Read and elaborate a ``.kvr`` file (raises SpecError with diagnostics)."""
+def load_spec(path: str | Path, consts: Mapping[str, ParamValue] | None = None) -> ir.Spec:
+    """Read and elaborate a ``.kvr`` file (raises SpecError with diagnostics);
+    ``consts`` sets its structural constants (``const N in 2..6 = 3``) by name."""
     from checker.language import load
 
-    return load(path)
+    return load(path, {k: _fraction(v) for k, v in (consts or {}).items()})
+
+
+def _resolve(spec: str | Path | ir.Spec, given: Mapping[str, ParamValue]
+             ) -> tuple[ir.Spec, dict[str, Fraction]]:
+    """The spec elaborated with the structural constants among ``given``, and the other
+    values (timing parameters).  A spec already elaborated is elaborated again from its
+    source when a constant changes.  Raises SpecError for a bad constant value."""
+    from checker.language import load_text
+
+    values = {k: _fraction(v) for k, v in given.items()}
+    if not isinstance(spec, ir.Spec):
+        sp = load_spec(spec, values)
+    else:
+        sp = spec
+        current = {c.name: Fraction(c.value) for c in sp.consts}
+        changed = {k: v for k, v in values.items() if k in current and current[k] != v}
+        if changed:
+            sp = load_text(sp.source, sp.path, {**current, **changed})
+    names = {c.name for c in sp.consts}
+    return sp, {k: v for k, v in values.items() if k not in names}
 
 
 def _fraction(v: ParamValue) -> Fraction:
@@ -331,8 +352,7 @@ def check(
         if limits.deadline is not None:
             deadline = min(deadline, limits.deadline)
         limits = dataclasses.replace(limits, deadline=deadline)
-    sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
-    values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
+    sp, values = _resolve(spec, {**(params or {}), **param_kw})
     # --max-memory holds while the model is built and explored, not only where the
     # search checks its limits.
     with MemoryGuard(limits.max_memory_mb if limits is not None else None):
@@ -398,7 +418,12 @@ def _free_params(sp: ir.Spec, free: list[str] | None) -> list[str]:
     declared = [p.name for p in sp.params]
     if free is None:
         return [p.name for p in sp.params if p.lo is not None or p.hi is not None]
+    consts = {c.name: c.value for c in sp.consts}
     for name in free:
+        if name in consts:
+            raise ValueError(f"`{name}` is a structural constant, not a timing parameter: it"
+                             " cannot be synthesized; fix it with -p"
+                             f" {name}=VALUE (now {consts[name]}) and run once per value")
         if name not in declared:
             raise ValueError(f"unknown parameter {name!r} (the spec declares:"
                              f" {', '.join(declared)})")
@@ -451,9 +476,8 @@ def synth(spec: str | Path | ir.Spec, params: Mapping[str, ParamValue] | None = 
     values (as ``kvrace synth``)."""
     from checker.smt import synth as sy
 
-    sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
+    sp, values = _resolve(spec, {**(params or {}), **param_kw})
     names = _free_params(sp, free)
-    values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
     model = SpecModel(sp, values)
     result = sy.explore_parametric(model, names, (), max_states, timeout, deadlock=deadlock)
     region = (sy.region_text(sy.safe_region(result), [p.name for p in sp.params])
@@ -541,9 +565,8 @@ def prove(spec: str | Path | ir.Spec, assume: str,
     ``kvrace prove``).  Raises SpecError for an assumption that does not parse."""
     from checker.smt import synth as sy
 
-    sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
+    sp, values = _resolve(spec, {**(params or {}), **param_kw})
     names = _free_params(sp, free)
-    values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
     model = SpecModel(sp, values)
     lins = assumption(model, assume, names)
     res = sy.prove(model, lins, names, max_states, timeout, deadlock=deadlock)
@@ -579,8 +602,7 @@ def simulate(
     :func:`simulation_trace`); ``sprt`` runs Wald's test and stops once it decides.
     Raises SpecError / ParamError like :func:`check`.
     """
-    sp = spec if isinstance(spec, ir.Spec) else load_spec(spec)
-    values = {k: _fraction(v) for k, v in {**(params or {}), **param_kw}.items()}
+    sp, values = _resolve(spec, {**(params or {}), **param_kw})
     model = SpecModel(sp, values)
     with Runner(model, config or SimConfig(), jobs) as runner:
         return run_simulation(runner, runs, seed, confidence, keep, sprt, progress)
@@ -637,7 +659,7 @@ def safe_threshold(spec: ir.Spec, param: str, params: Mapping[str, ParamValue] |
     from checker.smt import SolverUnknown
     from checker.smt import synth as sy
 
-    values = {k: _fraction(v) for k, v in (params or {}).items() if k != param}
+    spec, values = _resolve(spec, {k: v for k, v in (params or {}).items() if k != param})
     model = SpecModel(spec, values)
     try:
         result = sy.explore_parametric(model, [param], (), None, timeout)

@@ -76,6 +76,7 @@ def _build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="summarise a spec: types, parameters, actors, ...")
     show.add_argument("spec", metavar="SPEC")
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_param_args(show)
 
     check = sub.add_parser(
         "check",
@@ -240,7 +241,8 @@ def _add_free_args(p: argparse.ArgumentParser) -> None:
 
 def _add_param_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
-                   help="set a timing parameter (repeatable); others keep their defaults")
+                   help="set a timing parameter or a structural constant (repeatable);"
+                   " others keep their defaults")
 
 
 def positive_int(text: str) -> int:
@@ -340,13 +342,19 @@ class _BadSpec(Exception):
         self.error = error
 
 
-def _load(path: str) -> ir.Spec:
+def _load(path: str, args: argparse.Namespace | None = None) -> ir.Spec:
+    """The spec at ``path``; with ``args``, its structural constants take their ``-p``
+    values, and ``_params(args)`` then leaves them out (they are not timing parameters)."""
     from checker.language import load
 
+    consts = _params(args) if args is not None and getattr(args, "param", None) else None
     try:
-        return load(path)
+        spec = load(path, consts)
     except SpecError as e:
         raise _BadSpec(e) from None
+    if args is not None:
+        args.const_names = [c.name for c in spec.consts]
+    return spec
 
 
 def cmd_lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -389,7 +397,14 @@ def describe_spec(spec: ir.Spec) -> str:
     for t in spec.types:
         sym = "symmetric " if t.symmetric else ""
         body = "{" + ", ".join(t.labels) + "}" if t.kind == "enum" else f"{t.lo}..{t.hi}"
-        lines.append(f"  {sym}{t.name} = {body}")
+        kind = "ordered " if t.ordered else ""
+        lines.append(f"  {sym}{kind}{t.name} = {body}")
+    if spec.consts:
+        lines.append("constants:")
+        for k in spec.consts:
+            rng = f" in {k.range_text()}" if k.lo is not None else ""
+            dflt = f" (default {k.default})" if k.value != k.default else ""
+            lines.append(f"  {k.name}{rng} = {k.value}{dflt}")
     lines.append("parameters:")
     for p in spec.params:
         rng = p.range_text() or "(fixed)"
@@ -440,7 +455,11 @@ def spec_summary(spec: ir.Spec) -> dict[str, object]:
         counts[key] = counts.get(key, 0) + 1
     return {
         "model": spec.name,
+        **({"consts": [{"name": c.name, "value": c.value, "default": c.default,
+                        "range": c.range_text() or None} for c in spec.consts]}
+           if spec.consts else {}),
         "types": [{"name": t.name, "kind": t.kind, "symmetric": t.symmetric,
+                   **({"ordered": True} if t.ordered else {}),
                    **({"lo": t.lo, "hi": t.hi} if t.kind == "range" else
                       {"values": [t.show(v) for v in t.values()]})} for t in spec.types],
         "params": [{"name": p.name, "range": p.range_text() or None,
@@ -466,7 +485,7 @@ def spec_summary(spec: ir.Spec) -> dict[str, object]:
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    spec = _load(args.spec)
+    spec = _load(args.spec, args)
     if args.json:
         from checker import jsonout
 
@@ -479,9 +498,11 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _params(args: argparse.Namespace) -> dict[str, Fraction]:
     out: dict[str, Fraction] = {}
+    consts = getattr(args, "const_names", ())
     for text in args.param:
         name, value = parse_param(text)
-        out[name] = value
+        if name not in consts:
+            out[name] = value
     return out
 
 
@@ -580,7 +601,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.model import trace as tr
     from checker.model.compiled import ParamError
 
-    spec = _load(args.spec)
+    spec = _load(args.spec, args)
     params = _params(args)
     limits = _limits(args)
     if args.diagram:
@@ -626,7 +647,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                   if outcome.verdict == api.ERROR else [])
         out.write(jsonout.document("check", code, doc, errors))
     else:
-        shown_params = _param_text(outcome.params)
+        shown = {**{c.name: Fraction(c.value) for c in spec.consts}, **outcome.params}
+        shown_params = _param_text(shown)
         out.write(f"model {spec.name}" + (f"  ({shown_params})" if shown_params else "")
                   + "\n")
         out.write(_verdict_text(outcome) + "\n")
@@ -731,7 +753,12 @@ def _draw(trace: Any, path: str) -> str:
 def _free(args: argparse.Namespace, spec: ir.Spec) -> list[str]:
     names = [n.strip() for text in args.free for n in text.split(",") if n.strip()]
     declared = [p.name for p in spec.params]
+    consts = {c.name: c.value for c in spec.consts}
     for n in names:
+        if n in consts:
+            raise UsageError(f"--free: `{n}` is a structural constant, not a timing parameter:"
+                             f" it cannot be synthesized; fix it with -p {n}=VALUE (now"
+                             f" {consts[n]}) and run once per value")
         if n not in declared:
             raise UsageError(f"--free: unknown parameter `{n}` (the spec declares:"
                              f" {', '.join(declared)})")
@@ -773,7 +800,7 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker import jsonout
     from checker.smt import synth as sy
 
-    spec = _load(args.spec)
+    spec = _load(args.spec, args)
     free = _free(args, spec)
     display = _progress_display(err, "synth", args.quiet)
     with display, _watching_synth(display):
@@ -847,7 +874,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.model import trace as tr
     from checker.smt import synth as sy
 
-    spec = _load(args.spec)
+    spec = _load(args.spec, args)
     free = _free(args, spec)
     params = _params(args)
     model = _model(spec, params, args.timeout)
@@ -1148,7 +1175,7 @@ def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if ext not in graphs.EXPORT_FORMATS and ext not in render.FORMATS:
         raise UsageError(f"cannot draw {args.output}: unknown format; use .dot, .svg, .png,"
                          " .pdf (drawn), .graphml or .gexf (the graph as data)")
-    spec = _load(args.spec)
+    spec = _load(args.spec, args)
     model = _model(spec, _params(args), args.timeout)
     g = state_graph(model, args.max_nodes, zones=args.zones, symmetry=not args.no_symmetry,
                     timeout=args.timeout)
@@ -1200,7 +1227,7 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if not args.uppaal and not args.tchecker:
         raise UsageError("kvrace export: give --uppaal FILE.xml and/or --tchecker FILE.tck")
-    spec = _load(args.spec)
+    spec = _load(args.spec, args)
     model = _model(spec, _params(args))
     try:
         auto = export.unfold(model, args.max_locations or export.MAX_LOCATIONS)
@@ -1235,7 +1262,7 @@ def cmd_view(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.model.compiled import ParamError, SpecModel
     from checker.view import page, server, steps
 
-    spec = _load(args.spec)
+    spec = _load(args.spec, args)
     overrides = _params(args)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port: {args.port} is not a port number (0 to 65535)")
@@ -1487,7 +1514,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker.simulate import Runner, Sprt, chernoff_runs, run_trace, simulate
     from checker.simulate.plot import PlotError, sweep_plot
 
-    spec = _load(args.spec)
+    spec = _load(args.spec, args)
     params = _params(args)
     cfg = _sim_config(args, spec)
     if (args.epsilon is None) != (args.delta is None):

@@ -206,9 +206,10 @@ class Gen:
         form = self.r.randint(0, 2)
         if form == 0:
             return f"{hi + lo} - {a}"
+        # `/` and `%` by hi + 1 on a value in 0..hi: a / (hi + 1) is 0, a % (hi + 1) is a.
         if form == 1:
-            return f"{a} - {a} + {self.int_term(ft, scope)}"
-        return f"{a} * 0 + {self.r.choice(ft.values)}"
+            return f"{a} % {hi + 1} - {a} + {self.int_term(ft, scope)}"
+        return f"{a} / {hi + 1} + {self.r.choice(ft.values)}"
 
     def int_term(self, ft: FT, scope: Scope) -> str:
         """A value of range type ``ft``: a local or a scalar variable of it, or a number."""
@@ -286,6 +287,8 @@ class Gen:
             other = self.value(ft, scope, depth + 1) if depth < 2 else (
                 r.choice(ft.values) if ft.nameable else ref)
             form = r.randint(0, 3)
+            if form == 0 and ft.name in ORDERED:
+                return f"{ref} <= {other}"  # order on an `ordered type`
             if form == 0:
                 return f"{ref} == {other}"
             if form == 1:
@@ -522,6 +525,8 @@ INDEX_TYPES = {
     "P": FT("P", "enum", ("p0", "p1"), symmetric=True),
     "R": FT("R", "range", ("0", "1")),
 }
+ORDERED = frozenset({"K"})
+"""Index types declared ``ordered type`` (their values compare with ``<=``)."""
 MAX_CLOCK_INSTANCES = 3
 MAX_RESPONSE_INSTANCES = 2
 
@@ -539,7 +544,7 @@ def render_model(r: random.Random) -> str:
         if ft.kind == "range":
             lines.append(f"type R = {ft.values[0]}..{ft.values[-1]}")
         else:
-            sym = "symmetric " if ft.symmetric else ""
+            sym = "symmetric " if ft.symmetric else "ordered " if ft.name in ORDERED else ""
             lines.append(f"{sym}type {ft.name} = {{{', '.join(ft.values)}}}")
     index_types = [*types, BOOL]
     # Parameters: open and closed ranges, integer and rational defaults.

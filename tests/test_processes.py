@@ -39,6 +39,17 @@ def test_classic_counts(name: str, symmetry: bool, states: int, zones: int) -> N
     assert (out.stats.states, out.stats.zones) == (states, zones)
 
 
+@pytest.mark.parametrize(("n", "symmetry", "states"), [
+    (2, False, 18), (4, False, 220), (5, False, 727),   # TChecker's fischer series
+    (6, True, 54), (8, True, 88),
+])
+def test_fischer_processes_scale_with_a_constant(n: int, symmetry: bool, states: int) -> None:
+    out = check(CLASSIC / "fischer_processes.kvr", {"N": n},
+                options=Options(symmetry=symmetry))
+    out.assert_holds()
+    assert out.stats.states == states
+
+
 def test_flattening_names_and_instances() -> None:
     spec = load_spec(CLASSIC / "train_gate.kvr")
     assert spec.actors == ("Train", "Gate")

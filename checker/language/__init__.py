@@ -8,6 +8,8 @@ failing phase.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from fractions import Fraction
 from pathlib import Path
 
 from checker.diagnostics import Diagnostic, SpecError
@@ -18,13 +20,16 @@ from checker.model.ir import Spec
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
-def load_text(source: str, path: str = "<input>") -> Spec:
-    """Parse and elaborate spec text."""
-    return elaborate(parse(source, path), source)
+def load_text(source: str, path: str = "<input>",
+              consts: Mapping[str, Fraction] | None = None) -> Spec:
+    """Parse and elaborate spec text; ``consts`` sets structural constants by name (other
+    names in it, such as timing parameters, are ignored)."""
+    return elaborate(parse(source, path), source, consts)
 
 
-def load(path: str | Path) -> Spec:
-    """Read, parse and elaborate the spec file at ``path``."""
+def load(path: str | Path, consts: Mapping[str, Fraction] | None = None) -> Spec:
+    """Read, parse and elaborate the spec file at ``path`` (``consts`` as for
+    :func:`load_text`)."""
     p = Path(path)
     name = str(path)
     try:
@@ -40,7 +45,7 @@ def load(path: str | Path) -> Spec:
             [Diagnostic("KVR000", f"file is too large ({len(data)} bytes; the limit is"
                         f" {MAX_FILE_BYTES})", name)]
         )
-    return load_text(decode_source(data, name), name)
+    return load_text(decode_source(data, name), name, consts)
 
 
 __all__ = ["SpecError", "load", "load_text"]

@@ -121,10 +121,15 @@ class EnumType(TypeExpr):
 
 @dataclass(frozen=True)
 class RangeType(TypeExpr):
-    """An integer range ``lo..hi`` (both inclusive)."""
+    """An integer range ``lo..hi`` (both inclusive).
+
+    A bound written with constants (``0..N-1``) has its expression in ``lo_expr`` /
+    ``hi_expr``, evaluated by the elaborator; ``lo``/``hi`` hold literal bounds."""
 
     lo: int
     hi: int
+    lo_expr: Expr | None = None
+    hi_expr: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,9 @@ class TypeDecl(Decl):
     name_span: Span
     symmetric: bool
     body: TypeExpr
+    ordered: bool = False
+    modifier_spans: tuple[Span, ...] = ()
+    """Where ``symmetric`` / ``ordered`` are written."""
 
 
 @dataclass(frozen=True)
@@ -225,6 +233,17 @@ class ParamDecl(Decl):
     default: Fraction | None
     default_span: Span | None
     range_span: Span | None = None
+
+
+@dataclass(frozen=True)
+class ConstDecl(Decl):
+    """``const Name [in lo..hi] = value``: a structural integer constant."""
+
+    name: str
+    name_span: Span
+    lo: Expr | None
+    hi: Expr | None
+    value: Expr
 
 
 @dataclass(frozen=True)

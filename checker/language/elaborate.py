@@ -12,7 +12,7 @@ Diagnostic codes: KVR1xx names, KVR2xx types, KVR3xx domains and timing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -118,9 +118,14 @@ class _Scope:
 class Elaborator:
     """Checks one parsed file and builds its :class:`~checker.model.ir.Spec`."""
 
-    def __init__(self, spec: ast.SpecFile, source: str) -> None:
+    def __init__(self, spec: ast.SpecFile, source: str,
+                 consts: Mapping[str, Fraction] | None = None) -> None:
+        """``consts`` overrides the values of structural constants (``-p N=4``); other
+        names in it (timing parameters) are ignored here."""
         self.file = spec
         self.source = source
+        self.const_overrides: Mapping[str, Fraction] = consts or {}
+        self.consts: dict[str, ir.ConstDef] = {}
         self.diags: list[Diagnostic] = []
         self.types: dict[str, ir.FiniteType] = {"bool": ir.BOOL}
         self.type_spans: dict[str, Span] = {}
@@ -206,6 +211,9 @@ class Elaborator:
     def run(self) -> ir.Spec:
         decls = self.file.decls
         for d in decls:
+            if isinstance(d, ast.ConstDecl):
+                self.const_decl(d)
+        for d in decls:
             if isinstance(d, ast.TypeDecl):
                 self.type_decl(d)
         for d in decls:
@@ -288,6 +296,7 @@ class Elaborator:
             state_size=self.state_size,
             clock_count=self.clock_count,
             source=self.source,
+            consts=tuple(self.consts.values()),
         )
 
     def check_property_names(self) -> None:
@@ -310,16 +319,25 @@ class Elaborator:
         if not self.declare_global(d.name, d.name_span, "type"):
             return
         body = d.body
+        if d.symmetric and d.ordered:
+            self.error(
+                "KVR306", f"type `{d.name}` cannot be both `symmetric` and `ordered`",
+                d.modifier_spans[0].merge(d.modifier_spans[-1]) if d.modifier_spans
+                else d.name_span,
+                "help: symmetry reduction permutes the values of a symmetric type, which"
+                " would not preserve their order; drop one of the two",
+            )
+            self.poisoned.add(d.name)
+            return
         if isinstance(body, ast.EnumType):
-            ft = self.enum(body, d.name, d.symmetric)
+            ft = self.enum(body, d.name, d.symmetric, d.ordered)
         elif isinstance(body, ast.RangeType):
-            if d.symmetric:
-                self.error(
-                    "KVR306", "only enumerations can be `symmetric`, not integer ranges",
-                    Span(d.span.line, d.span.column, d.span.line, d.span.column + 9),
-                    "help: drop `symmetric`, or declare an enumeration such as `{s0, s1, s2}`",
-                )
             ft = self.range_(body, d.name)
+            if ft is not None and d.symmetric:
+                # Interchangeable values, shown as their numbers: like a symmetric
+                # enumeration (encoded from 0), never compared or stepped.
+                labels = tuple(str(v) for v in ft.values())
+                ft = ir.FiniteType(d.name, "enum", labels, 0, len(labels) - 1, True)
         else:  # pragma: no cover - grammar allows nothing else
             return
         if ft is not None:
@@ -328,7 +346,8 @@ class Elaborator:
         else:
             self.poisoned.add(d.name)
 
-    def enum(self, body: ast.EnumType, name: str | None, symmetric: bool) -> ir.FiniteType | None:
+    def enum(self, body: ast.EnumType, name: str | None, symmetric: bool,
+             ordered: bool = False) -> ir.FiniteType | None:
         labels: list[str] = []
         for label, sp in body.values:
             if label in labels:
@@ -341,7 +360,8 @@ class Elaborator:
         if not labels:
             return None
         tname = name if name is not None else "{" + ", ".join(labels) + "}"
-        ft = ir.FiniteType(tname, "enum", tuple(labels), 0, len(labels) - 1, symmetric)
+        ft = ir.FiniteType(tname, "enum", tuple(labels), 0, len(labels) - 1, symmetric,
+                           ordered)
         for label in labels:
             known = self.labels.setdefault(label, [])
             if ft not in known:
@@ -349,6 +369,18 @@ class Elaborator:
         return ft
 
     def range_(self, body: ast.RangeType, name: str | None) -> ir.FiniteType | None:
+        if body.lo_expr is not None or body.hi_expr is not None:
+            lo = self.const_int(body.lo_expr) if body.lo_expr is not None else body.lo
+            hi = self.const_int(body.hi_expr) if body.hi_expr is not None else body.hi
+            if lo is None or hi is None:
+                return None
+            written = self.written(body.span) or f"{lo}..{hi}"
+            if lo > hi:
+                self.error("KVR301", f"empty range {written} (= {lo}..{hi})", body.span)
+                return None
+            body = ast.RangeType(body.span, lo, hi)
+            if name is None:
+                name = written.replace(" ", "")
         if body.lo > body.hi:
             self.error("KVR301", f"empty range {body.lo}..{body.hi}", body.span,
                        f"help: the smaller bound comes first: `{body.hi}..{body.lo}`")
@@ -424,6 +456,104 @@ class Elaborator:
                 d.default_span,
             )
         self.params[d.name] = p
+
+    # ---- structural constants ----------------------------------------------------------
+    def const_decl(self, d: ast.ConstDecl) -> None:
+        if not self.declare_global(d.name, d.name_span, "constant"):
+            return
+        lo = self.const_int(d.lo) if d.lo is not None else None
+        hi = self.const_int(d.hi) if d.hi is not None else None
+        default = self.const_int(d.value)
+        if (d.lo is not None and lo is None) or (d.hi is not None and hi is None):
+            self.poisoned.add(d.name)
+            return
+        if lo is not None and hi is not None and lo > hi:
+            assert d.lo is not None and d.hi is not None
+            self.error("KVR301", f"constant `{d.name}` has an empty range {lo}..{hi}",
+                       d.lo.span.merge(d.hi.span))
+            self.poisoned.add(d.name)
+            return
+        if default is None:
+            self.poisoned.add(d.name)
+            return
+        if lo is not None and hi is not None and not lo <= default <= hi:
+            self.error("KVR308", f"value {default} of `{d.name}` is outside its range {lo}..{hi}",
+                       d.value.span)
+            self.poisoned.add(d.name)
+            return
+        value = default
+        given = self.const_overrides.get(d.name)
+        if given is not None:
+            where = d.name_span
+            if given.denominator != 1:
+                self.error("KVR308", f"-p {d.name}={_num(given)}: `{d.name}` is an integer"
+                           " constant", where)
+                self.poisoned.add(d.name)
+                return
+            value = int(given)
+            if lo is not None and hi is not None and not lo <= value <= hi:
+                self.error("KVR308", f"-p {d.name}={value} is outside the declared range"
+                           f" {lo}..{hi} of `{d.name}`", where)
+                self.poisoned.add(d.name)
+                return
+            if lo is None and value != default:
+                self.error(
+                    "KVR308", f"-p {d.name}={value}: constant `{d.name}` has no range, so"
+                    " its value is fixed", where,
+                    f"help: declare the values it may take, as in `const {d.name} in"
+                    f" {min(default, value)}..{max(default, value)} = {default}`",
+                )
+                self.poisoned.add(d.name)
+                return
+        self.consts[d.name] = ir.ConstDef(d.name, value, default, lo, hi, d.name_span)
+
+    def const_int(self, e: ast.Expr) -> int | None:
+        """The value of a constant integer expression (literals, earlier constants and
+        ``+ - * / %``), or None (reported)."""
+        if isinstance(e, ast.Num):
+            if e.value.denominator != 1:
+                self.error("KVR308", f"{_num(e.value)} is not an integer", e.span)
+                return None
+            return int(e.value)
+        if isinstance(e, ast.Ref) and e.index is None and e.name in self.consts:
+            return self.consts[e.name].value
+        if isinstance(e, ast.Ref) and e.name in self.poisoned:
+            return None
+        if isinstance(e, ast.Unary) and e.op == "-":
+            v = self.const_int(e.operand)
+            return None if v is None else -v
+        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/", "%"):
+            a = self.const_int(e.left)
+            b = self.const_int(e.right)
+            if a is None or b is None:
+                return None
+            if e.op in ("/", "%"):
+                if b == 0:
+                    self.error("KVR303", "division by zero" if e.op == "/" else "modulo by zero",
+                               e.span)
+                    return None
+                return ir.divide(e.op, a, b, "")
+            v = {"+": a + b, "-": a - b, "*": a * b}[e.op]
+            if _too_big(Fraction(v)):
+                self.error("KVR307", _TOO_BIG, e.span)
+                return None
+            return v
+        if isinstance(e, ast.Ref) and e.index is None:
+            what = ("a timing parameter" if e.name in self.params or any(
+                isinstance(x, ast.ParamDecl) and x.name == e.name for x in self.file.decls)
+                else None)
+            if what is not None:
+                self.error("KVR308", f"`{e.name}` is {what}, not a structural constant",
+                           e.name_span,
+                           f"help: sizes and ranges use constants: `const {e.name} in 1..8 = 4`")
+            else:
+                self.error("KVR101", f"unknown constant `{e.name}`", e.name_span,
+                           *did_you_mean(e.name, self.consts),
+                           "help: declare it before its uses, as in `const N in 1..8 = 3`")
+            return None
+        self.error("KVR308", "a constant expression may use only integers, constants and"
+                   " `+ - * / %`", e.span)
+        return None
 
     def var_decl(self, d: ast.VarDecl) -> None:
         if not self.declare_global(d.name, d.name_span, "variable"):
@@ -523,7 +653,8 @@ class Elaborator:
         if name in self.scope.names:
             self.error("KVR102", f"`{name}` is already bound here", span)
         else:
-            if name in self.vars or name in self.clocks or name in self.params:
+            if (name in self.vars or name in self.clocks or name in self.params
+                    or name in self.consts):
                 self.error(
                     "KVR102", f"`{name}` shadows a global declaration; choose another name", span
                 )
@@ -1036,6 +1167,9 @@ class Elaborator:
             elif t.name in self.params:
                 self.error("KVR205", f"`{t.name}` is a parameter and cannot be assigned",
                            t.name_span)
+            elif t.name in self.consts:
+                self.error("KVR205", f"`{t.name}` is a constant and cannot be assigned",
+                           t.name_span)
             elif t.name in self.scope.names:
                 self.error("KVR205", f"`{t.name}` is a bound name and cannot be assigned",
                            t.name_span)
@@ -1055,7 +1189,7 @@ class Elaborator:
             return None
         if not self.assignable(vty, var.value, s.value.span, f"`{var.name}`"):
             return None
-        value = self.coerce(value, vty, var.value, s.value.span)
+        value = self.coerce(value, vty, var.value, s.value.span, var.name)
         return ir.Assign(var, index, value)
 
     def assignable(self, ty: Ty, vt: ir.ValueType, span: Span, what: str) -> bool:
@@ -1074,7 +1208,8 @@ class Elaborator:
             return False
         return True
 
-    def coerce(self, code: ir.Expr, ty: Ty, vt: ir.ValueType, span: Span) -> ir.Expr:
+    def coerce(self, code: ir.Expr, ty: Ty, vt: ir.ValueType, span: Span,
+               name: str = "") -> ir.Expr:
         site = self.site(span)
         if ty.optional and not vt.optional:
             code = ir.Some(code, site)
@@ -1086,7 +1221,9 @@ class Elaborator:
                 and vt.base.lo <= ty.ft.lo and ty.ft.hi <= vt.base.hi
             ):
                 return code
-            return ir.InRange(code, vt.base.lo, vt.base.hi, site)
+            what = (f"value {{v}} outside {vt.base.lo}..{vt.base.hi} (the range of `{name}`)"
+                    if name else "")
+            return ir.InRange(code, vt.base.lo, vt.base.hi, site, what)
         return code
 
     def clock_ref(
@@ -1253,6 +1390,7 @@ class Elaborator:
             and e.name not in self.scope.names
             and e.name not in self.vars
             and e.name not in self.params
+            and e.name not in self.consts
             and e.name not in self.clocks
             and e.name in self.labels
         )
@@ -1307,9 +1445,10 @@ class Elaborator:
             return self.quant(e)
         raise AssertionError(type(e).__name__)  # pragma: no cover
 
-    def expect_int(self, ty: Ty, span: Span) -> None:
+    def expect_int(self, ty: Ty, span: Span, op: str = "") -> None:
         if ty.kind not in ("int", "error"):
-            self.error("KVR201", f"expected an integer, found {ty.show()}", span)
+            notes = self.order_help(ty) if op in ("+", "-") else ()
+            self.error("KVR201", f"expected an integer, found {ty.show()}", span, *notes)
 
     def ref(self, e: ast.Ref, expect: Ty | None) -> tuple[ir.Expr, Ty]:
         name = e.name
@@ -1327,6 +1466,11 @@ class Elaborator:
             if index is None:
                 return ir.Const(0), ERR_T
             return ir.Read(var, index), ty_of(var.value)
+        if name in self.consts:
+            if e.index is not None:
+                self.error("KVR203", f"`{name}` is a constant and cannot be indexed", e.span)
+                return ir.Const(0), ERR_T
+            return ir.Const(self.consts[name].value), INT_T
         if name in self.params:
             self.error(
                 "KVR206",
@@ -1367,7 +1511,8 @@ class Elaborator:
             return ir.Const(0), ERR_T
         if name in self.poisoned or name in self.scope.poisoned:
             return ir.Const(0), ERR_T
-        candidates = [*self.scope.names, *self.vars, *self.labels, *self.params, *self.clocks]
+        candidates = [*self.scope.names, *self.vars, *self.labels, *self.params, *self.clocks,
+                      *self.consts]
         self.error("KVR101", f"unknown name `{name}`", e.name_span,
                    *did_you_mean(name, candidates))
         return ir.Const(0), ERR_T
@@ -1476,27 +1621,73 @@ class Elaborator:
             ac, at, bc, bt = self.pair(e.left, e.right)
             if not self.comparable(at, bt, e.span):
                 return ir.Const(0), ERR_T
-            if op not in ("==", "!=") and at.kind != "int":
-                self.error("KVR201", f"`{op}` compares integers, not {at.show()}", e.op_span)
+            if op not in ("==", "!=") and not (
+                at.kind == "int" or (at.kind == "enum" and at.ft is not None and at.ft.ordered)
+            ):
+                self.error("KVR201", f"`{op}` compares integers and values of ordered types,"
+                           f" not {at.show()}", e.op_span, *self.order_help(at))
                 return ir.Const(0), ERR_T
             return ir.Binary(op, ac, bc), BOOL_T
-        if op in ("+", "-", "*"):
+        if op in ("+", "-", "*", "/", "%"):
             lc, lt = self.sub(e.left, INT_T)
             rc, rt = self.sub(e.right, INT_T)
-            self.expect_int(lt, e.left.span)
-            self.expect_int(rt, e.right.span)
+            if op in ("+", "-") and lt.kind == "enum" and lt.ft is not None and lt.ft.ordered:
+                return self.step(e, lc, lt, rc, rt)
+            self.expect_int(lt, e.left.span, e.op)
+            self.expect_int(rt, e.right.span, e.op)
             if lt.kind != "int" or rt.kind != "int":
                 return ir.Const(0), ERR_T
+            site = self.site(e.op_span)
+            if op in ("/", "%") and isinstance(rc, ir.Const) and rc.value == 0:
+                self.error("KVR303", "division by zero" if op == "/" else "modulo by zero",
+                           e.span)
+                return ir.Const(0), ERR_T
             if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
-                v = {"+": lc.value + rc.value, "-": lc.value - rc.value,
-                     "*": lc.value * rc.value}[op]
+                v = (ir.divide(op, lc.value, rc.value, site) if op in ("/", "%") else
+                     {"+": lc.value + rc.value, "-": lc.value - rc.value,
+                      "*": lc.value * rc.value}[op])
                 if _too_big(Fraction(v)):
                     self.error("KVR307", _TOO_BIG, e.span)
                     return ir.Const(0), ERR_T
                 return ir.Const(v), INT_T
-            return ir.Binary(op, lc, rc), INT_T
-        self.error("KVR201", f"`{op}` is only allowed in clock bounds", e.op_span)
+            return ir.Binary(op, lc, rc, site if op in ("/", "%") else ""), INT_T
+        self.error("KVR201", f"`{op}` is not an operator on values", e.op_span)
         return ir.Const(0), ERR_T
+
+    def step(self, e: ast.Binary, lc: ir.Expr, lt: Ty, rc: ir.Expr,
+             rt: Ty) -> tuple[ir.Expr, Ty]:
+        """``v + k`` / ``v - k`` on an ordered enumeration: the value ``k`` places later
+        (earlier), of the same type; leaving the type is a run-time model error."""
+        ft = lt.ft
+        assert ft is not None
+        self.expect_int(rt, e.right.span, e.op)
+        if rt.kind != "int":
+            return ir.Const(0), ERR_T
+        if lt.optional:
+            lc = ir.Some(lc, self.site(e.left.span))
+        if rt.optional:
+            rc = ir.Some(rc, self.site(e.right.span))
+        code: ir.Expr = ir.Binary(e.op, lc, rc)
+        written = self.written(e.span) or f"... {e.op} ..."
+        what = (f"`{written}` leaves the ordered type {ft} ({ft.show(ft.lo)}..{ft.show(ft.hi)})")
+        if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
+            v = lc.value + rc.value if e.op == "+" else lc.value - rc.value
+            if not ft.lo <= v <= ft.hi:
+                self.error("KVR305", what, e.span)
+                return ir.Const(0), ERR_T
+            return ir.Const(v), Ty("enum", ft)
+        return ir.InRange(code, ft.lo, ft.hi, self.site(e.span), what), Ty("enum", ft)
+
+    def order_help(self, ty: Ty) -> tuple[str, ...]:
+        """The note after an order comparison or a step on a value without order."""
+        ft = ty.ft
+        if ty.kind != "enum" or ft is None:
+            return ()
+        if ft.symmetric:
+            return (f"help: the values of the symmetric type {ft} are interchangeable and have"
+                    " no order; drop `symmetric` and declare it `ordered type` to compare them",)
+        return (f"help: declare `ordered type {ft} = {{...}}` to compare its values by their"
+                " order and step with `+ 1` / `- 1`",)
 
     def _unknown(self, e: ast.Expr) -> bool:
         """Whether ``e`` is a name declared nowhere (and not already reported)."""
@@ -1505,8 +1696,8 @@ class Elaborator:
         n = e.name
         return not (
             n in self.scope.names or n in self.vars or n in self.params or n in self.clocks
-            or n in self.labels or n in self.types or n in self.actors or n in self.poisoned
-            or n in self.scope.poisoned
+            or n in self.consts or n in self.labels or n in self.types or n in self.actors
+            or n in self.poisoned or n in self.scope.poisoned
         )
 
     def _mentions_param(self, e: ast.Expr) -> bool:
@@ -1514,7 +1705,7 @@ class Elaborator:
             return e.name in self.params and e.name not in self.scope.names
         if isinstance(e, ast.Unary):
             return self._mentions_param(e.operand)
-        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
+        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/", "%"):
             return self._mentions_param(e.left) or self._mentions_param(e.right)
         return False
 
@@ -1524,7 +1715,7 @@ class Elaborator:
             return self._is_clock(e)
         if isinstance(e, ast.Unary) and e.op == "-":
             return self._mentions_clock(e.operand)
-        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
+        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/", "%"):
             return self._mentions_clock(e.left) or self._mentions_clock(e.right)
         return False
 
@@ -1589,11 +1780,19 @@ class Elaborator:
             return e.value, {}
         if isinstance(e, ast.Ref) and e.index is None and e.name in self.params:
             return Fraction(0), {e.name: Fraction(1)}
+        if (isinstance(e, ast.Ref) and e.index is None and e.name in self.consts
+                and e.name not in self.scope.names):
+            return Fraction(self.consts[e.name].value), {}
         if isinstance(e, ast.Unary) and e.op == "-":
             got = self._linear(e.operand)
             if got is None:
                 return None
             return -got[0], {p: -c for p, c in got[1].items()}
+        if isinstance(e, ast.Binary) and e.op == "%":
+            self.error("KVR303", f"{self.bound_what} cannot use `%`", e.op_span,
+                       "help: `%` is integer arithmetic on data; a bound may use `+`, `-`,"
+                       " and `*`/`/` by a number")
+            return None
         if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
             left = self._linear(e.left)
             right = self._linear(e.right)
@@ -1638,8 +1837,8 @@ class Elaborator:
             return None
         self.error(
             "KVR303",
-            f"{self.bound_what} may use only numbers, parameters, `+`, `-`, and `*`/`/` by"
-            " a number",
+            f"{self.bound_what} may use only numbers, parameters, constants, `+`, `-`, and"
+            " `*`/`/` by a number",
             e.span,
         )
         return None
@@ -1756,6 +1955,10 @@ def _assignments(body: Sequence[ir.Stmt]) -> list[ir.Assign]:
     return out
 
 
-def elaborate(spec: ast.SpecFile, source: str) -> ir.Spec:
-    """Check ``spec`` and build its typed form; raises SpecError with every diagnostic."""
-    return Elaborator(flatten(spec, source), source).run()
+def elaborate(spec: ast.SpecFile, source: str,
+              consts: Mapping[str, Fraction] | None = None) -> ir.Spec:
+    """Check ``spec`` and build its typed form; raises SpecError with every diagnostic.
+
+    ``consts`` sets structural constants (``const N in 2..6 = 3``) by name; names of
+    timing parameters in it are ignored (they are set when the model is built)."""
+    return Elaborator(flatten(spec, source), source, consts).run()

@@ -42,6 +42,8 @@ class _Flattener:
         for d in spec.decls:
             if isinstance(d, ast.ClockDecl):
                 self.global_names.update(n for n, _ in d.names)
+            elif isinstance(d, (ast.ParamDecl, ast.ConstDecl)):
+                self.global_names.add(d.name)
 
     def error(self, code: str, message: str, span: Span, *notes: str) -> None:
         self.diags.append(Diagnostic(code, message, self.spec.path, span, tuple(notes)))
@@ -174,8 +176,6 @@ class _Process:
 
     def flatten(self) -> list[ast.Decl]:
         d = self.d
-        if self.param is not None and self.param.name != "self":
-            self.locals.pop(self.param.name, None)
         out: list[ast.Decl] = [ast.ActorDecl(d.span, ((self.name, d.name_span),))]
         for item in d.items:  # names first: events may use locals declared after them
             if isinstance(item, ast.VarDecl):

@@ -52,8 +52,8 @@ MAX_MESSAGE_CHARS = 1000
 """Length of an assert message."""
 
 _DECL_START = re.compile(
-    r"^[ \t]*(?:symmetric[ \t]+type|type|param|actor|var|clock|event|deadline|invariant"
-    r"|property|model|process|chan|urgent|broadcast|committed|location)\b",
+    r"^[ \t]*(?:(?:(?:symmetric|ordered)[ \t]+)+type|type|param|const|actor|var|clock|event"
+    r"|deadline|invariant|property|model|process|chan|urgent|broadcast|committed|location)\b",
     re.MULTILINE,
 )
 
@@ -71,13 +71,14 @@ _TOKEN_WORDS = {
     "STRING": 'a string "..."',
     "CMP_OP": "a comparison",
     "ADD_OP": "`+` or `-`",
-    "MUL_OP": "`*` or `/`",
+    "MUL_OP": "`*`, `/` or `%`",
     "LSQB": "`[`",
     "RSQB": "`]`",
     "LPAR": "`(`",
     "RPAR": "`)`",
     "OPTION": "`?`",
     "SYMMETRIC": "`symmetric`",
+    "ORDERED": "`ordered`",
     "$END": "end of input",
 }
 _EXPR_START = frozenset(
@@ -459,6 +460,8 @@ class _Converter:
         d = t.data
         if d == "ref":
             return self.ref(t)
+        if d == "cref":
+            return ast.Ref(sp, str(t.children[0]), sp, None)
         if d == "num":
             return ast.Num(sp, self.number(t.children[0]))
         if d == "true":
@@ -517,8 +520,12 @@ class _Converter:
         if d == "enum_type":
             return ast.EnumType(sp, tuple((str(c), self.span(c)) for c in t.children))
         if d == "range_type":
-            lo, hi = (int(self.number(c.children[0])) for c in t.children)
-            return ast.RangeType(sp, lo, hi)
+            lo_e, hi_e = (self.expr(c) for c in t.children)
+            lo, hi = _literal_int(lo_e), _literal_int(hi_e)
+            return ast.RangeType(
+                sp, lo if lo is not None else 0, hi if hi is not None else 0,
+                None if lo is not None else lo_e, None if hi is not None else hi_e,
+            )
         if d == "value_type":
             inner = self.type(t.children[0])
             return ast.OptionType(sp, inner) if t.children[1] is not None else inner
@@ -599,8 +606,19 @@ class _Converter:
         d = t.data
         c = t.children
         if d == "type_decl":
-            sym, name, body = c
-            return ast.TypeDecl(sp, str(name), self.span(name), sym is not None, self.type(body))
+            *mods, name, body = c
+            words = [str(m) for m in mods]
+            return ast.TypeDecl(
+                sp, str(name), self.span(name), "symmetric" in words, self.type(body),
+                "ordered" in words, tuple(self.span(m) for m in mods),
+            )
+        if d == "const_decl":
+            name, rng, value = c
+            clo: ast.Expr | None = None
+            chi: ast.Expr | None = None
+            if rng is not None:
+                clo, chi = (self.expr(x) for x in rng.children)
+            return ast.ConstDecl(sp, str(name), self.span(name), clo, chi, self.expr(value))
         if d == "param_decl":
             name, rng, default = c
             lo = hi = None
@@ -727,6 +745,16 @@ class _Converter:
         return self.expr(t.children[0]) if t is not None else None
 
 
+def _literal_int(e: ast.Expr) -> int | None:
+    """The value of an integer literal, possibly negated (a range bound), else None."""
+    if isinstance(e, ast.Num) and e.value.denominator == 1:
+        return int(e.value)
+    if isinstance(e, ast.Unary) and e.op == "-" and isinstance(e.operand, ast.Num):
+        v = e.operand.value
+        return -int(v) if v.denominator == 1 else None
+    return None
+
+
 def _too_deep(tree: Tree[Any]) -> Tree[Any] | Token | None:
     """The first node nested more than :data:`MAX_NESTING` levels deep, if any."""
     stack: list[tuple[Tree[Any] | Token, int]] = [(tree, 0)]
@@ -784,7 +812,6 @@ _CHAR_HINTS = {
     "!": "help: write `not e` to negate, `a != b` to compare",
     "'": 'help: strings are written in double quotes: "..."',
     '"': 'help: a string ends with `"` on the same line',
-    "%": "help: there is no `%` operator; bounds use `+`, `-`, `*` and `/` by a number",
 }
 
 
@@ -874,6 +901,12 @@ def _eof_diagnostic(path: str, chunk: _Chunk, expected: set[str]) -> Diagnostic:
 
 def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
     text = str(tok)
+    before = re.search(r"\b(next|prev|succ|pred)[ \t]*$", chunk.text[: tok.start_pos or 0])
+    if text == "(" and before is not None:
+        up = before.group(1) in ("next", "succ")
+        return (f"help: there is no `{before.group(1)}(...)`; the"
+                f" {'successor' if up else 'predecessor'} of a value `v` of an ordered type"
+                f" is written `v {'+' if up else '-'} 1`",)
     assign = _terminal(":=")
     if text in ("=", "==") and assign in expected:
         return ("help: assign with `:=`",)
@@ -899,7 +932,8 @@ def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
         line_start : tok.start_pos
     ].strip():
         return ("help: a declaration starts on a new line with its keyword: `type`, `param`,"
-                " `actor`, `var`, `clock`, `event`, `deadline`, `invariant` or `property`",)
+                " `const`, `actor`, `var`, `clock`, `event`, `deadline`, `invariant` or"
+                " `property`",)
     return ()
 
 

@@ -68,6 +68,26 @@ def _rng(v: int, lo: int, hi: int, site: str) -> int:
     return v
 
 
+def _rngm(v: int, check: ir.InRange) -> int:
+    if v < check.lo or v > check.hi:
+        raise _Fault(check.fault(v))
+    return v
+
+
+def _div(a: int, b: int, site: str) -> int:
+    try:
+        return ir.divide("/", a, b, site)
+    except ZeroDivisionError as exc:
+        raise _Fault(str(exc)) from None
+
+
+def _mod(a: int, b: int, site: str) -> int:
+    try:
+        return ir.divide("%", a, b, site)
+    except ZeroDivisionError as exc:
+        raise _Fault(str(exc)) from None
+
+
 def _touch(*_: int) -> bool:
     return True
 
@@ -77,7 +97,8 @@ class _Gen:
 
     def __init__(self) -> None:
         self.consts: dict[str, Any] = {"_some": _some, "_rng": _rng, "_touch": _touch,
-                                       "_Fault": _Fault}
+                                       "_Fault": _Fault, "_rngm": _rngm, "_div": _div,
+                                       "_mod": _mod}
         self.counter = 0
 
     def const(self, value: Any) -> str:
@@ -112,6 +133,8 @@ class _Gen:
             return f"{st}[{self.cell(e.var.offset, e.var.domain, e.index, st)}]"
         if isinstance(e, ir.Some):
             return f"_some({self.expr(e.operand, st)}, {e.site!r})"
+        if isinstance(e, ir.InRange) and e.what:
+            return f"_rngm({self.expr(e.operand, st)}, {self.const(e)})"
         if isinstance(e, ir.InRange):
             return f"_rng({self.expr(e.operand, st)}, {e.lo}, {e.hi}, {e.site!r})"
         if isinstance(e, ir.Unary):
@@ -122,6 +145,9 @@ class _Gen:
             a, b = self.expr(e.left, st), self.expr(e.right, st)
             if e.op == "=>":
                 return f"((not {a}) or {b})"
+            if e.op in ("/", "%"):
+                fn = "_div" if e.op == "/" else "_mod"
+                return f"{fn}({a}, {b}, {e.site!r})"
             return f"({a} {e.op} {b})"
         if isinstance(e, ir.Member):
             opts = ", ".join(self.expr(o, st) for o in e.options)
@@ -290,9 +316,16 @@ def _moved(old: int, idx: tuple[int, ...], moves: Sequence[tuple[int, int, int]]
 def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict[str, Fraction]:
     """Default parameter values with ``overrides`` applied; checks names and ranges."""
     params = {p.name: p for p in spec.params}
+    consts = {c.name: c for c in spec.consts}
     for name, value in overrides.items():
+        if name in consts and value == consts[name].value:
+            continue  # the value the spec was elaborated with
+        if name in consts:
+            raise ParamError(
+                f"`{name}` is a structural constant: it is set when the spec is loaded"
+                f" (this spec was loaded with {name}={consts[name].value})")
         if name not in params:
-            known = ", ".join(params) or "none"
+            known = ", ".join([*params, *consts]) or "none"
             raise ParamError(f"unknown parameter `{name}` (the spec declares: {known})")
         if not params[name].contains(value):
             raise ParamError(

@@ -158,7 +158,7 @@ class InterpretedModel:
         if isinstance(e, ir.InRange):
             v = self.eval(e.operand, s, env)
             if not e.lo <= v <= e.hi:
-                raise _Fault(f"value {v} outside {e.lo}..{e.hi} at {e.site}")
+                raise _Fault(e.fault(v))
             return v
         if isinstance(e, ir.Unary):
             v = self.eval(e.operand, s, env)
@@ -179,6 +179,11 @@ class InterpretedModel:
                 return left - right
             if op == "*":
                 return left * right
+            if op in ("/", "%"):
+                try:
+                    return ir.divide(op, left, right, e.site)
+                except ZeroDivisionError as exc:
+                    raise _Fault(str(exc)) from None
             if op == "==":
                 return int(left == right)
             if op == "!=":

@@ -32,6 +32,14 @@ class FiniteType:
     lo: int = 0
     hi: int = 1
     symmetric: bool = False
+    ordered: bool = False
+    """An ``ordered`` enumeration: its values compare with ``< <= > >=`` and step with
+    ``+ 1``/``- 1`` (integer ranges are always ordered; see :attr:`is_ordered`)."""
+
+    @property
+    def is_ordered(self) -> bool:
+        """Whether values of this type compare by order (ranges and ordered enums)."""
+        return self.kind == "range" or self.ordered
 
     @property
     def size(self) -> int:
@@ -187,6 +195,14 @@ class InRange(Expr):
     lo: int
     hi: int
     site: str
+    what: str = ""
+    """The fault message (``{v}`` stands for the value), or empty for the generic one."""
+
+    def fault(self, v: int) -> str:
+        """The message of the run-time error when ``v`` is outside ``lo..hi``."""
+        if self.what:
+            return f"{self.what.replace('{v}', str(v))} at {self.site}"
+        return f"value {v} outside {self.lo}..{self.hi} at {self.site}"
 
 
 @dataclass(frozen=True)
@@ -199,11 +215,26 @@ class Unary(Expr):
 
 @dataclass(frozen=True)
 class Binary(Expr):
-    """``and or => == != < <= > >= + - *``."""
+    """``and or => == != < <= > >= + - * / %``.
+
+    ``/`` truncates toward zero and ``%`` takes the sign of the dividend (as in C and
+    UPPAAL); a zero divisor is a run-time model error reported at ``site``."""
 
     op: str
     left: Expr
     right: Expr
+    site: str = ""
+
+
+def divide(op: str, a: int, b: int, site: str) -> int:
+    """``a / b`` or ``a % b`` with C semantics; raises ZeroDivisionError with the message
+    of the model error when ``b`` is 0."""
+    if b == 0:
+        raise ZeroDivisionError(f"{'division' if op == '/' else 'modulo'} by zero at {site}")
+    q = abs(a) // abs(b)
+    if (a < 0) != (b < 0):
+        q = -q
+    return q if op == "/" else a - b * q
 
 
 @dataclass(frozen=True)
@@ -419,6 +450,23 @@ class Response:
 
 
 @dataclass(frozen=True)
+class ConstDef:
+    """``const N in lo..hi = default``: a structural integer constant, fixed at
+    elaboration (``value`` is the one this spec was elaborated with)."""
+
+    name: str
+    value: int
+    default: int
+    lo: int | None
+    hi: int | None
+    span: Span
+
+    def range_text(self) -> str:
+        """``lo..hi``, or empty when unbounded."""
+        return f"{self.lo}..{self.hi}" if self.lo is not None and self.hi is not None else ""
+
+
+@dataclass(frozen=True)
 class Spec:
     """A fully elaborated specification."""
 
@@ -436,6 +484,7 @@ class Spec:
     state_size: int
     clock_count: int
     source: str = field(default="", compare=False, repr=False)
+    consts: tuple[ConstDef, ...] = ()
 
 
 # ---- traversal -----------------------------------------------------------------------
@@ -480,7 +529,12 @@ def reads_state(e: Expr) -> bool:
 
 def can_fault(e: Expr) -> bool:
     """Whether evaluating ``e`` can raise a run-time model error."""
-    return any(isinstance(x, (Some, InRange)) for x in walk(e))
+    return any(isinstance(x, (Some, InRange)) or _may_divide_by_zero(x) for x in walk(e))
+
+
+def _may_divide_by_zero(e: Expr) -> bool:
+    return (isinstance(e, Binary) and e.op in ("/", "%")
+            and not (isinstance(e.right, Const) and e.right.value != 0))
 
 
 def substitute(e: Expr, slot: int, value: int) -> Expr:
@@ -502,11 +556,11 @@ def substitute(e: Expr, slot: int, value: int) -> Expr:
     if isinstance(e, Some):
         return Some(new[0], e.site)
     if isinstance(e, InRange):
-        return InRange(new[0], e.lo, e.hi, e.site)
+        return InRange(new[0], e.lo, e.hi, e.site, e.what)
     if isinstance(e, Unary):
         return Unary(e.op, new[0])
     if isinstance(e, Binary):
-        return Binary(e.op, new[0], new[1])
+        return Binary(e.op, new[0], new[1], e.site)
     if isinstance(e, Member):
         return Member(new[0], new[1:])
     if isinstance(e, Quant):
@@ -561,11 +615,11 @@ def remap(e: Expr, where: Callable[[int], int]) -> Expr:
     if isinstance(e, Some):
         return Some(new[0], e.site)
     if isinstance(e, InRange):
-        return InRange(new[0], e.lo, e.hi, e.site)
+        return InRange(new[0], e.lo, e.hi, e.site, e.what)
     if isinstance(e, Unary):
         return Unary(e.op, new[0])
     if isinstance(e, Binary):
-        return Binary(e.op, new[0], new[1])
+        return Binary(e.op, new[0], new[1], e.site)
     if isinstance(e, Member):
         return Member(new[0], new[1:])
     raise AssertionError(type(e).__name__)  # pragma: no cover
