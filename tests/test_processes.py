@@ -28,8 +28,8 @@ NOSYM = Options(symmetry=False)
     ("fischer_processes", False, 65, 65),   # TChecker: examples/fischer.sh 3 10
     ("fischer_processes", True, 18, 18),
     ("fischer", False, 65, 65),              # the flat style, the same zone graph
-    ("train_gate", False, 91, 91),
-    ("train_gate", True, 18, 18),
+    ("train_gate", False, 91, 121),
+    ("train_gate", True, 18, 23),
     ("csma_cd", False, 23, 26),
     ("csma_cd", True, 8, 9),
 ])
@@ -62,8 +62,10 @@ def test_flattening_names_and_instances() -> None:
     # `receive appr(t)` against `send appr(self)`: t is the sender's instance, not a
     # second parameter
     assert [len(ev.params) for ev in spec.events] == [1, 1, 1, 1, 1, 1, 1]
+    assert [r.name for r in spec.responses] == ["crosses_in_time"]
     assert [d.name for d in spec.deadlines] == [
-        "Train.approaching", "Train.starting", "Train.crossing", "Gate.urgent"]
+        "Train.approaching", "Train.starting", "Train.crossing", "Gate.urgent",
+        "urgent Gate.release+Train.resume"]
 
 
 def test_committed_location_matters() -> None:
