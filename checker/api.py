@@ -21,12 +21,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from checker.explorer import CheckResult, Limits, Options, Stats, explore
+from checker.explorer import CheckResult, Limits, Options, QueryResult, Stats, explore
 from checker.explorer.limits import MemoryGuard
 
 if TYPE_CHECKING:
     import networkx as nx
-from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
+from checker.explorer.search import (
+    ERROR,
+    HOLDS,
+    INCONCLUSIVE,
+    REACHABLE,
+    UNREACHABLE,
+    VIOLATED,
+)
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
@@ -51,11 +58,14 @@ __all__ = [
     "ERROR",
     "HOLDS",
     "INCONCLUSIVE",
+    "REACHABLE",
+    "UNREACHABLE",
     "VIOLATED",
     "Limits",
     "Options",
     "Outcome",
     "Proof",
+    "QueryOutcome",
     "SimConfig",
     "SimResult",
     "Sprt",
@@ -87,8 +97,27 @@ def _fraction(v: ParamValue) -> Fraction:
 
 
 @dataclass
+class QueryOutcome:
+    """The outcome of one ``reachable NAME: expr`` query."""
+
+    name: str
+    status: str
+    """:data:`REACHABLE` (with a witness trace), :data:`UNREACHABLE` (no reachable
+    state satisfies it: a finding) or :data:`INCONCLUSIVE` (the run ended before)."""
+    text: str
+    """The query's expression as written."""
+    trace: tr.Trace | None = None
+    """The witness: a shortest run (in events, under breadth-first search) to a state
+    satisfying the query, with timestamps."""
+    timing_note: str | None = None
+
+
+@dataclass
 class Outcome:
-    """The result of checking a spec at concrete parameter values."""
+    """The result of checking a spec at concrete parameter values.
+
+    ``verdict`` is :data:`UNREACHABLE` when every property holds but some
+    ``reachable`` query is never reachable (see :attr:`queries`)."""
 
     spec: ir.Spec
     params: dict[str, Fraction]
@@ -107,12 +136,28 @@ class Outcome:
     never_triggered: tuple[str, ...] = ()
     """With HOLDS: the bounded-response properties whose trigger never held (they hold
     vacuously)."""
+    queries: tuple[QueryOutcome, ...] = ()
+    """The ``reachable`` queries checked, in declaration order."""
+
+    def query(self, name: str) -> QueryOutcome:
+        """The outcome of query ``name`` (KeyError if it was not checked)."""
+        for q in self.queries:
+            if q.name == name:
+                return q
+        raise KeyError(name)
+
+    def assert_reachable(self, name: str) -> None:
+        """Fail unless query ``name`` was found reachable."""
+        q = self.query(name)
+        if q.status != REACHABLE:
+            raise AssertionError(f"expected `reachable {name}` to be reachable, got"
+                                 f" {q.status}: {self.summary()}")
 
     @property
     def vacuous(self) -> bool:
         """A HOLDS that some part of the model never exercised (see the ``never_*``
         fields): a property may hold only because nothing tests it."""
-        return self.verdict == HOLDS and bool(
+        return self.verdict in (HOLDS, UNREACHABLE) and bool(
             self.never_fired or self.never_active or self.never_triggered)
     """With HOLDS: the events (``actor.name``) that never fired in any explored run —
     properties about them may hold vacuously."""
@@ -137,6 +182,9 @@ class Outcome:
             return f"inconclusive: {self.limit}"
         if self.verdict == ERROR:
             return f"model error: {self.message}"
+        if self.verdict == UNREACHABLE:
+            never = ", ".join(q.name for q in self.queries if q.status == UNREACHABLE)
+            return f"unreachable: every property holds, but never reachable: {never}"
         return "holds"
 
     # ---- display (Jupyter and the REPL) ---------------------------------------------
@@ -258,7 +306,7 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
         failures.append(step.edge.failure)
     times = None
     note = None
-    if with_times and result.verdict in (VIOLATED, ERROR) and steps:
+    if with_times and result.verdict in (VIOLATED, ERROR, REACHABLE) and steps:
         from checker import smt
 
         shape = TraceShape.of(model, states, edges, result.prop)
@@ -348,13 +396,29 @@ def check(
     never: tuple[str, ...] = ()
     inactive: list[str] = []
     untriggered: list[str] = []
-    if result.verdict == HOLDS:
+    only = options is not None and options.query is not None
+    if result.verdict == HOLDS and not only:
         fired = {model.instance(e)[0].label for e in result.fired}
         never = tuple(ev.label for ev in sp.events if ev.label not in fired)
         inactive, untriggered = model.unexercised(result.reached)
-    return Outcome(sp, dict(model.values), result.verdict, result.prop, result.message,
+    queries = tuple(_query_outcome(model, q, timestamps) for q in result.queries)
+    verdict = result.verdict
+    if verdict == HOLDS and any(q.status == UNREACHABLE for q in queries):
+        verdict = UNREACHABLE
+    return Outcome(sp, dict(model.values), verdict, result.prop, result.message,
                    trace, result.stats, result.limit, note, (model, result), never,
-                   tuple(inactive), tuple(untriggered))
+                   tuple(inactive), tuple(untriggered), queries)
+
+
+def _query_outcome(model: SpecModel, q: QueryResult, timestamps: bool) -> QueryOutcome:
+    """A query's result with its witness timed, as a counterexample is."""
+    text = next((x.text for x in model.spec.queries if x.name == q.name), "")
+    if q.status != REACHABLE:
+        return QueryOutcome(q.name, q.status, text)
+    witness = CheckResult(REACHABLE, f"reachable {q.name}",
+                          f"reachable: `{text}` holds in the last state", q.trace)
+    trace, note = build_trace(model, witness, timestamps)
+    return QueryOutcome(q.name, q.status, text, trace, note)
 
 
 def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True,

@@ -39,6 +39,8 @@ _CLOCK_HELP = {
     " before `while`",
     "a property": "help: in `P leadsto Q within T`, P and Q are about data and T bounds the time",
     "an initial value": "help: every clock starts at 0",
+    "a `reachable` query": "help: a `reachable` query is about data: clock values cannot be"
+    " queried (a guard with the clock constraint on an event that records it can)",
 }
 
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, "==": "==", "!=": "!="}
@@ -219,6 +221,7 @@ class Elaborator:
         deadlines: list[ir.Deadline] = []
         invariants: list[ir.Invariant] = []
         responses: list[ir.Response] = []
+        queries: list[ir.Query] = []
         for d in decls:
             if isinstance(d, ast.EventDecl):
                 ev = self.event_decl(d)
@@ -236,6 +239,10 @@ class Elaborator:
                 resp = self.property_decl(d)
                 if resp is not None:
                     responses.append(resp)
+            elif isinstance(d, ast.ReachableDecl):
+                query = self.reachable_decl(d)
+                if query is not None:
+                    queries.append(query)
         if not self.actors and not self.diags:
             self.error("KVR108", "no actor declared", self.file.model_span,
                        "help: declare the lanes of the diagram, as in `actor router, decode`")
@@ -261,12 +268,13 @@ class Elaborator:
             state_size=self.state_size,
             clock_count=self.clock_count,
             source=self.source,
+            queries=tuple(queries),
         )
 
     def check_property_names(self) -> None:
         seen: dict[str, Span] = {}
         for d in self.file.decls:
-            if not isinstance(d, (ast.InvariantDecl, ast.PropertyDecl)):
+            if not isinstance(d, (ast.InvariantDecl, ast.PropertyDecl, ast.ReachableDecl)):
                 continue
             if d.name in seen:
                 self.error(
@@ -860,6 +868,16 @@ class Elaborator:
             return None
         return ir.Invariant(d.name, params, code, self.scope.max_slot, d.span,
                             self.written(d.expr.span))
+
+    def reachable_decl(self, d: ast.ReachableDecl) -> ir.Query | None:
+        self.scope = _Scope()
+        n_before = len(self.diags)
+        self.place = "a `reachable` query"
+        code, ty = self.expr(d.expr, BOOL_T)
+        self.expect_bool(ty, d.expr.span, "a `reachable` query")
+        if len(self.diags) > n_before:
+            return None
+        return ir.Query(d.name, code, self.scope.max_slot, d.span, self.written(d.expr.span))
 
     def property_decl(self, d: ast.PropertyDecl) -> ir.Response | None:
         self.scope = _Scope()

@@ -51,7 +51,7 @@ MAX_MESSAGE_CHARS = 1000
 
 _DECL_START = re.compile(
     r"^[ \t]*(?:symmetric[ \t]+type|type|param|actor|var|clock|event|deadline|invariant"
-    r"|property|model)\b",
+    r"|property|reachable|model)\b",
     re.MULTILINE,
 )
 
@@ -615,10 +615,20 @@ class _Converter:
             )
         if d == "property_decl":
             name, binders, p, q, w = c
+            if w is None:
+                raise _ConvertError(Diagnostic(
+                    "KVR011", "unbounded `leadsto` is not supported: kvrace checks bounded"
+                    " response only", self.path, self.span(q),
+                    ("help: add `within BOUND` after the response, as in"
+                     " `P leadsto Q within T`",),
+                ))
             return ast.PropertyDecl(
                 sp, str(name), self.span(name), self.binders(binders),
                 self.expr(p), self.expr(q), self.expr(w),
             )
+        if d == "reachable_decl":
+            name, e = c
+            return ast.ReachableDecl(sp, str(name), self.span(name), self.expr(e))
         raise AssertionError(f"unexpected declaration {d}")
 
     def binders(self, t: Tree[Any] | None) -> tuple[ast.Binder, ...]:
@@ -802,7 +812,8 @@ def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
         line_start : tok.start_pos
     ].strip():
         return ("help: a declaration starts on a new line with its keyword: `type`, `param`,"
-                " `actor`, `var`, `clock`, `event`, `deadline`, `invariant` or `property`",)
+                " `actor`, `var`, `clock`, `event`, `deadline`, `invariant`, `property` or"
+                " `reachable`",)
     return ()
 
 
