@@ -39,8 +39,9 @@ _CLOCK_HELP = {
     " before `while`",
     "a property": "help: in `P leadsto Q within T`, P and Q are about data and T bounds the time",
     "an initial value": "help: every clock starts at 0",
-    "a `reachable` query": "help: a `reachable` query is about data: clock values cannot be"
-    " queried (a guard with the clock constraint on an event that records it can)",
+    "a `reachable` query": "help: a `reachable` query is about data; to ask whether a clock"
+    " value is reachable, put the clock constraint in an event's guard and let the event"
+    " set a variable",
 }
 
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, "==": "==", "!=": "!="}
