@@ -305,6 +305,8 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
         receives.append(model.receive_of(step.event, prev.state))
         failures.append(step.edge.failure)
     times = None
+    instants: list[Fraction] | None = None
+    # Every instant of the timed trace (and one more for an overdue response).
     note = None
     if with_times and result.verdict in (VIOLATED, ERROR, REACHABLE) and steps:
         from checker import smt
@@ -313,6 +315,7 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
         try:
             got = smt.timestamps(model, model.values, shape)
             times = got[: len(states)]
+            instants = list(got)
             if len(got) > len(states):
                 note = f"no response by t={tr.fmt_time(got[-1])}: its bound has passed"
         except smt.SolverUnknown as exc:
@@ -330,10 +333,43 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
                 note = "timestamps unavailable: the last state's deadlines cannot be evaluated"
     if result.prop == "deadlock" and times is not None and note is None:
         note = _time_stops(model, states[-1], edges, times)
+    if result.verdict == VIOLATED and result.message is not None and steps:
+        result.message = _explained(model, result, states, edges, instants)
+    elif (result.verdict == ERROR and steps and result.message is not None
+          and result.message.endswith("time cannot even start")):
+        from checker.model import why
+
+        detail = why.initial_deadline_detail(model.spec, model, states[0])
+        if detail:
+            result.message = f"{result.message}: {detail}"
     labels = [s.label for s in steps]
     trace = tr.build(model.spec, model.values, result.verdict, result.prop, result.message,
                      labels, states, events, receives, failures, times)
     return trace, note
+
+
+def _explained(model: SpecModel, result: CheckResult, states: list[tuple[int, ...]],
+               edges: list[Edge], instants: list[Fraction] | None) -> str:
+    """The message of a violation with what the spec says about it (see
+    :mod:`checker.model.why`): the values that broke an invariant, what stops time in
+    a deadlock, the event an overdue response waited for."""
+    from checker.model import why
+
+    message = result.message or ""
+    if result.prop == "deadlock" and not message.startswith(
+            "no event can fire and time cannot pass:"):
+        detail = why.deadlock_detail(model.spec, model, states, edges, instants)
+        return f"{message}: {detail}" if detail else message
+    base = (result.prop or "").split("[", 1)[0]
+    if any(inv.name == base for inv in model.spec.invariants):
+        detail = why.invariant_detail(model.spec, result.prop or "", states[-1])
+        return f"{message} {detail}" if detail else message
+    if any(r.name == base for r in model.spec.responses) and message.startswith(
+            "no response within"):
+        detail = why.response_detail(model.spec, model, result.prop or "", states, edges,
+                                     instants)
+        return f"{message}: {detail}" if detail else message
+    return message
 
 
 def explain(outcome: Outcome, free: list[str] | None = None) -> str:
