@@ -481,6 +481,8 @@ def describe_spec(spec: ir.Spec) -> str:
     props += [f"response {r.name}" for r in spec.responses]
     props += ["every assert", "deadlock freedom"]
     lines.append("properties: " + ", ".join(props))
+    if spec.queries:
+        lines.append("queries: " + ", ".join(f"reachable {q.name}" for q in spec.queries))
     lines.append(
         f"size: {model.event_count} event instances, {len(model.clock_names)} clock instances,"
         f" {model.state_size} state cells"
@@ -519,6 +521,7 @@ def spec_summary(spec: ir.Spec) -> dict[str, object]:
         "properties": ([f"invariant {i.name}" for i in spec.invariants]
                        + [f"response {r.name}" for r in spec.responses]
                        + ["every assert", "deadlock freedom"]),
+        "queries": [q.name for q in spec.queries],
         "size": {"event_instances": model.event_count,
                  "clock_instances": len(model.clock_names), "state_cells": model.state_size},
     }
