@@ -363,7 +363,7 @@ def _explained(model: SpecModel, result: CheckResult, states: list[tuple[int, ..
     base = (result.prop or "").split("[", 1)[0]
     if any(inv.name == base for inv in model.spec.invariants):
         detail = why.invariant_detail(model.spec, result.prop or "", states[-1])
-        return f"{message} {detail}" if detail else message
+        return message + (detail or "")
     if any(r.name == base for r in model.spec.responses) and message.startswith(
             "no response within"):
         detail = why.response_detail(model.spec, model, result.prop or "", states, edges,

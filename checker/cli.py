@@ -703,7 +703,6 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write((_query_verdict_text(outcome, args.query) if args.query is not None
                    else _verdict_text(outcome)) + "\n")
         out.write(_vacuity_text(outcome))
-        out.write(_queries_text(outcome, options.search == "bfs"))
         if outcome.trace is not None:
             kind = "shortest " if options.search == "bfs" else ""
             n = len(outcome.trace.steps) - 1
@@ -713,6 +712,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 out.write(f"  ({outcome.timing_note})\n")
         if explanation is not None:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
+        out.write(_queries_text(outcome, options.search == "bfs"))
         out.write("\n" + stats_line(outcome.stats) + "\n")
         off = outcome.raw[0].symmetry_off if outcome.raw is not None else None
         if options.symmetry and off is not None:

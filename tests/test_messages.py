@@ -86,7 +86,7 @@ def test_overdue_response_points_at_the_event_not_forced() -> None:
     out = api.check(load_text(WAIT, "wait.kvr"))
     assert (out.verdict, out.prop) == (api.VIOLATED, "served[A]")
     assert out.message == (
-        "no response within 4: server.answer(A), enabled at step 1 (t=1..6), would have"
+        "no response within 4: server.answer(A), enabled after step 1 (t=1..6), would have"
         " made the response true, but nothing forces it to fire (no deadline bounds it)")
 
 
@@ -96,7 +96,7 @@ def test_overdue_response_disabled_by_another_event() -> None:
                               "wait.kvr"))
     assert (out.verdict, out.prop) == (api.VIOLATED, "served[A]")
     assert out.message is not None
-    assert out.message.startswith("no response within 4: server.answer(A), enabled at step 1")
+    assert out.message.startswith("no response within 4: server.answer(A), enabled after step 1")
     assert out.message.endswith("but step 2 (server.distract()) disabled it first")
 
 

@@ -136,6 +136,30 @@ def test_witness_option_writes_the_witness(in_root: Path, tmp_path: Path) -> Non
     code, _, err = run_cli("check", HANDOFF, "-q", "--witness", "landed_unposted",
                            "--trace", str(path))
     assert err == "no trace file: `reachable landed_unposted` has no witness\n"
+    dot = tmp_path / "w.dot"
+    code, _, err = run_cli("check", HANDOFF, "-q", "--query", "both_flying",
+                           "--diagram", str(dot))
+    assert (code, err) == (0, f"wrote {dot}\n")
+    assert ("witness of reachable both_flying \u2014 reachable: `forall r: Req . phase[r] =="
+            " flying` holds in the last state") in dot.read_text()
+    code, _, err = run_cli("check", HANDOFF, "-q", "--query", "both_flying",
+                           "--witness", "landed_unposted")
+    assert (code, err) == (2, "--witness landed_unposted: with --query both_flying, only"
+                              " `reachable both_flying` is checked\n")
+
+
+def test_queries_follow_the_counterexample(in_root: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "m.kvr"
+    spec.write_text("model m\nactor p\nvar n : 0..3 = 0\n"
+                    "event p.inc() when n < 3 do n := n + 1\n"
+                    "invariant small: n < 2\nreachable one: n == 1\n")
+    code, out, _ = run_cli("check", str(spec), "-q")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[1] == ("VIOLATED: small: the invariant does not hold: `n < 2` is false,"
+                        " where n = 2")
+    assert lines.index("shortest trace, 2 events:") < lines.index(
+        "reachable one: REACHABLE: `n == 1`; shortest witness, 1 event:")
 
 
 def test_a_violation_leaves_unfound_queries_inconclusive() -> None:

@@ -83,20 +83,19 @@ def _reads(interp: InterpretedModel, spec: ir.Spec, e: ir.Expr, s: State,
 
 
 def invariant_detail(spec: ir.Spec, label: str, s: State) -> str | None:
-    """``for p = A, q = B, where pc[A] = cs, pc[B] = cs`` for invariant instance
-    ``label`` broken in ``s``; None if ``label`` is not an invariant."""
+    """`` for p = A, q = B, where pc[A] = cs, pc[B] = cs`` (to append to the message)
+    for invariant instance ``label`` broken in ``s``; None if ``label`` is not an
+    invariant."""
     interp = InterpretedModel(spec)
     for inv in spec.invariants:
         for name, idx in _instances(inv.name, inv.params):
             if name != label:
                 continue
-            parts = []
-            if inv.params:
-                parts.append("for " + _binders(inv.params, idx))
+            text = " for " + _binders(inv.params, idx) if inv.params else ""
             reads = _reads(interp, spec, inv.expr, s, idx)
             if reads:
-                parts.append("where " + reads)
-            return ", ".join(parts) or None
+                text += ", where " + reads
+            return text or None
     return None
 
 
@@ -217,9 +216,9 @@ def _assigns(body: Sequence[ir.Stmt]) -> Iterator[ir.Stmt]:
 
 
 def _window(atoms: Sequence[ClockAtom], model: TimedModel, reset_at: dict[int, Fraction],
-            lo: Fraction, hi: Fraction) -> bool:
-    """Whether some instant in ``[lo, hi]`` satisfies every atom (each clock read since
-    its last reset)."""
+            lo: Fraction, hi: Fraction) -> tuple[Fraction, Fraction] | None:
+    """The instants in ``[lo, hi]`` that satisfy every atom (each clock read since its
+    last reset), as their closure ``(first, last)``; None if there are none."""
     lo_strict = hi_strict = False
     for a in atoms:
         at = reset_at.get(a.clock, Fraction(0)) + model.bounds[a.bound].evaluate(model.values)
@@ -228,7 +227,9 @@ def _window(atoms: Sequence[ClockAtom], model: TimedModel, reset_at: dict[int, F
                 lo, lo_strict = at, a.op == GT
         elif a.op in (LE, LT) and (at < hi or (at == hi and a.op == LT)):
             hi, hi_strict = at, a.op == LT
-    return lo < hi or (lo == hi and not lo_strict and not hi_strict)
+    if lo < hi or (lo == hi and not lo_strict and not hi_strict):
+        return lo, hi
+    return None
 
 
 def response_detail(spec: ir.Spec, model: TimedModel, label: str, states: Sequence[State],
@@ -270,17 +271,24 @@ def response_detail(spec: ir.Spec, model: TimedModel, label: str, states: Sequen
                 continue
             when = ""
             if times is not None and len(times) > j:
-                lo = times[j]
                 hi = times[j + 1] if j + 1 < len(times) else times[-1]
-                if not _window(e.guard, model, reset_at, lo, hi):
+                win = _window(e.guard, model, reset_at, times[j], hi)
+                if win is None:
                     continue
+                lo, hi = win
                 when = f" (t={_num(lo)})" if lo == hi else f" (t={_num(lo)}..{_num(hi)})"
-            what = (f"{model.event_names[e.event]}, enabled at step {j}{when}, would have"
+            what = (f"{model.event_names[e.event]}, enabled after step {j}{when}, would have"
                     " made the response true")
             for k in range(j + 1, len(states)):
                 if not _responds(model, interp, resp, env, states[k], e.event):
                     return (f"{what}, but step {k} ({model.event_names[edges[k - 1].event]})"
                             " disabled it first")
+            try:
+                bounded = bool(model.deadlines(states[-1]))
+            except Exception:
+                bounded = False
+            if bounded:
+                return f"{what}, but the deadlines let it wait past the bound"
             return f"{what}, but nothing forces it to fire (no deadline bounds it)"
     return "no event enabled while the response was awaited would have made it true"
 
