@@ -21,12 +21,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from checker.explorer import CheckResult, Limits, Options, Stats, explore
+from checker.explorer import CheckResult, Limits, Options, QueryResult, Stats, explore
 from checker.explorer.limits import MemoryGuard
 
 if TYPE_CHECKING:
     import networkx as nx
-from checker.explorer.search import ERROR, HOLDS, INCONCLUSIVE, VIOLATED
+from checker.explorer.search import (
+    ERROR,
+    HOLDS,
+    INCONCLUSIVE,
+    REACHABLE,
+    UNREACHABLE,
+    VIOLATED,
+)
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
@@ -51,11 +58,14 @@ __all__ = [
     "ERROR",
     "HOLDS",
     "INCONCLUSIVE",
+    "REACHABLE",
+    "UNREACHABLE",
     "VIOLATED",
     "Limits",
     "Options",
     "Outcome",
     "Proof",
+    "QueryOutcome",
     "SimConfig",
     "SimResult",
     "Sprt",
@@ -108,8 +118,27 @@ def _fraction(v: ParamValue) -> Fraction:
 
 
 @dataclass
+class QueryOutcome:
+    """The outcome of one ``reachable NAME: expr`` query."""
+
+    name: str
+    status: str
+    """:data:`REACHABLE` (with a witness trace), :data:`UNREACHABLE` (no reachable
+    state satisfies it: a finding) or :data:`INCONCLUSIVE` (the run ended before)."""
+    text: str
+    """The query's expression as written."""
+    trace: tr.Trace | None = None
+    """The witness: a shortest run (in events, under breadth-first search) to a state
+    satisfying the query, with timestamps."""
+    timing_note: str | None = None
+
+
+@dataclass
 class Outcome:
-    """The result of checking a spec at concrete parameter values."""
+    """The result of checking a spec at concrete parameter values.
+
+    ``verdict`` is :data:`UNREACHABLE` when every property holds but some
+    ``reachable`` query is never reachable (see :attr:`queries`)."""
 
     spec: ir.Spec
     params: dict[str, Fraction]
@@ -128,12 +157,28 @@ class Outcome:
     never_triggered: tuple[str, ...] = ()
     """With HOLDS: the bounded-response properties whose trigger never held (they hold
     vacuously)."""
+    queries: tuple[QueryOutcome, ...] = ()
+    """The ``reachable`` queries checked, in declaration order."""
+
+    def query(self, name: str) -> QueryOutcome:
+        """The outcome of query ``name`` (KeyError if it was not checked)."""
+        for q in self.queries:
+            if q.name == name:
+                return q
+        raise KeyError(name)
+
+    def assert_reachable(self, name: str) -> None:
+        """Fail unless query ``name`` was found reachable."""
+        q = self.query(name)
+        if q.status != REACHABLE:
+            raise AssertionError(f"expected `reachable {name}` to be reachable, got"
+                                 f" {q.status}: {self.summary()}")
 
     @property
     def vacuous(self) -> bool:
         """A HOLDS that some part of the model never exercised (see the ``never_*``
         fields): a property may hold only because nothing tests it."""
-        return self.verdict == HOLDS and bool(
+        return self.verdict in (HOLDS, UNREACHABLE) and bool(
             self.never_fired or self.never_active or self.never_triggered)
     """With HOLDS: the events (``actor.name``) that never fired in any explored run —
     properties about them may hold vacuously."""
@@ -158,6 +203,9 @@ class Outcome:
             return f"inconclusive: {self.limit}"
         if self.verdict == ERROR:
             return f"model error: {self.message}"
+        if self.verdict == UNREACHABLE:
+            never = ", ".join(q.name for q in self.queries if q.status == UNREACHABLE)
+            return f"unreachable: every property holds, but never reachable: {never}"
         return "holds"
 
     # ---- display (Jupyter and the REPL) ---------------------------------------------
@@ -278,14 +326,17 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
         receives.append(model.receive_of(step.event, prev.state))
         failures.append(step.edge.failure)
     times = None
+    instants: list[Fraction] | None = None
+    # Every instant of the timed trace (and one more for an overdue response).
     note = None
-    if with_times and result.verdict in (VIOLATED, ERROR) and steps:
+    if with_times and result.verdict in (VIOLATED, ERROR, REACHABLE) and steps:
         from checker import smt
 
         shape = TraceShape.of(model, states, edges, result.prop)
         try:
             got = smt.timestamps(model, model.values, shape)
             times = got[: len(states)]
+            instants = list(got)
             if len(got) > len(states):
                 note = f"no response by t={tr.fmt_time(got[-1])}: its bound has passed"
         except smt.SolverUnknown as exc:
@@ -303,10 +354,43 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
                 note = "timestamps unavailable: the last state's deadlines cannot be evaluated"
     if result.prop == "deadlock" and times is not None and note is None:
         note = _time_stops(model, states[-1], edges, times)
+    if result.verdict == VIOLATED and result.message is not None and steps:
+        result.message = _explained(model, result, states, edges, instants)
+    elif (result.verdict == ERROR and steps and result.message is not None
+          and result.message.endswith("time cannot even start")):
+        from checker.model import why
+
+        detail = why.initial_deadline_detail(model.spec, model, states[0])
+        if detail:
+            result.message = f"{result.message}: {detail}"
     labels = [s.label for s in steps]
     trace = tr.build(model.spec, model.values, result.verdict, result.prop, result.message,
                      labels, states, events, receives, failures, times)
     return trace, note
+
+
+def _explained(model: SpecModel, result: CheckResult, states: list[tuple[int, ...]],
+               edges: list[Edge], instants: list[Fraction] | None) -> str:
+    """The message of a violation with what the spec says about it (see
+    :mod:`checker.model.why`): the values that broke an invariant, what stops time in
+    a deadlock, the event an overdue response waited for."""
+    from checker.model import why
+
+    message = result.message or ""
+    if result.prop == "deadlock" and not message.startswith(
+            "no event can fire and time cannot pass:"):
+        detail = why.deadlock_detail(model.spec, model, states, edges, instants)
+        return f"{message}: {detail}" if detail else message
+    base = (result.prop or "").split("[", 1)[0]
+    if any(inv.name == base for inv in model.spec.invariants):
+        detail = why.invariant_detail(model.spec, result.prop or "", states[-1])
+        return message + (detail or "")
+    if any(r.name == base for r in model.spec.responses) and message.startswith(
+            "no response within"):
+        detail = why.response_detail(model.spec, model, result.prop or "", states, edges,
+                                     instants)
+        return f"{message}: {detail}" if detail else message
+    return message
 
 
 def explain(outcome: Outcome, free: list[str] | None = None) -> str:
@@ -368,13 +452,29 @@ def check(
     never: tuple[str, ...] = ()
     inactive: list[str] = []
     untriggered: list[str] = []
-    if result.verdict == HOLDS:
+    only = options is not None and options.query is not None
+    if result.verdict == HOLDS and not only:
         fired = {model.instance(e)[0].label for e in result.fired}
         never = tuple(ev.label for ev in sp.events if ev.label not in fired)
         inactive, untriggered = model.unexercised(result.reached)
-    return Outcome(sp, dict(model.values), result.verdict, result.prop, result.message,
+    queries = tuple(_query_outcome(model, q, timestamps) for q in result.queries)
+    verdict = result.verdict
+    if verdict == HOLDS and any(q.status == UNREACHABLE for q in queries):
+        verdict = UNREACHABLE
+    return Outcome(sp, dict(model.values), verdict, result.prop, result.message,
                    trace, result.stats, result.limit, note, (model, result), never,
-                   tuple(inactive), tuple(untriggered))
+                   tuple(inactive), tuple(untriggered), queries)
+
+
+def _query_outcome(model: SpecModel, q: QueryResult, timestamps: bool) -> QueryOutcome:
+    """A query's result with its witness timed, as a counterexample is."""
+    text = next((x.text for x in model.spec.queries if x.name == q.name), "")
+    if q.status != REACHABLE:
+        return QueryOutcome(q.name, q.status, text)
+    witness = CheckResult(REACHABLE, f"reachable {q.name}",
+                          f"reachable: `{text}` holds in the last state", q.trace)
+    trace, note = build_trace(model, witness, timestamps)
+    return QueryOutcome(q.name, q.status, text, trace, note)
 
 
 def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True,

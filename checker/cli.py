@@ -21,6 +21,7 @@ from __future__ import annotations
 import _thread
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 EXIT_VACUOUS = 4
 """``check --strict``: every property holds, but part of the model was never exercised."""
+EXIT_UNREACHABLE = 5
+"""``check``: every property holds, but a ``reachable`` query is never reachable (with
+``--query NAME``: that query is never reachable)."""
 EXIT_INTERNAL = 70
 """An internal error (a bug in kvrace, or out of memory): never a verdict."""
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -65,6 +69,7 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="kvrace",
         description="Model checking of release protocols for remotely written memory.",
         epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive,"
+        " 4 vacuous (check --strict), 5 a `reachable` query never reachable (check),"
         " 70 internal error, 130 SIGINT, 143 SIGTERM",
     )
     p.add_argument("--version", action=_VersionAction, nargs=0, dest="show_version",
@@ -84,7 +89,8 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Explore the zone graph of SPEC at concrete parameter values and check"
         " every assert, invariant, bounded-response property and deadlock freedom."
         " Exit 0 = every property holds, 1 = violation (with a shortest trace),"
-        " 2 = bad input, 3 = inconclusive (a limit was hit).",
+        " 2 = bad input, 3 = inconclusive (a limit was hit), 5 = every property holds but"
+        " a `reachable` query is never reachable.",
     )
     check.add_argument("spec", metavar="SPEC")
     _add_param_args(check)
@@ -98,6 +104,7 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--strict", action="store_true",
                        help="a vacuous HOLDS (an event that never fired, a deadline never"
                        " active, a response never triggered) exits with code 4")
+    _add_query_args(check)
     _add_search_args(check)
 
     prove = sub.add_parser(
@@ -275,6 +282,58 @@ def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> Non
                    help="stop (inconclusive) after this many seconds")
 
 
+def _add_query_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--query", metavar="NAME",
+                   help="check only the query `reachable NAME`: stop at its first witness"
+                   " (exit 0), or exit 5 if it is never reachable; no other property is"
+                   " checked")
+    p.add_argument("--witness", metavar="NAME",
+                   help="--trace and --diagram write the witness of `reachable NAME`"
+                   " instead of the counterexample")
+
+
+def _query_name(spec: ir.Spec, name: str, option: str) -> str:
+    """``name`` if the spec declares ``reachable name``; a usage error otherwise."""
+    names = [q.name for q in spec.queries]
+    if name not in names:
+        raise UsageError(f"{option}: no query `reachable {name}` in {spec.path}"
+                         f" (it declares: {', '.join(names) or 'none'})")
+    return name
+
+
+def _query_json(q: Any) -> dict[str, object]:
+    from checker.model import trace as tr
+
+    return {"name": q.name, "expression": q.text, "status": q.status,
+            "events": len(q.trace.steps) - 1 if q.trace is not None else None,
+            "trace": tr.to_itf(q.trace) if q.trace is not None else None,
+            "timing_note": q.timing_note}
+
+
+def _queries_text(outcome: Any, bfs: bool) -> str:
+    """Each query's outcome, with its witness trace."""
+    from checker import api
+    from checker.model import trace as tr
+
+    out = []
+    for q in outcome.queries:
+        if q.status == api.REACHABLE:
+            assert q.trace is not None
+            n = len(q.trace.steps) - 1
+            kind = "shortest " if bfs else ""
+            out.append(f"\nreachable {q.name}: REACHABLE: `{q.text}`; {kind}witness,"
+                       f" {n} event{'s' if n != 1 else ''}:\n{tr.to_text(q.trace)}\n")
+            if q.timing_note:
+                out.append(f"  ({q.timing_note})\n")
+        elif q.status == api.UNREACHABLE:
+            out.append(f"\nreachable {q.name}: NEVER REACHABLE: no reachable state satisfies"
+                       f" `{q.text}` (exploration complete)\n")
+        else:
+            out.append(f"\nreachable {q.name}: INCONCLUSIVE: not found in what was explored"
+                       " (the run ended first)\n")
+    return "".join(out)
+
+
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
     _add_limit_args(g)
@@ -437,6 +496,8 @@ def describe_spec(spec: ir.Spec) -> str:
     props += [f"response {r.name}" for r in spec.responses]
     props += ["every assert", "deadlock freedom"]
     lines.append("properties: " + ", ".join(props))
+    if spec.queries:
+        lines.append("queries: " + ", ".join(f"reachable {q.name}" for q in spec.queries))
     lines.append(
         f"size: {model.event_count} event instances, {len(model.clock_names)} clock instances,"
         f" {model.state_size} state cells"
@@ -479,6 +540,7 @@ def spec_summary(spec: ir.Spec) -> dict[str, object]:
         "properties": ([f"invariant {i.name}" for i in spec.invariants]
                        + [f"response {r.name}" for r in spec.responses]
                        + ["every assert", "deadlock freedom"]),
+        "queries": [q.name for q in spec.queries],
         "size": {"event_instances": model.event_count,
                  "clock_instances": len(model.clock_names), "state_cells": model.state_size},
     }
@@ -606,8 +668,15 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     limits = _limits(args)
     if args.diagram:
         _check_diagram_path(args.diagram)
+    if args.query is not None:
+        _query_name(spec, args.query, "--query")
+    if args.witness is not None:
+        _query_name(spec, args.witness, "--witness")
+        if args.query is not None and args.witness != args.query:
+            raise UsageError(f"--witness {args.witness}: with --query {args.query}, only"
+                             f" `reachable {args.query}` is checked")
     display = _progress_display(err, "check", args.quiet)
-    options = _options(args, display)
+    options = dataclasses.replace(_options(args, display), query=args.query)
     try:
         with display:
             display.phase("model and clock pre-pass")
@@ -624,8 +693,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                        [jsonout.error("KVR400", str(e), args.spec)]))
         return EXIT_BAD_INPUT
     code = {api.HOLDS: EXIT_OK, api.VIOLATED: EXIT_VIOLATION,
-            api.INCONCLUSIVE: EXIT_INCONCLUSIVE, api.ERROR: EXIT_BAD_INPUT}[outcome.verdict]
-    if args.strict and outcome.vacuous:
+            api.INCONCLUSIVE: EXIT_INCONCLUSIVE, api.ERROR: EXIT_BAD_INPUT,
+            api.UNREACHABLE: EXIT_UNREACHABLE}[outcome.verdict]
+    if args.strict and outcome.vacuous and code == EXIT_OK:
         code = EXIT_VACUOUS
     # The verdict first: no failure of a side output below can lose or change it.
     if args.json:
@@ -641,6 +711,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "never_triggered": list(outcome.never_triggered),
             "vacuous": outcome.vacuous,
         }
+        if spec.queries:
+            doc["queries"] = [_query_json(q) for q in outcome.queries]
+            doc["query"] = args.query
         if explanation is not None:
             doc["feasible_region"] = explanation
         errors = ([jsonout.error_from_text("model-error", outcome.message or "", args.spec)]
@@ -651,7 +724,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         shown_params = _param_text(shown)
         out.write(f"model {spec.name}" + (f"  ({shown_params})" if shown_params else "")
                   + "\n")
-        out.write(_verdict_text(outcome) + "\n")
+        out.write((_query_verdict_text(outcome, args.query) if args.query is not None
+                   else _verdict_text(outcome)) + "\n")
         out.write(_vacuity_text(outcome))
         if outcome.trace is not None:
             kind = "shortest " if options.search == "bfs" else ""
@@ -662,20 +736,27 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 out.write(f"  ({outcome.timing_note})\n")
         if explanation is not None:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
+        out.write(_queries_text(outcome, options.search == "bfs"))
         out.write("\n" + stats_line(outcome.stats) + "\n")
         off = outcome.raw[0].symmetry_off if outcome.raw is not None else None
         if options.symmetry and off is not None:
             out.write(f"note: no symmetry reduction: {off}\n")
     out.flush()
     trace = outcome.trace
+    witness = args.witness or args.query
+    what = "there is no counterexample"
+    if witness is not None:
+        trace = outcome.query(witness).trace if outcome.queries else None
+        what = f"`reachable {witness}` has no witness"
     if args.trace:
         if trace is None:
-            err.write("no trace file: there is no counterexample\n")
+            err.write(f"no trace file: {what}\n")
         else:
             _side_output(err, args.trace, lambda: _write_json(args.trace, tr.to_itf(trace)))
     if args.diagram:
         if trace is None:
-            err.write("no diagram: there is no counterexample to draw\n")
+            err.write(f"no diagram: {what}\n" if witness is not None
+                      else "no diagram: there is no counterexample to draw\n")
         else:
             _side_output(err, args.diagram, lambda: _draw(trace, args.diagram))
     return code
@@ -708,7 +789,26 @@ def _verdict_text(outcome: Any) -> str:
         return f"VIOLATED: {outcome.prop}: {outcome.message}"
     if outcome.verdict == api.INCONCLUSIVE:
         return f"INCONCLUSIVE: {outcome.limit}; no violation in what was explored"
+    if outcome.verdict == api.UNREACHABLE:
+        never = ", ".join(q.name for q in outcome.queries if q.status == api.UNREACHABLE)
+        return ("UNREACHABLE: every property holds (exploration complete), but these"
+                f" `reachable` queries are never reachable: {never}")
     return f"MODEL ERROR: {outcome.message}"
+
+
+def _query_verdict_text(outcome: Any, name: str) -> str:
+    """The verdict line of ``check --query NAME``."""
+    from checker import api
+
+    if outcome.verdict in (api.VIOLATED, api.ERROR) or not outcome.queries:
+        return _verdict_text(outcome)
+    q = outcome.query(name)
+    if q.status == api.REACHABLE:
+        return f"REACHABLE: {name}: `{q.text}` (witness below)"
+    if q.status == api.UNREACHABLE:
+        return (f"NEVER REACHABLE: {name}: no reachable state satisfies `{q.text}`"
+                " (exploration complete)")
+    return f"INCONCLUSIVE: {outcome.limit}; `reachable {name}` not found in what was explored"
 
 
 def _write_json(path: str, doc: object) -> str:

@@ -31,9 +31,11 @@ SCHEMA = "kvrace-output/1"
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR, INTERRUPTED = (
     "holds", "violated", "inconclusive", "error", "interrupted")
-VERDICTS = (HOLDS, VIOLATED, INCONCLUSIVE, ERROR, INTERRUPTED)
+UNREACHABLE = "unreachable"
+"""``check`` only: every property holds, but a ``reachable`` query is never reachable."""
+VERDICTS = (HOLDS, VIOLATED, INCONCLUSIVE, ERROR, UNREACHABLE, INTERRUPTED)
 
-EXIT_OF = {HOLDS: 0, VIOLATED: 1, ERROR: 2, INCONCLUSIVE: 3}
+EXIT_OF = {HOLDS: 0, VIOLATED: 1, ERROR: 2, INCONCLUSIVE: 3, UNREACHABLE: 5}
 """Exit code of each verdict (``interrupted`` is 130 or 143, an internal error 70;
 ``check --strict`` exits 4 for a vacuous HOLDS, whose verdict stays ``holds``)."""
 
@@ -42,7 +44,7 @@ def verdict_of_exit(code: int) -> str:
     """The verdict a command's exit code stands for."""
     if code in (130, 143):
         return INTERRUPTED
-    return {0: HOLDS, 1: VIOLATED, 3: INCONCLUSIVE, 4: HOLDS}.get(code, ERROR)
+    return {0: HOLDS, 1: VIOLATED, 3: INCONCLUSIVE, 4: HOLDS, 5: UNREACHABLE}.get(code, ERROR)
 
 
 def error(code: str, message: str, file: str | None = None, line: int | None = None,

@@ -250,6 +250,12 @@ def _title(trace: Trace) -> str:
         text = f"violated: {what}" + (f" \u2014 {trace.message}" if trace.message else "")
         rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="12" COLOR="{RED}">'
                     f"{_html(text)}</FONT></TD></TR>")
+    elif trace.verdict == "reachable" and trace.property:
+        # The witness of a `reachable` query: what it reaches, not a failure.
+        text = f"witness of {trace.property}" + (f" \u2014 {trace.message}"
+                                                 if trace.message else "")
+        rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="12">{_html(text)}'
+                    "</FONT></TD></TR>")
     elif trace.verdict:
         rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="12">{_html(trace.verdict)}'
                     "</FONT></TD></TR>")

@@ -125,6 +125,9 @@ class RefResult:
     first layer with a finding)."""
     caps: list[int] = field(default_factory=list)
     """The cap of each clock's value in the final search."""
+    queries: dict[str, int] = field(default_factory=dict)
+    """Each ``reachable`` query some explored state satisfies, with the fewest events
+    of a run to such a state (complete when exhaustive)."""
 
 
 def integer_bounds(model: ValuedModel, grid: int = 1) -> list[int]:
@@ -327,6 +330,8 @@ def _search(model: ValuedModel, sem: Semantics, deadlock: bool, exhaustive: bool
     seen: set[Node] = set()
     findings: dict[str, Finding] = {}
     order: list[str] = []
+    query_names: Sequence[str] = getattr(model, "query_names", ())
+    reached: dict[str, int] = {}
 
     def found(prop: str, message: str, events: int, node: Node) -> None:
         old = findings.get(prop)
@@ -337,7 +342,7 @@ def _search(model: ValuedModel, sem: Semantics, deadlock: bool, exhaustive: bool
 
     def result(verdict: str | None = None) -> RefResult:
         res = RefResult(HOLDS, states=len(seen), findings=dict(findings), strict=sem.strict,
-                        exhaustive=exhaustive)
+                        exhaustive=exhaustive, queries=dict(reached))
         if findings:
             best = min((findings[p] for p in order), key=lambda f: f.events)
             res.verdict = ERROR if best.prop == MODEL_ERROR else VIOLATED
@@ -371,6 +376,9 @@ def _search(model: ValuedModel, sem: Semantics, deadlock: bool, exhaustive: bool
             # (its deadlines permitting) and break an invariant or a response.
             stuck = False
             try:
+                if query_names:
+                    for q in model.queries(s):  # type: ignore[attr-defined]
+                        reached.setdefault(query_names[q], depth)
                 for v in sem.violations(s):
                     found(v.property, v.message, depth, node)
                 for h in sem.hazards(s):

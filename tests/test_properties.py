@@ -36,7 +36,9 @@ def test_bounded_response_boundary(w: float, verdict: str) -> None:
     assert o.verdict == verdict
     if verdict == "violated":
         assert o.prop == "prompt"
-        assert o.message == "no response within W"
+        assert o.message == ("no response within W: server.serve(), enabled after step 1"
+                             " (t=5..6), would have made the response true, but the"
+                             " deadlines let it wait past the bound")
 
 
 def test_response_violation_trace_ends_before_the_response() -> None:

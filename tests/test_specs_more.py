@@ -75,7 +75,9 @@ def test_strict_mode_holds_a_slot_past_the_release_bound() -> None:
     o = run(STRICT)
     assert o.verdict == "violated"
     assert o.prop == "bounded_release[A]"
-    assert o.message == "no response within T_bound"
+    assert o.message == ("no response within T_bound: decode.ack_arrives(A), enabled after"
+                         " step 4 (t=3..4), would have made the response true, but step 5"
+                         " (decode.ack_lost(A)) disabled it first")
     got = labels(o)
     assert got[-1] == "decode.ack_lost(A)"
     # The slot stays held because the ack was lost; no ABORT is re-sent, nothing is freed.

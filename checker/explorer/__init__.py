@@ -8,9 +8,10 @@ from checker.explorer.search import (
     CheckResult,
     Limits,
     Options,
+    QueryResult,
     Stats,
     TraceStep,
     explore,
 )
 
-__all__ = ["CheckResult", "Limits", "Options", "Stats", "TraceStep", "explore"]
+__all__ = ["CheckResult", "Limits", "Options", "QueryResult", "Stats", "TraceStep", "explore"]

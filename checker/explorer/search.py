@@ -58,6 +58,8 @@ from checker.model.interface import (
 )
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
+REACHABLE, UNREACHABLE = "reachable", "unreachable"
+"""The outcomes of a ``reachable`` query (besides :data:`INCONCLUSIVE`)."""
 TIMED_PREPASS_CLOCKS = 64
 """Models with at most this many clocks get the timed clock-bounds pass (a hull zone
 over every clock per state); larger ones the untimed one."""
@@ -67,10 +69,13 @@ __all__ = [
     "HOLDS",
     "INCONCLUSIVE",
     "MAX_ZONE_MB",
+    "REACHABLE",
+    "UNREACHABLE",
     "VIOLATED",
     "CheckResult",
     "Limits",
     "Options",
+    "QueryResult",
     "StateGraph",
     "Stats",
     "TraceStep",
@@ -101,6 +106,21 @@ class Options:
     extrapolation: str = "lu"
     """``lu``: local Extra+_LU (deadlocks confirmed, see the module docstring);
     ``m``: classic Extra_M over the global maximal constants."""
+    query: str | None = None
+    """Check only this ``reachable`` query: no other property is checked, and the run
+    stops at its first witness."""
+
+
+@dataclass
+class QueryResult:
+    """The outcome of one ``reachable`` query: :data:`REACHABLE` with a witness trace
+    (shortest in events under breadth-first search), :data:`UNREACHABLE` (exploration
+    finished and no reachable state satisfies it), or :data:`INCONCLUSIVE` (the run
+    ended early: a limit, a violation, a model error)."""
+
+    name: str
+    status: str
+    trace: list[TraceStep] = field(default_factory=list)
 
 
 @dataclass
@@ -123,6 +143,9 @@ class CheckResult:
     reached: Sequence[State] = ()
     """With HOLDS: the discrete states explored (representatives, under symmetry), for
     coverage (which deadlines were ever active, which triggers ever held)."""
+    queries: list[QueryResult] = field(default_factory=list)
+    """The ``reachable`` queries checked, in declaration order (only the one asked for
+    with :attr:`Options.query`)."""
 
     @property
     def holds(self) -> bool:
@@ -179,6 +202,13 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
                            options.extrapolation)
         self.D = ops
         """The DBM operations: the compiled core when the constants are small enough."""
+        self.query_names: list[str] = list(getattr(model, "query_names", ()))
+        self.only: int | None = None
+        """With :attr:`Options.query`: the one query checked (properties are not)."""
+        if options.query is not None:
+            if options.query not in self.query_names:
+                raise ValueError(f"no `reachable {options.query}` query in the model")
+            self.only = self.query_names.index(options.query)
         super().__init__(model, self.dz, limits, options.search, keep_shallower=True,
                          progress=options.progress,
                          progress_interval=options.progress_interval)
@@ -200,6 +230,10 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
         self.fired: set[int] = set()
         self.stuck: set[int] = set()
         """Nodes whose zone, before extrapolation, holds a deadlocked valuation."""
+        self.witness: dict[int, int] = {}
+        """Query (position in :attr:`query_names`) to the first node satisfying it."""
+        self._hits: list[int] = []
+        """The queries first satisfied by the symbolic state :meth:`arrive` checked."""
 
     def edges(self, s: State) -> Sequence[Edge]:
         """The model's edges out of ``s`` (memoised)."""
@@ -257,6 +291,11 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
         extrapolation (see the module docstring), and reported on expansion."""
         if edge is not None:
             self.fired.add(edge.event)
+        if self.query_names:
+            self._hits = [q for q in self.model.queries(s)  # type: ignore[attr-defined]
+                          if q not in self.witness and (self.only is None or q == self.only)]
+        if self.only is not None:
+            return False
         bad = self.state_violation(s, f, z)
         if bad is not None:
             return bad
@@ -265,12 +304,24 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
     def stored(self, node: int | None, s: State, f: Frame, z: dbm.Dbm,
                sym: Symmetry | None, parent: int, edge: Edge | None, branch: int,
                depth: int, found: object) -> CheckResult | None:
-        """Stop at a broken property; remember a stuck zone; queue the node."""
+        """Stop at a broken property; remember a stuck zone and the witnesses of
+        queries; queue the node."""
+        event = -1 if edge is None else edge.event
+        if self._hits:
+            hits, self._hits = self._hits, []
+            # A covered state is still the first one found satisfying the query.
+            wnode = node if node is not None else self.passed.node(s, z, parent, event,
+                                                                   branch, sym, depth)
+            for q in hits:
+                self.witness[q] = wnode
+            if self.only is not None:
+                return self.finish(CheckResult(HOLDS))
+            if found is not False and node is None:
+                node = wnode
         if found is False:
             if node is not None:
                 self.waiting.push(node)
             return None
-        event = -1 if edge is None else edge.event
         if node is None:
             # Covered, but still the first state found breaking the property.
             node = self.passed.node(s, z, parent, event, branch, sym, depth)
@@ -292,7 +343,9 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
 
     def failure(self, node: int, f: Frame, g: dbm.Dbm, e: Edge, branch: int
                 ) -> CheckResult | None:
-        """A broken ``assert`` ends the run."""
+        """A broken ``assert`` ends the run (not when only a query is checked)."""
+        if self.only is not None:
+            return None
         return self.violation(node, "assert", e.failure or "", (e.event, branch))
 
     def exhausted(self) -> CheckResult:
@@ -366,9 +419,24 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
         res.stats = self.stats
         res.scale = self.scale
         res.fired = frozenset(self.fired)
-        if res.verdict == HOLDS:
+        if res.verdict == HOLDS and self.only is None:
             res.reached = tuple(self.passed.by_state)
+        res.queries = self.query_results(res.verdict == HOLDS)
         return res
+
+    def query_results(self, complete: bool) -> list[QueryResult]:
+        """Every query's outcome; ``complete``: exploration finished (or, with a single
+        query, found its witness), so a query not found is unreachable."""
+        out: list[QueryResult] = []
+        for q, name in enumerate(self.query_names):
+            if self.only is not None and q != self.only:
+                continue
+            node = self.witness.get(q)
+            if node is not None:
+                out.append(QueryResult(name, REACHABLE, self.trace(node)))
+            else:
+                out.append(QueryResult(name, UNREACHABLE if complete else INCONCLUSIVE))
+        return out
 
     def violation(self, node: int, prop: str, message: str,
                   extra: tuple[int, int] | None = None) -> CheckResult:

@@ -408,6 +408,15 @@ class ProcessInfo(Decl):
 
 
 @dataclass(frozen=True)
+class ReachableDecl(Decl):
+    """``reachable name: expr`` — a state the designer claims is reachable."""
+
+    name: str
+    name_span: Span
+    expr: Expr
+
+
+@dataclass(frozen=True)
 class SpecFile:
     """A parsed ``.kvr`` file."""
 

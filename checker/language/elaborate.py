@@ -41,6 +41,9 @@ _CLOCK_HELP = {
     " before `while`",
     "a property": "help: in `P leadsto Q within T`, P and Q are about data and T bounds the time",
     "an initial value": "help: every clock starts at 0",
+    "a `reachable` query": "help: a `reachable` query is about data; to ask whether a clock"
+    " value is reachable, put the clock constraint in an event's guard and let the event"
+    " set a variable",
 }
 
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, "==": "==", "!=": "!="}
@@ -244,6 +247,7 @@ class Elaborator:
         invariants: list[ir.Invariant] = []
         responses: list[ir.Response] = []
         synced: list[tuple[ast.EventDecl, ir.Event]] = []
+        queries: list[ir.Query] = []
         for d in decls:
             if isinstance(d, ast.EventDecl):
                 ev = self.event_decl(d)
@@ -263,6 +267,10 @@ class Elaborator:
                 resp = self.property_decl(d)
                 if resp is not None:
                     responses.append(resp)
+            elif isinstance(d, ast.ReachableDecl):
+                query = self.reachable_decl(d)
+                if query is not None:
+                    queries.append(query)
         if synced or self.channels:
             events = self.synchronise(events, synced)
         if not self.diags:
@@ -297,12 +305,13 @@ class Elaborator:
             clock_count=self.clock_count,
             source=self.source,
             consts=tuple(self.consts.values()),
+            queries=tuple(queries),
         )
 
     def check_property_names(self) -> None:
         seen: dict[str, Span] = {}
         for d in self.file.decls:
-            if not isinstance(d, (ast.InvariantDecl, ast.PropertyDecl)):
+            if not isinstance(d, (ast.InvariantDecl, ast.PropertyDecl, ast.ReachableDecl)):
                 continue
             if d.name in seen:
                 self.error(
@@ -1363,6 +1372,16 @@ class Elaborator:
             return None
         return ir.Invariant(d.name, params, code, self.scope.max_slot, d.span,
                             self.written(d.expr.span))
+
+    def reachable_decl(self, d: ast.ReachableDecl) -> ir.Query | None:
+        self.scope = _Scope()
+        n_before = len(self.diags)
+        self.place = "a `reachable` query"
+        code, ty = self.expr(d.expr, BOOL_T)
+        self.expect_bool(ty, d.expr.span, "a `reachable` query")
+        if len(self.diags) > n_before:
+            return None
+        return ir.Query(d.name, code, self.scope.max_slot, d.span, self.written(d.expr.span))
 
     def property_decl(self, d: ast.PropertyDecl) -> ir.Response | None:
         self.scope = _Scope()

@@ -53,7 +53,8 @@ MAX_MESSAGE_CHARS = 1000
 
 _DECL_START = re.compile(
     r"^[ \t]*(?:(?:(?:symmetric|ordered)[ \t]+)+type|type|param|const|actor|var|clock|event"
-    r"|deadline|invariant|property|model|process|chan|urgent|broadcast|committed|location)\b",
+    r"|deadline|invariant|property|reachable|model|process|chan|urgent|broadcast|committed"
+    r"|location)\b",
     re.MULTILINE,
 )
 
@@ -710,10 +711,20 @@ class _Converter:
             )
         if d == "property_decl":
             name, binders, p, q, w = c
+            if w is None:
+                raise _ConvertError(Diagnostic(
+                    "KVR011", "unbounded `leadsto` is not supported: kvrace checks bounded"
+                    " response only", self.path, self.span(q),
+                    ("help: add `within BOUND` after the response, as in"
+                     " `P leadsto Q within T`",),
+                ))
             return ast.PropertyDecl(
                 sp, str(name), self.span(name), self.binders(binders),
                 self.expr(p), self.expr(q), self.expr(w),
             )
+        if d == "reachable_decl":
+            name, e = c
+            return ast.ReachableDecl(sp, str(name), self.span(name), self.expr(e))
         raise AssertionError(f"unexpected declaration {d}")
 
     def one_sync(self, before: Tree[Any] | None, after: Tree[Any] | None) -> Tree[Any] | None:
@@ -932,8 +943,8 @@ def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
         line_start : tok.start_pos
     ].strip():
         return ("help: a declaration starts on a new line with its keyword: `type`, `param`,"
-                " `const`, `actor`, `var`, `clock`, `event`, `deadline`, `invariant` or"
-                " `property`",)
+                " `const`, `actor`, `var`, `clock`, `event`, `deadline`, `invariant`,"
+                " `property`, `reachable`, `process` or `chan`",)
     return ()
 
 

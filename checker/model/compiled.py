@@ -440,6 +440,13 @@ class SpecModel:
                     (self._bind(fn, idx, inv.nslots), inv.name + ir.show_index(dom, idx),
                      inv.broken())
                 )
+        # Reachability queries (``reachable NAME: expr``).
+        self._queries: list[Callable[..., bool]] = []
+        for query in spec.queries:
+            fn = self._compile(
+                f"def f({_args_sig(query.nslots)}): return {gen.expr(query.expr, 's')}")
+            self._queries.append(self._bind(fn, (), query.nslots))
+        self.query_names: list[str] = [query.name for query in spec.queries]
         self.bounds: list[LinExpr] = list(self._bounds)
         self.event_count = len(self._instances)
         # Which instances may be enabled, by the value of their guard's first cell.
@@ -622,6 +629,18 @@ class SpecModel:
                 raise ModelRuntimeError(f"invariant {label}: {f.message}", None, s) from None
             if not ok:
                 out.append(Violation(label, message))
+        return out
+
+    def queries(self, s: State) -> list[int]:
+        """The ``reachable`` queries ``s`` satisfies (positions in :attr:`query_names`)."""
+        out: list[int] = []
+        for i, fn in enumerate(self._queries):
+            try:
+                if fn(s):
+                    out.append(i)
+            except _Fault as f:
+                raise ModelRuntimeError(f"reachable {self.query_names[i]}: {f.message}",
+                                        None, s) from None
         return out
 
     def hazards(self, s: State) -> list[Hazard]:

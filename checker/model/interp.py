@@ -407,6 +407,23 @@ class InterpretedModel:
                     out.append(Violation(label, inv.broken()))
         return out
 
+    @property
+    def query_names(self) -> list[str]:
+        """The ``reachable`` queries, in declaration order."""
+        return [q.name for q in self.spec.queries]
+
+    def queries(self, s: State) -> list[int]:
+        """The ``reachable`` queries ``s`` satisfies (positions in :attr:`query_names`)."""
+        out: list[int] = []
+        for i, q in enumerate(self.spec.queries):
+            try:
+                ok = self.eval(q.expr, s, {})
+            except _Fault as f:
+                raise ModelRuntimeError(f"reachable {q.name}: {f}", None, s) from None
+            if ok:
+                out.append(i)
+        return out
+
     def hazards(self, s: State) -> list[Hazard]:
         """Pending obligations: broken once their observer clock passes the bound."""
         out: list[Hazard] = []

@@ -467,6 +467,19 @@ class ConstDef:
 
 
 @dataclass(frozen=True)
+class Query:
+    """``reachable name: expr`` — the designer claims some reachable state satisfies
+    ``expr`` (a sanity check of the model, not a safety property)."""
+
+    name: str
+    expr: Expr
+    nslots: int
+    span: Span
+    text: str = field(default="", compare=False)
+    """The expression as written (whitespace collapsed), for messages."""
+
+
+@dataclass(frozen=True)
 class Spec:
     """A fully elaborated specification."""
 
@@ -485,6 +498,8 @@ class Spec:
     clock_count: int
     source: str = field(default="", compare=False, repr=False)
     consts: tuple[ConstDef, ...] = ()
+    queries: tuple[Query, ...] = ()
+    """The ``reachable`` queries, in declaration order."""
 
 
 # ---- traversal -----------------------------------------------------------------------
@@ -676,6 +691,8 @@ def expressions(spec: Spec) -> Iterator[Expr]:
     for resp in spec.responses:
         yield resp.trigger
         yield resp.response
+    for query in spec.queries:
+        yield query.expr
 
 
 def order_dependent_faults(spec: Spec) -> Quant | None:
