@@ -155,6 +155,7 @@ class Elaborator:
         self.channels: dict[str, tuple[tuple[ir.FiniteType, ...], bool, bool, Span]] = {}
         """Channel name to (argument types, urgent, broadcast, where declared)."""
         self.processes: dict[str, ast.ProcessInfo] = {}
+        self.unknown_channel = False
         self.receiver_slot: dict[str, int] = {}
         """Where the receiver's slots start in each handshake event (by label)."""
         self.urgent_events: set[tuple[str, str]] = set()
@@ -810,6 +811,7 @@ class Elaborator:
     def channel_args(self, c: ast.SyncClause) -> tuple[ir.Expr, ...] | None:
         chan = self.channels.get(c.channel)
         if chan is None:
+            self.unknown_channel = True  # which channel was meant is unclear: no KVR110
             if c.channel not in self.poisoned:
                 self.error("KVR104", f"unknown channel `{c.channel}`", c.channel_span,
                            *did_you_mean(c.channel, self.channels),
@@ -853,6 +855,8 @@ class Elaborator:
             side.setdefault(d.sync.channel, []).append((d, ev))
         declared = {(d.sync.channel, d.sync.direction) for d in self.file.decls
                     if isinstance(d, ast.EventDecl) and d.sync is not None}
+        if self.unknown_channel:
+            return events
         joined: dict[int, list[ir.Event]] = {}
         for name, (_, _urgent, bcast, sp) in self.channels.items():
             sends, recvs = senders.get(name, []), receivers.get(name, [])

@@ -918,6 +918,9 @@ def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
         return (f"help: there is no `{before.group(1)}(...)`; the"
                 f" {'successor' if up else 'predecessor'} of a value `v` of an ordered type"
                 f" is written `v {'+' if up else '-'} 1`",)
+    if text in ("location", "committed") and not chunk.text[: tok.start_pos or 0].strip():
+        return ("help: locations belong to a process: declare them inside"
+                " `process NAME { ... }`",)
     assign = _terminal(":=")
     if text in ("=", "==") and assign in expected:
         return ("help: assign with `:=`",)
