@@ -123,6 +123,9 @@ class CheckResult:
     reached: Sequence[State] = ()
     """With HOLDS: the discrete states explored (representatives, under symmetry), for
     coverage (which deadlines were ever active, which triggers ever held)."""
+    distributed: object | None = None
+    """With ``--workers``/``--ray``: what the distribution cost
+    (:class:`checker.explorer.distributed.DistStats`)."""
 
     @property
     def holds(self) -> bool:
