@@ -637,6 +637,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             api.INCONCLUSIVE: EXIT_INCONCLUSIVE, api.ERROR: EXIT_BAD_INPUT}[outcome.verdict]
     if args.strict and outcome.vacuous:
         code = EXIT_VACUOUS
+    dist: Any = outcome.raw[1].distributed if outcome.raw is not None else None
     # The verdict first: no failure of a side output below can lose or change it.
     if args.json:
         doc: dict[str, object] = {
@@ -653,7 +654,6 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         }
         if explanation is not None:
             doc["feasible_region"] = explanation
-        dist = outcome.raw[1].distributed if outcome.raw is not None else None
         if dist is not None:
             doc["distributed"] = dist.as_json()
         errors = ([jsonout.error_from_text("model-error", outcome.message or "", args.spec)]
@@ -673,7 +673,6 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if explanation is not None:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
         out.write("\n" + stats_line(outcome.stats) + "\n")
-        dist = outcome.raw[1].distributed if outcome.raw is not None else None
         if dist is not None:
             out.write(dist.line() + "\n")
         off = outcome.raw[0].symmetry_off if outcome.raw is not None else None

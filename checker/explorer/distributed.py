@@ -36,6 +36,7 @@ end the whole run as inconclusive.  A worker that dies ends the run as inconclus
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import logging
 import os
@@ -145,15 +146,9 @@ def _owner(s: State, n: int) -> int:
 class _Worker:
     """One partition of the store: a Ray actor (this class is wrapped by ``ray.remote``)."""
 
-    def __init__(self, index: int, n: int, build: ModelBuilder, limits: Limits,
-                 left: float | None, options: Options) -> None:
+    def __init__(self, index: int, n: int) -> None:
         self.index = index
         self.n = n
-        # The deadline travels as seconds left: monotonic clocks differ between hosts.
-        deadline = None if left is None else time.monotonic() + left
-        self.limits = Limits(None, None, limits.max_memory_mb, deadline)
-        self.options = replace(options, progress=None, record_graph=False, search="bfs")
-        self.build = build
         self.ex: _Explorer | None = None
         self.frontier: list[int] = []
         self.keys: list[_Key] = []
@@ -165,12 +160,18 @@ class _Worker:
         self.depth = 0
 
     # ---- set-up ---------------------------------------------------------------------------
-    def prepare(self) -> tuple[str, str | None]:
+    def load(self, build: ModelBuilder, limits: Limits, left: float | None,
+             options: Options) -> tuple[str, str | None]:
         """Build the model and run the clock-bounds pass: ``("ok", None)``, or
-        ``("limit", what)`` / ``("error", message)``."""
+        ``("limit", what)`` / ``("error", message)``.  ``left``: the seconds left of the
+        run (monotonic clocks differ between hosts)."""
+        self.ex = None
+        _reset_peak_memory()
+        deadline = None if left is None else time.monotonic() + left
+        limits = Limits(None, None, limits.max_memory_mb, deadline)
+        options = replace(options, progress=None, record_graph=False, search="bfs")
         try:
-            model = self.build()
-            self.ex = _Explorer(model, self.limits, self.options)
+            self.ex = _Explorer(build(), limits, options)
             self.ex.prepare()
         except LimitHit as lim:
             return "limit", lim.what
@@ -342,7 +343,8 @@ class _Worker:
                    "memory": peak_rss_mb()}
         return [*batches, summary]
 
-    def receive(self, budget: int | None, *batches: bytes) -> tuple[bytes, int, str | None]:
+    def receive(self, budget: int | None, *batches: bytes
+                ) -> tuple[bytes, int, str | None, Stats]:
         """Store this round's successors owned here, in the single-process order; (the new
         frontier's keys, the zones stored so far, a limit hit).  ``budget``: the stores
         left before the states limit of the whole run."""
@@ -363,8 +365,8 @@ class _Worker:
                 if budget is not None and st.stored - start >= budget:
                     raise LimitHit("")
         except LimitHit as lim:
-            return b"", st.stored, lim.what
-        return self._keys(), st.stored, None
+            return b"", st.stored, lim.what, st
+        return self._keys(), st.stored, None, st
 
     # ---- results --------------------------------------------------------------------------
     def step(self, node: int) -> tuple[State, int, int, Symmetry | None, int]:
@@ -418,6 +420,18 @@ def connect(address: str) -> None:
              runtime_env={"py_modules": [str(Path(__file__).resolve().parents[1])]})
 
 
+_POOL: dict[str, Any] = {}
+"""The workers of the last run in a Ray session this module did not start (``session``:
+the job id, ``actors``), reused by the next run with as many workers."""
+
+
+def _drop_pool(ray: Any) -> None:
+    for a in _POOL.get("actors", []):
+        with contextlib.suppress(Exception):
+            ray.kill(a)
+    _POOL.clear()
+
+
 class _Died(Exception):
     def __init__(self, what: str) -> None:
         super().__init__(what)
@@ -441,6 +455,7 @@ class _Driver:
         self.started_ray = False
         self.actors: list[Any] = []
         self.memory = 0.0
+        self.last_progress = self.start
 
     # ---- Ray calls ------------------------------------------------------------------------
     def _left(self) -> float | None:
@@ -468,6 +483,8 @@ class _Driver:
         return out
 
     def spawn(self) -> None:
+        """Start Ray if needed, and the workers (or reuse those of an earlier run in the
+        same Ray session)."""
         ray = self.ray
         if not ray.is_initialized():
             if self.cluster.address is None:
@@ -479,19 +496,25 @@ class _Driver:
         if n is None:
             n = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.dist.workers = n
-        cls = ray.remote(num_cpus=1, max_restarts=0)(_Worker)
-        left = self._left()
-        shipped = replace(self.options, progress=None)
-        self.actors = [cls.remote(i, n, self.build, self.limits, left, shipped)
-                       for i in range(n)]
+        session = ray.get_runtime_context().get_job_id()
+        if _POOL.get("session") == session and len(_POOL.get("actors", [])) == n:
+            self.actors = list(_POOL["actors"])
+        else:
+            _drop_pool(ray)
+            cls = ray.remote(num_cpus=1, max_restarts=0)(_Worker)
+            self.actors = [cls.remote(i, n) for i in range(n)]
+            if not self.started_ray:
+                _POOL.update(session=session, actors=list(self.actors))
 
-    def shutdown(self) -> None:
+    def shutdown(self, dead: bool) -> None:
+        """Let the workers go: kept for the next run in a Ray session someone else
+        started; otherwise (or after a death) killed, and Ray stopped if started here."""
         ray = self.ray
-        for a in self.actors:
-            try:
-                ray.kill(a)
-            except Exception:  # an actor already gone
-                pass
+        if dead or self.started_ray:
+            _drop_pool(ray)
+            for a in self.actors:
+                with contextlib.suppress(Exception):  # an actor already gone
+                    ray.kill(a)
         self.actors = []
         if self.started_ray:
             ray.shutdown()
@@ -500,9 +523,13 @@ class _Driver:
     def run(self) -> CheckResult:
         ex = _Explorer(self.model, self.limits, self.options)
         ex.start = self.start
+        dead = False
         try:
             self.spawn()
-            for status, what in self.get([a.prepare.remote() for a in self.actors]):
+            left = self._left()
+            shipped = replace(self.options, progress=None)
+            loads = [a.load.remote(self.build, self.limits, left, shipped) for a in self.actors]
+            for status, what in self.get(loads):
                 if status == "limit":
                     raise LimitHit(what)
                 if status == "error":
@@ -518,9 +545,10 @@ class _Driver:
         except LimitHit as lim:
             return self.finish(ex, CheckResult(INCONCLUSIVE, limit=lim.what))
         except _Died as died:
+            dead = True
             return self.finish(ex, CheckResult(INCONCLUSIVE, limit=died.what))
         finally:
-            self.shutdown()
+            self.shutdown(dead)
 
     def search(self, ex: _Explorer, mode: str) -> CheckResult:
         actors = self.actors
@@ -556,10 +584,22 @@ class _Driver:
             got2 = self.get([a.receive.remote(budget, *(outs[i][j] for i in range(n)))
                              for j, a in enumerate(actors)])
             stored = sum(w[1] for w in got2)
+            self.report([w[3] for w in got2])
             if any(w[2] is not None for w in got2) or (
                     max_states is not None and stored >= max_states):
                 raise LimitHit(f"state limit ({max_states}) reached")
             keys = [w[0] for w in got2]
+
+    def report(self, stats: Sequence[Stats]) -> None:
+        """The progress display, with the sum of the workers' statistics."""
+        progress = self.options.progress
+        now = time.monotonic()
+        if progress is None or now - self.last_progress < self.options.progress_interval:
+            return
+        self.last_progress = now
+        st = _sum_stats(stats)
+        st.seconds = now - self.start
+        progress(st)
 
     def limit_of(self, whats: Any) -> None:
         for what in whats:
@@ -570,16 +610,9 @@ class _Driver:
     def collect(self, ex: _Explorer, with_states: bool) -> list[dict[str, Any]]:
         """Sum the workers' statistics into ``ex``'s."""
         sums = self.get([a.summary.remote(with_states) for a in self.actors])
-        st = Stats()
+        st = _sum_stats([s["stats"] for s in sums])
         fired: set[int] = set()
         for s in sums:
-            w: Stats = s["stats"]
-            st.states += w.states
-            st.zones += w.zones
-            st.transitions += w.transitions
-            st.stored += w.stored
-            st.explored += w.explored
-            st.depth = max(st.depth, w.depth)
             fired.update(s["fired"])
             self.memory = max(self.memory, s["memory"])
         ex.stats = st
@@ -590,10 +623,8 @@ class _Driver:
 
     def finish(self, ex: _Explorer, res: CheckResult) -> CheckResult:
         if self.actors and not ex.stats.explored:
-            try:
+            with contextlib.suppress(_Died, LimitHit):
                 self.collect(ex, False)
-            except (_Died, LimitHit):
-                pass
         res = ex.finish(res)
         res.stats.peak_memory_mb = max(res.stats.peak_memory_mb, self.memory)
         res.distributed = self.dist
@@ -619,11 +650,11 @@ class _Driver:
         ex.passed = Passed(ex.zones.includes, True)
         last = -1
         for depth, (s, event, branch, sym) in enumerate(reversed(chain)):
-            last = ex.passed.node(s, None, last, event, branch, sym, depth)
+            last = ex.passed.node(s, [], last, event, branch, sym, depth)
         return last
 
     def violation(self, ex: _Explorer, cand: _Candidate) -> CheckResult:
-        (_, edge), kind, what = cand
+        _, kind, what = cand
         self.collect(ex, False)
         if kind == "timelock":
             return self.finish(ex, CheckResult(
@@ -648,11 +679,32 @@ class _Driver:
             depth = 0 if parent == -1 else ex.passed.depth[parent] + 1
             if parent == -1:
                 ex.passed = Passed(ex.zones.includes, True)
-            node = ex.passed.node(cs, None, parent, event, branch, sym, depth)
+            node = ex.passed.node(cs, [], parent, event, branch, sym, depth)
             res = ex.violation(node, found[0], found[1])
         res.stats.peak_memory_mb = max(res.stats.peak_memory_mb, self.memory)
         res.distributed = self.dist
         return res
+
+
+def _sum_stats(stats: Sequence[Stats]) -> Stats:
+    st = Stats()
+    for w in stats:
+        st.states += w.states
+        st.zones += w.zones
+        st.transitions += w.transitions
+        st.stored += w.stored
+        st.explored += w.explored
+        st.depth = max(st.depth, w.depth)
+    return st
+
+
+def _reset_peak_memory() -> None:
+    # A worker serves run after run: its peak memory (VmHWM) starts again at each.
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+            f.write("5")
+    except OSError:
+        pass
 
 
 def _first(cands: Any) -> _Candidate | None:
