@@ -605,6 +605,7 @@ def _param_text(values: dict[str, Fraction]) -> str:
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker import api, jsonout
+    from checker.explorer.distributed import RayMissing
     from checker.model import trace as tr
     from checker.model.compiled import ParamError
 
@@ -627,6 +628,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 explanation = api.explain(outcome)
             else:
                 explanation = None
+    except RayMissing as e:
+        raise UsageError(str(e)) from None
     except ParamError as e:
         err.write(f"{args.spec}: error[KVR400]: {e}\n")
         if args.json:

@@ -41,6 +41,7 @@ import heapq
 import logging
 import os
 import pickle
+import socket
 import time
 from array import array
 from collections.abc import Callable, Sequence
@@ -69,7 +70,7 @@ model is rebuilt in every process, never pickled)."""
 
 
 class RayMissing(Exception):
-    """Ray is not installed (or cannot start)."""
+    """Ray is not installed, cannot start, or the cluster cannot be reached."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class _Worker:
         self.ex = None
         _reset_peak_memory()
         deadline = None if left is None else time.monotonic() + left
-        limits = Limits(None, None, limits.max_memory_mb, deadline)
+        limits = Limits(None, limits.timeout, limits.max_memory_mb, deadline)
         options = replace(options, progress=None, record_graph=False, search="bfs")
         try:
             self.ex = _Explorer(build(), limits, options)
@@ -406,7 +407,7 @@ def package_root() -> str:
 def init_local(num_cpus: int) -> None:
     """Start a local Ray instance quietly, its workers importing this copy of kvrace."""
     ray = _ray()
-    ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
              configure_logging=True, logging_level=logging.ERROR,
              runtime_env={"env_vars": {"PYTHONPATH": package_root()}})
 
@@ -415,6 +416,7 @@ def connect(address: str) -> None:
     """Join the Ray cluster at ``address``, shipping this copy of the ``checker``
     package to its workers."""
     ray = _ray()
+    _reachable(address)
     ray.init(address=address, log_to_driver=False, configure_logging=True,
              logging_level=logging.ERROR,
              runtime_env={"py_modules": [str(Path(__file__).resolve().parents[1])]})
@@ -430,6 +432,21 @@ def _drop_pool(ray: Any) -> None:
         with contextlib.suppress(Exception):
             ray.kill(a)
     _POOL.clear()
+
+
+def _reachable(address: str, seconds: float = 10.0) -> None:
+    """Fail fast when nothing listens at a ``host:port`` address (Ray itself retries for
+    minutes); ``auto`` and ``ray://`` addresses are left to Ray."""
+    if address == "auto" or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {address} ({exc.strerror or exc})"
+                              ) from None
 
 
 class _Died(Exception):
@@ -487,10 +504,21 @@ class _Driver:
         same Ray session)."""
         ray = self.ray
         if not ray.is_initialized():
-            if self.cluster.address is None:
-                init_local(self.cluster.workers or os.cpu_count() or 1)
-            else:
-                connect(self.cluster.address)
+            try:
+                if self.cluster.address is None:
+                    init_local(self.cluster.workers or os.cpu_count() or 1)
+                else:
+                    connect(self.cluster.address)
+            except Exception as exc:  # Ray raises ConnectionError, RuntimeError, Exception
+                where = ("start a local Ray instance" if self.cluster.address is None
+                         else f"connect to the Ray cluster at {self.cluster.address}")
+                hint = ("" if self.cluster.address is None
+                        or str(exc).startswith("nothing answers") else
+                        " (a cluster with token authentication needs RAY_AUTH_MODE=token here"
+                        " too)")
+                with contextlib.suppress(Exception):
+                    ray.shutdown()
+                raise RayMissing(f"cannot {where}: {_first_line(exc)}{hint}") from None
             self.started_ray = True
         n = self.cluster.workers
         if n is None:
@@ -501,7 +529,10 @@ class _Driver:
             self.actors = list(_POOL["actors"])
         else:
             _drop_pool(ray)
-            cls = ray.remote(num_cpus=1, max_restarts=0)(_Worker)
+            # One CPU each, or a share when the cluster has fewer CPUs than workers (an
+            # actor waiting for a CPU that never frees would wait for ever).
+            cpus = float(ray.cluster_resources().get("CPU", n))
+            cls = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(_Worker)
             self.actors = [cls.remote(i, n) for i in range(n)]
             if not self.started_ray:
                 _POOL.update(session=session, actors=list(self.actors))
