@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 ray = pytest.importorskip("ray")
 
@@ -188,6 +189,8 @@ def test_cli_json_equals_single_process(name: str) -> None:
     c2, o2, _ = run_cli("check", spec, "--json", "-q", "--workers", "2")
     assert c1 == c2
     d1, d2 = json.loads(o1), json.loads(o2)
+    schema = json.loads((REPO / "docs/schema/kvrace-output-1.schema.json").read_text())
+    Draft202012Validator(schema).validate(d2)
     assert d2["distributed"]["workers"] == 2
     assert d2["distributed"]["bytes_per_explored_zone"] > 0
     if d1["verdict"] == "violated":

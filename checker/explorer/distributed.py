@@ -401,7 +401,9 @@ def _ray() -> Any:
 
 def package_root() -> str:
     """The directory that holds the ``checker`` package this process runs."""
-    return str(Path(__file__).resolve().parents[2])
+    import checker
+
+    return str(Path(checker.__path__[0]).resolve().parent)
 
 
 def init_local(num_cpus: int) -> None:
@@ -419,7 +421,7 @@ def connect(address: str) -> None:
     _reachable(address)
     ray.init(address=address, log_to_driver=False, configure_logging=True,
              logging_level=logging.ERROR,
-             runtime_env={"py_modules": [str(Path(__file__).resolve().parents[1])]})
+             runtime_env={"py_modules": [str(Path(package_root()) / "checker")]})
 
 
 _POOL: dict[str, Any] = {}
