@@ -104,6 +104,9 @@ class DistStats:
     running their clock-bounds passes."""
     zones_per_worker: tuple[int, ...] = ()
     """Zones stored at the end, per worker (the partition's balance)."""
+    cpu_per_worker: tuple[float, ...] = ()
+    """CPU seconds each worker spent searching (expanding, pickling, storing): with a
+    free core per worker, the search takes about their maximum plus the rounds' latency."""
 
     @property
     def bytes_per_zone(self) -> float:
@@ -120,6 +123,7 @@ class DistStats:
             "bytes_per_explored_zone": round(self.bytes_per_zone, 1),
             "startup_seconds": round(self.startup_seconds, 3),
             "zones_per_worker": list(self.zones_per_worker),
+            "cpu_seconds_per_worker": list(self.cpu_per_worker),
         }
 
     def line(self) -> str:
@@ -159,6 +163,8 @@ class _Worker:
         self.kept: list[_Succ] = []
         """This round's successors that this worker owns (sent to nobody)."""
         self.depth = 0
+        self.cpu = 0.0
+        """CPU seconds spent in the search (start, expand, receive) of this run."""
 
     # ---- set-up ---------------------------------------------------------------------------
     def load(self, build: ModelBuilder, limits: Limits, left: float | None,
@@ -191,6 +197,8 @@ class _Worker:
         if ex.mode != mode:
             ex.dz.set_mode(mode)
         ex.reset_search()
+        cpu0 = time.process_time()
+        self.cpu = 0.0
         self.first = []
         self.depth = 0
         self.frontier = []
@@ -199,18 +207,17 @@ class _Worker:
         zones = ex.zones
         try:
             for i, s0 in enumerate(ex.model.initial_states()):
-                f0 = zones.frame(s0)
                 try:
+                    f0 = zones.frame(s0)
                     z0 = ex.initial(s0, f0)
-                except _Timelocked:
-                    cand = ((0, i), "timelock", s0)
-                    break
-                if z0 is None:
-                    continue
-                try:
+                    if z0 is None:
+                        continue
                     found = ex.arrive(s0, f0, z0, -1, None)
                     z = zones.extrapolate(f0, z0)
                     cs, cz, sym = zones.canonical(f0, z)
+                except _Timelocked:
+                    cand = ((0, i), "timelock", s0)
+                    break
                 except ModelRuntimeError as err:
                     cand = ((0, i), "error", (err.message, None, None, s0))
                     break
@@ -222,7 +229,9 @@ class _Worker:
                 self._store(cs, cz, -1, -1, 0, sym, 0, 0, i, bool(found))
         except LimitHit as lim:
             return None, b"", lim.what
-        return cand, self._keys(), None
+        keys = self._keys()
+        self.cpu += time.process_time() - cpu0
+        return cand, keys, None
 
     def _store(self, cs: State, cz: Any, parent: int, event: int, branch: int,
                sym: Symmetry | None, depth: int, rank: int, edge: int, stuck: bool) -> None:
@@ -263,6 +272,7 @@ class _Worker:
     def expand(self, ranks: bytes) -> list[Any]:
         """Expand the frontier (``ranks``: each node's rank, in frontier order); the
         batches for every worker (pickled; empty for this one) and a summary."""
+        cpu0 = time.process_time()
         ex = self._explorer()
         rank_of = array("q")
         rank_of.frombytes(ranks)
@@ -340,6 +350,7 @@ class _Worker:
             sizes[j] = len(data)
             counts[j] = len(batch)
             batches.append(data)
+        self.cpu += time.process_time() - cpu0
         summary = {"candidate": cand, "limit": limit, "sizes": sizes, "counts": counts,
                    "memory": peak_rss_mb()}
         return [*batches, summary]
@@ -349,6 +360,7 @@ class _Worker:
         """Store this round's successors owned here, in the single-process order; (the new
         frontier's keys, the zones stored so far, a limit hit).  ``budget``: the stores
         left before the states limit of the whole run."""
+        cpu0 = time.process_time()
         ex = self._explorer()
         incoming: list[_Succ] = list(self.kept)
         self.kept = []
@@ -367,7 +379,9 @@ class _Worker:
                     raise LimitHit("")
         except LimitHit as lim:
             return b"", st.stored, lim.what, st
-        return self._keys(), st.stored, None, st
+        keys = self._keys()
+        self.cpu += time.process_time() - cpu0
+        return keys, st.stored, None, st
 
     # ---- results --------------------------------------------------------------------------
     def step(self, node: int) -> tuple[State, int, int, Symmetry | None, int]:
@@ -381,7 +395,8 @@ class _Worker:
         states stored here with their first keys."""
         ex = self._explorer()
         return {"stats": ex.stats, "fired": sorted(ex.fired),
-                "first": self.first if with_states else [], "memory": peak_rss_mb()}
+                "first": self.first if with_states else [], "memory": peak_rss_mb(),
+                "cpu": self.cpu}
 
     def pid(self) -> int:
         """The worker's process id (for tests that kill one)."""
@@ -652,6 +667,7 @@ class _Driver:
         ex.fired = fired
         self.dist.explored = st.explored
         self.dist.zones_per_worker = tuple(s["stats"].zones for s in sums)
+        self.dist.cpu_per_worker = tuple(round(s["cpu"], 3) for s in sums)
         return sums
 
     def finish(self, ex: _Explorer, res: CheckResult) -> CheckResult:
