@@ -10,6 +10,7 @@ order, so even the covering is the same).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -279,3 +280,8 @@ def test_ray_auto_on_a_started_cluster(tmp_path: Path) -> None:
     finally:
         head.send_signal(signal.SIGTERM)
         head.wait(timeout=60)
+        # `ray start` leaves its address for a later `ray.init()`; the head is gone.
+        current = Path("/tmp/ray/ray_current_cluster")
+        with contextlib.suppress(OSError):
+            if current.read_text().strip().endswith(f":{port}"):
+                current.unlink()
