@@ -35,6 +35,7 @@ See ``benchmarks/README.md`` for the columns.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -611,6 +612,90 @@ def run_in_subprocess(case: Case, cap: float) -> dict[str, Any]:
         return row
 
 
+def workers_compare(cases: Sequence[Case], counts: Sequence[int], cap: float
+                    ) -> list[dict[str, Any]]:
+    """Each case in this process, then on a local Ray instance (started once, with
+    max(counts) CPUs) with each number of workers; one row per run.  ``search_seconds``
+    leaves out what does not scale with the model: for one process the clock-bounds
+    pre-pass, for the workers their start-up (actors, models, their pre-passes)."""
+    import ray
+
+    from checker.explorer import Limits, Options, explore, search
+    from checker.explorer import distributed as dist
+    from checker.model.compiled import SpecModel
+
+    dist.init_local(max(counts))
+    rows: list[dict[str, Any]] = []
+    try:
+        for case in cases:
+            spec = build(case)
+            opts = Options(symmetry=case.sym, clock_reduction=case.clk, deadlock=case.dl)
+            pre: list[float] = []
+            original = vars(search)["clock_bounds"]
+
+            def timed(*a: Any, _orig: Any = original, _pre: list[float] = pre,
+                      **kw: Any) -> Any:
+                t = time.monotonic()
+                live = _orig(*a, **kw)
+                _pre.append(time.monotonic() - t)
+                return live
+
+            vars(search)["clock_bounds"] = timed
+            try:
+                res = explore(SpecModel(spec), Limits(timeout=cap), opts)
+            finally:
+                vars(search)["clock_bounds"] = original
+            st = res.stats
+            rows.append({"case": case.key, "workers": 0, "verdict": res.verdict,
+                         "limit": res.limit, "zones": st.zones, "explored": st.explored,
+                         "seconds": round(st.seconds, 3),
+                         "search_seconds": round(st.seconds - sum(pre), 3)})
+            for n in counts:
+                res = dist.explore_distributed(
+                    SpecModel(spec), functools.partial(SpecModel, spec), dist.Cluster(n),
+                    Limits(timeout=cap), opts)
+                st = res.stats
+                d = res.distributed
+                assert isinstance(d, dist.DistStats)
+                rows.append({
+                    "case": case.key, "workers": n, "verdict": res.verdict,
+                    "limit": res.limit, "zones": st.zones, "explored": st.explored,
+                    "seconds": round(st.seconds, 3),
+                    "search_seconds": round(st.seconds - d.startup_seconds, 3),
+                    "startup_seconds": round(d.startup_seconds, 3), "rounds": d.rounds,
+                    "successors_sent": d.successors_sent, "bytes_sent": d.bytes_sent,
+                    "control_bytes": d.control_bytes,
+                    "bytes_per_zone": round(d.bytes_per_zone, 1),
+                    "zones_per_worker": list(d.zones_per_worker),
+                    "cpu_per_worker": list(d.cpu_per_worker)})
+    finally:
+        ray.shutdown()
+    return rows
+
+
+def workers_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The --workers-compare table: speed-up of the search against one worker."""
+    header = ["case", "workers", "verdict", "zones", "seconds", "search s", "start-up s",
+              "speed-up", "max worker cpu s", "rounds", "bytes/zone", "note"]
+    base: dict[str, float] = {}
+    for r in rows:
+        if r["workers"] == 1:
+            base[r["case"]] = r["search_seconds"]
+    body = []
+    for r in rows:
+        b = base.get(r["case"])
+        up = (f"{b / r['search_seconds']:.2f}" if b and r["search_seconds"] > 0
+              and r["workers"] else "-")
+        body.append([
+            r["case"], "1 process" if r["workers"] == 0 else str(r["workers"]), r["verdict"],
+            _num(r["zones"]), _num(r["seconds"], 2), _num(r["search_seconds"], 2),
+            _num(r.get("startup_seconds"), 2), up,
+            _num(max(r["cpu_per_worker"]) if r.get("cpu_per_worker") else None, 2),
+            _num(r.get("rounds")), _num(r.get("bytes_per_zone"), 0), r.get("limit") or "",
+        ])
+    return _render(header, body, right=set(range(3, 11)))
+
+
 # ------------------------------------------------------------------------------ tables
 
 
@@ -1060,11 +1145,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1,
                     help="cases run at once (default 1; more is faster but timings get noisier)")
     ap.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    ap.add_argument("--workers-compare", action="append", default=[], metavar="CASE",
+                    help="run CASE (e.g. r=3,s=2,c=2,x=1 or fischer:n=6) in one process and"
+                    " on a local Ray instance with each --worker-counts (needs Ray); repeatable")
+    ap.add_argument("--worker-counts", default="1,2", metavar="N[,N...]",
+                    help="with --workers-compare: the numbers of workers (default 1,2)")
     ap.add_argument("--one", metavar="CASE",
                     help="run one case in this process (e.g. r=3,s=1,c=2,x=1, fischer:n=8,sym=0"
                     " or prove:r=2); the cap is --cap, or --synth-cap for prove/synth")
     args = ap.parse_args(argv)
     try:
+        if args.workers_compare:
+            counts = parse_processes(args.worker_counts)
+            rows = workers_compare([parse_case(c) for c in args.workers_compare], counts,
+                                   args.cap)
+            print(json.dumps(rows, indent=1) if args.json else workers_table(rows))
+            return 0
         if args.one is not None:
             case = parse_case(args.one)
             cap = args.cap if case.task == "check" else args.synth_cap

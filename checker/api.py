@@ -13,6 +13,7 @@ A :class:`Outcome` carries the verdict, the violated property, the trace
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import time
 from collections.abc import Mapping
@@ -26,6 +27,8 @@ from checker.explorer.limits import MemoryGuard
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from checker.explorer.distributed import Cluster
 from checker.explorer.search import (
     ERROR,
     HOLDS,
@@ -422,11 +425,15 @@ def check(
     limits: Limits | None = None,
     options: Options | None = None,
     timestamps: bool = True,
+    cluster: Cluster | None = None,
     **param_kw: ParamValue,
 ) -> Outcome:
     """Check every property of ``spec`` at the given parameter values.
 
     Parameters may be passed as a mapping or as keywords (``T_hold=7``).
+    ``cluster``: explore in several Ray workers (breadth-first; the same verdict,
+    trace and states, see :mod:`checker.explorer.distributed`); raises
+    :class:`~checker.explorer.distributed.RayMissing` without Ray.
     Raises SpecError for a broken spec, ParamError for an unknown parameter or
     a value outside its range.
     """
@@ -437,12 +444,21 @@ def check(
             deadline = min(deadline, limits.deadline)
         limits = dataclasses.replace(limits, deadline=deadline)
     sp, values = _resolve(spec, {**(params or {}), **param_kw})
+    if cluster is not None and sp.queries:
+        raise ValueError("distributed exploration does not check `reachable` queries yet:"
+                         " check them in one process")
     # --max-memory holds while the model is built and explored, not only where the
     # search checks its limits.
     with MemoryGuard(limits.max_memory_mb if limits is not None else None):
         try:
             model = SpecModel(sp, values, deadline)
-            result = explore(model, limits, options)
+            if cluster is None:
+                result = explore(model, limits, options)
+            else:
+                from checker.explorer.distributed import explore_distributed
+
+                build = functools.partial(SpecModel, sp, values)
+                result = explore_distributed(model, build, cluster, limits, options)
         except LimitReached as lim:
             return Outcome(sp, values, INCONCLUSIVE, None, None, None, Stats(), lim.what)
     trace = None

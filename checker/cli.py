@@ -106,6 +106,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        " active, a response never triggered) exits with code 4")
     _add_query_args(check)
     _add_search_args(check)
+    _add_cluster_args(check)
 
     prove = sub.add_parser(
         "prove",
@@ -273,6 +274,33 @@ def positive_seconds(text: str) -> float:
     if not value > 0 or not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {_clip(text)}")
     return value
+
+
+def _add_cluster_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("distribution (needs Ray: pip install 'kvrace[ray]')")
+    g.add_argument("--workers", type=positive_int, metavar="N",
+                   help="explore in N processes (a local Ray instance; breadth-first, the"
+                   " same verdict and trace as one process)")
+    g.add_argument("--ray", metavar="ADDRESS",
+                   help="explore on the Ray cluster at ADDRESS (auto: the one started here"
+                   " with `ray start --head`; ray://HOST:10001: a remote head), one worker"
+                   " per CPU unless --workers says")
+
+
+def _cluster(args: argparse.Namespace) -> Any:
+    """The cluster of ``check --workers/--ray``, or None for one process."""
+    if args.workers is None and args.ray is None:
+        return None
+    if args.dfs:
+        raise UsageError("--workers/--ray explore breadth-first: drop --dfs")
+    import importlib.util
+
+    from checker.explorer.distributed import Cluster
+
+    if importlib.util.find_spec("ray") is None:
+        raise UsageError("--workers and --ray need Ray, which is not installed:"
+                         " pip install 'kvrace[ray]'")
+    return Cluster(args.workers, args.ray)
 
 
 def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -660,6 +688,7 @@ def _param_text(values: dict[str, Fraction]) -> str:
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from checker import api, jsonout
+    from checker.explorer.distributed import RayMissing
     from checker.model import trace as tr
     from checker.model.compiled import ParamError
 
@@ -675,17 +704,25 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.query is not None and args.witness != args.query:
             raise UsageError(f"--witness {args.witness}: with --query {args.query}, only"
                              f" `reachable {args.query}` is checked")
+    cluster = _cluster(args)
+    if cluster is not None and spec.queries:
+        raise UsageError("--workers/--ray do not check `reachable` queries yet: run them in"
+                         " one process (drop --workers/--ray)")
     display = _progress_display(err, "check", args.quiet)
     options = dataclasses.replace(_options(args, display), query=args.query)
     try:
         with display:
-            display.phase("model and clock pre-pass")
-            outcome = api.check(spec, params, limits=limits, options=options)
+            display.phase("model and clock pre-pass" if cluster is None
+                          else "starting the workers")
+            outcome = api.check(spec, params, limits=limits, options=options,
+                                cluster=cluster)
             if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
                 display.phase("explaining the trace (Z3)")
                 explanation = api.explain(outcome)
             else:
                 explanation = None
+    except RayMissing as e:
+        raise UsageError(str(e)) from None
     except ParamError as e:
         err.write(f"{args.spec}: error[KVR400]: {e}\n")
         if args.json:
@@ -697,6 +734,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             api.UNREACHABLE: EXIT_UNREACHABLE}[outcome.verdict]
     if args.strict and outcome.vacuous and code == EXIT_OK:
         code = EXIT_VACUOUS
+    dist: Any = outcome.raw[1].distributed if outcome.raw is not None else None
     # The verdict first: no failure of a side output below can lose or change it.
     if args.json:
         doc: dict[str, object] = {
@@ -716,6 +754,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             doc["query"] = args.query
         if explanation is not None:
             doc["feasible_region"] = explanation
+        if dist is not None:
+            doc["distributed"] = dist.as_json()
         errors = ([jsonout.error_from_text("model-error", outcome.message or "", args.spec)]
                   if outcome.verdict == api.ERROR else [])
         out.write(jsonout.document("check", code, doc, errors))
@@ -738,6 +778,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
         out.write(_queries_text(outcome, options.search == "bfs"))
         out.write("\n" + stats_line(outcome.stats) + "\n")
+        if dist is not None:
+            out.write(dist.line() + "\n")
         off = outcome.raw[0].symmetry_off if outcome.raw is not None else None
         if options.symmetry and off is not None:
             out.write(f"note: no symmetry reduction: {off}\n")

@@ -146,6 +146,9 @@ class CheckResult:
     queries: list[QueryResult] = field(default_factory=list)
     """The ``reachable`` queries checked, in declaration order (only the one asked for
     with :attr:`Options.query`)."""
+    distributed: object | None = None
+    """With ``--workers``/``--ray``: what the distribution cost
+    (:class:`checker.explorer.distributed.DistStats`)."""
 
     @property
     def holds(self) -> bool:
