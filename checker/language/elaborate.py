@@ -860,9 +860,6 @@ class Elaborator:
         joined: dict[int, list[ir.Event]] = {}
         for name, (_, _urgent, bcast, sp) in self.channels.items():
             sends, recvs = senders.get(name, []), receivers.get(name, [])
-            if len(sends) + len(recvs) < sum(
-                    1 for d, _ in synced if d.sync is not None and d.sync.channel == name):
-                continue  # an event's arguments were wrong: reported already
             if not sends and not recvs:
                 continue
             if (name, "send") not in declared:
