@@ -1003,7 +1003,9 @@ class Elaborator:
 
         written: set[str] = set()
         bad = False
-        for st in _assignments(part.body):
+        for st in ir.statements(part.body):
+            if not isinstance(st, ir.Assign):
+                continue
             written.add(st.var.name)
             bad = bad or not own(st.index)
         for e in ir.statement_exprs(part.body):
@@ -1323,8 +1325,8 @@ class Elaborator:
     ) -> tuple[ir.ClockTest, ...] | None:
         """The clock atoms of a deadline: a conjunction of upper bounds, negations pushed in."""
         if isinstance(code, ir.ClockTest):
-            op = NEGATED_OP[code.op] if neg else code.op
-            if op not in (LT, LE):
+            atom = dataclasses.replace(code, op=NEGATED_OP[code.op]) if neg else code
+            if atom.op not in (LT, LE):
                 self.error(
                     "KVR304",
                     f"a deadline is an upper bound on a clock, but this bounds `{code.clock.name}`"
@@ -1333,7 +1335,7 @@ class Elaborator:
                     f"help: write `{code.clock.name} <= bound` (or `<`): time may not pass it",
                 )
                 return None
-            return (ir.ClockTest(code.clock, code.index, op, code.bound),)
+            return (atom,)
         if isinstance(code, ir.Unary) and code.op == "not":
             return self.upper_bounds(code.operand, span, not neg, top)
         if isinstance(code, ir.Binary) and code.op == ("or" if neg else "and"):
@@ -1945,34 +1947,8 @@ def _disj(items: Sequence[ir.Expr]) -> ir.Expr:
 
 
 def _reslot(e: ir.Expr, slot: int) -> ir.Expr:
-    """``e`` with the placeholder slot -1 (an instance quantifier) renumbered."""
-    if isinstance(e, ir.Quant) and e.slot == -1:
-        return ir.Quant(e.kind, slot, e.type, _reslot_body(e.body, slot))
-    return e
-
-
-def _reslot_body(e: ir.Expr, slot: int) -> ir.Expr:
-    if isinstance(e, ir.Local) and e.slot == -1:
-        return ir.Local(slot, e.name)
-    kids = ir.children(e)
-    if not kids:
-        return e
-    if isinstance(e, ir.Read):
-        return ir.Read(e.var, tuple(_reslot_body(k, slot) for k in kids))
-    if isinstance(e, ir.Member):
-        return ir.Member(_reslot_body(e.value, slot), e.options)
-    raise AssertionError(type(e).__name__)  # pragma: no cover
-
-
-def _assignments(body: Sequence[ir.Stmt]) -> list[ir.Assign]:
-    out: list[ir.Assign] = []
-    for st in body:
-        if isinstance(st, ir.Assign):
-            out.append(st)
-        elif isinstance(st, ir.IfStmt):
-            out.extend(_assignments(st.then))
-            out.extend(_assignments(st.orelse))
-    return out
+    """``e`` with the placeholder slot -1 (an instance quantifier's) renumbered ``slot``."""
+    return ir.remap(e, lambda k: slot if k == -1 else k)
 
 
 def elaborate(spec: ast.SpecFile, source: str,

@@ -12,12 +12,18 @@ value itself, and ``none`` is -1.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Callable, Iterator
+import typing
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
 
 from checker.diagnostics import Span
 from checker.model.interface import NEGATED_OP, LinExpr, Param
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 NONE = -1
 
@@ -504,32 +510,96 @@ class Spec:
 
 # ---- traversal -----------------------------------------------------------------------
 #
-# The one walk over expressions: every phase that looks inside an expression uses
-# children(), walk() or substitute(), so a new node kind is handled in one place.
+# The one walk over the IR.  A node is an expression, a statement or a broadcast
+# receiver; its children are the nodes held in its fields, read generically from the
+# dataclass fields (inside tuples too), so a new node kind is walked, rewritten and
+# renumbered without touching this section.  Every phase that looks inside or
+# rebuilds the IR goes through children() and with_children().
+
+Node = Expr | Stmt | Receiver
+"""What :func:`children` returns: the IR values that contain expressions."""
+
+_NODE_TYPES = (Expr, Stmt, Receiver)
+N = TypeVar("N", bound=Node)
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def children(e: Expr) -> tuple[Expr, ...]:
-    """The direct sub-expressions of ``e``, in evaluation order."""
-    if isinstance(e, (Read, ClockTest, IndexCheck)):
-        return e.index
-    if isinstance(e, (Some, InRange, Unary)):
-        return (e.operand,)
-    if isinstance(e, Binary):
-        return (e.left, e.right)
-    if isinstance(e, Member):
-        return (e.value, *e.options)
-    if isinstance(e, Quant):
-        return (e.body,)
-    return ()
+def _holds_nodes(hint: object) -> bool:
+    if isinstance(hint, type):
+        return issubclass(hint, _NODE_TYPES)
+    return any(_holds_nodes(a) for a in typing.get_args(hint))
 
 
-def walk(e: Expr) -> Iterator[Expr]:
-    """Every sub-expression of ``e``, ``e`` first (pre-order, iterative)."""
-    stack = [e]
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of IR dataclass ``cls`` whose type can hold a node, in field order."""
+    got = _CHILD_FIELDS.get(cls)
+    if got is None:
+        hints = typing.get_type_hints(cls)
+        got = tuple(f.name for f in dataclasses.fields(cls) if _holds_nodes(hints[f.name]))
+        _CHILD_FIELDS[cls] = got
+    return got
+
+
+def _gather(value: object, out: list[Node]) -> None:
+    if isinstance(value, _NODE_TYPES):
+        out.append(value)
+    elif isinstance(value, tuple):
+        for x in value:
+            _gather(x, out)
+
+
+def children(node: Node) -> tuple[Node, ...]:
+    """The nodes directly inside ``node``, in field order (nodes inside tuple fields, and
+    inside tuples of tuples, included).  For an expression this is the order in which it
+    evaluates them."""
+    out: list[Node] = []
+    for name in _child_fields(type(node)):
+        _gather(getattr(node, name), out)
+    return tuple(out)
+
+
+def _rebuild(value: object, kids: Sequence[Node], at: list[int]) -> object:
+    if isinstance(value, _NODE_TYPES):
+        at[0] += 1
+        return kids[at[0] - 1]
+    if isinstance(value, tuple):
+        new = tuple(_rebuild(x, kids, at) for x in value)
+        return value if all(a is b for a, b in zip(new, value, strict=True)) else new
+    return value
+
+
+def with_children(node: N, kids: Sequence[Node]) -> N:
+    """``node`` with its children (as :func:`children` lists them) replaced by ``kids``,
+    every other field kept; ``node`` itself when every kid is the child it replaces."""
+    at = [0]
+    changes: dict[str, object] = {}
+    for name in _child_fields(type(node)):
+        old = getattr(node, name)
+        new = _rebuild(old, kids, at)
+        if new is not old:
+            changes[name] = new
+    if at[0] != len(kids):
+        raise ValueError(f"{type(node).__name__} has {at[0]} children, not {len(kids)}")
+    if not changes:
+        return node
+    instance: DataclassInstance = node
+    return typing.cast(N, dataclasses.replace(instance, **changes))
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node in ``node``, ``node`` first (pre-order, iterative)."""
+    stack: list[Node] = [node]
     while stack:
         x = stack.pop()
         yield x
         stack.extend(reversed(children(x)))
+
+
+def walk_block(body: Sequence[Stmt]) -> Iterator[Node]:
+    """:func:`walk` over each statement of a block, in order."""
+    for st in body:
+        yield from walk(st)
 
 
 def has_clock(e: Expr) -> bool:
@@ -547,63 +617,46 @@ def can_fault(e: Expr) -> bool:
     return any(isinstance(x, (Some, InRange)) or _may_divide_by_zero(x) for x in walk(e))
 
 
-def _may_divide_by_zero(e: Expr) -> bool:
+def _may_divide_by_zero(e: Node) -> bool:
     return (isinstance(e, Binary) and e.op in ("/", "%")
             and not (isinstance(e.right, Const) and e.right.value != 0))
 
 
 def substitute(e: Expr, slot: int, value: int) -> Expr:
     """``e`` with local ``slot`` replaced by the constant ``value``."""
-    if isinstance(e, Local):
-        return Const(value) if e.slot == slot else e
-    if isinstance(e, Quant) and e.slot == slot:
-        return e  # the binder shadows the slot
-    kids = children(e)
-    if not kids:
-        return e
-    new = tuple(substitute(k, slot, value) for k in kids)
-    if isinstance(e, Read):
-        return Read(e.var, new)
-    if isinstance(e, ClockTest):
-        return ClockTest(e.clock, new, e.op, e.bound)
-    if isinstance(e, IndexCheck):
-        return IndexCheck(new)
-    if isinstance(e, Some):
-        return Some(new[0], e.site)
-    if isinstance(e, InRange):
-        return InRange(new[0], e.lo, e.hi, e.site, e.what)
-    if isinstance(e, Unary):
-        return Unary(e.op, new[0])
-    if isinstance(e, Binary):
-        return Binary(e.op, new[0], new[1], e.site)
-    if isinstance(e, Member):
-        return Member(new[0], new[1:])
-    if isinstance(e, Quant):
-        return Quant(e.kind, e.slot, e.type, new[0])
-    raise AssertionError(type(e).__name__)  # pragma: no cover
+    out = _substitute(e, slot, value)
+    assert isinstance(out, Expr)
+    return out
 
 
-def statement_exprs(body: tuple[Stmt, ...]) -> Iterator[Expr]:
-    """Every expression a block of statements evaluates (nested blocks included)."""
+def _substitute(node: Node, slot: int, value: int) -> Node:
+    if isinstance(node, Local):
+        return Const(value) if node.slot == slot else node
+    if isinstance(node, Quant) and node.slot == slot:
+        return node  # the binder shadows the slot
+    if isinstance(node, Receiver) and any(sl == slot for sl, _ in node.slots):
+        return node
+    return with_children(node, [_substitute(k, slot, value) for k in children(node)])
+
+
+def statement_exprs(body: Sequence[Stmt]) -> Iterator[Expr]:
+    """Every expression a block of statements evaluates at its top (its sub-expressions
+    are not listed), nested blocks and broadcast receivers included, in order."""
+    stack: list[Node] = list(reversed(body))
+    while stack:
+        kids = children(stack.pop())
+        yield from (k for k in kids if isinstance(k, Expr))
+        stack.extend(reversed([k for k in kids if not isinstance(k, Expr)]))
+
+
+def statements(body: Sequence[Stmt]) -> Iterator[Stmt]:
+    """The statements of a block and of its nested ``if`` branches, in order (a broadcast
+    is one statement: the sender's and receivers' statements are not listed)."""
     for st in body:
-        if isinstance(st, Assign):
-            yield from st.index
-            yield st.value
-        elif isinstance(st, ResetClock):
-            yield from st.index
-        elif isinstance(st, AssertStmt):
-            yield st.cond
-            yield from (h for h, _ in st.holes)
-        elif isinstance(st, IfStmt):
-            yield st.cond
-            yield from statement_exprs(st.then)
-            yield from statement_exprs(st.orelse)
-        elif isinstance(st, Broadcast):
-            for rc in st.receivers:
-                yield rc.guard
-            yield from statement_exprs(st.sender)
-            for rc in st.receivers:
-                yield from statement_exprs(rc.body)
+        yield st
+        if isinstance(st, IfStmt):
+            yield from statements(st.then)
+            yield from statements(st.orelse)
 
 
 def relocate(e: Expr, offset: int) -> Expr:
@@ -613,31 +666,23 @@ def relocate(e: Expr, offset: int) -> Expr:
 
 def remap(e: Expr, where: Callable[[int], int]) -> Expr:
     """``e`` with every local slot ``k`` renumbered ``where(k)``."""
-    if isinstance(e, Local):
-        return Local(where(e.slot), e.name)
-    if isinstance(e, Quant):
-        return Quant(e.kind, where(e.slot), e.type, remap(e.body, where))
-    kids = children(e)
-    if not kids:
-        return e
-    new = tuple(remap(k, where) for k in kids)
-    if isinstance(e, Read):
-        return Read(e.var, new)
-    if isinstance(e, ClockTest):
-        return ClockTest(e.clock, new, e.op, e.bound)
-    if isinstance(e, IndexCheck):
-        return IndexCheck(new)
-    if isinstance(e, Some):
-        return Some(new[0], e.site)
-    if isinstance(e, InRange):
-        return InRange(new[0], e.lo, e.hi, e.site, e.what)
-    if isinstance(e, Unary):
-        return Unary(e.op, new[0])
-    if isinstance(e, Binary):
-        return Binary(e.op, new[0], new[1], e.site)
-    if isinstance(e, Member):
-        return Member(new[0], new[1:])
-    raise AssertionError(type(e).__name__)  # pragma: no cover
+    out = _remap(e, where)
+    assert isinstance(out, Expr)
+    return out
+
+
+def _remap(node: N, where: Callable[[int], int]) -> N:
+    if isinstance(node, Local):
+        return dataclasses.replace(node, slot=where(node.slot))
+    if isinstance(node, Quant):
+        node = dataclasses.replace(node, slot=where(node.slot))
+    elif isinstance(node, Receiver):
+        inst = node.instance
+        node = dataclasses.replace(
+            node, slots=tuple((where(sl), ft) for sl, ft in node.slots),
+            instance=None if inst is None else (
+                inst[0], None if inst[1] is None else where(inst[1])))
+    return with_children(node, [_remap(k, where) for k in children(node)])
 
 
 def relocate_stmts(body: tuple[Stmt, ...], offset: int) -> tuple[Stmt, ...]:
@@ -647,31 +692,7 @@ def relocate_stmts(body: tuple[Stmt, ...], offset: int) -> tuple[Stmt, ...]:
 
 def remap_stmts(body: tuple[Stmt, ...], where: Callable[[int], int]) -> tuple[Stmt, ...]:
     """:func:`remap` over a block of statements."""
-    out: list[Stmt] = []
-    for st in body:
-        if isinstance(st, Assign):
-            out.append(Assign(st.var, tuple(remap(i, where) for i in st.index),
-                              remap(st.value, where)))
-        elif isinstance(st, ResetClock):
-            out.append(ResetClock(st.clock, tuple(remap(i, where) for i in st.index)))
-        elif isinstance(st, AssertStmt):
-            out.append(AssertStmt(remap(st.cond, where), st.pieces,
-                                  tuple((remap(h, where), vt) for h, vt in st.holes),
-                                  st.text))
-        elif isinstance(st, IfStmt):
-            out.append(IfStmt(remap(st.cond, where), remap_stmts(st.then, where),
-                              remap_stmts(st.orelse, where)))
-        elif isinstance(st, Broadcast):
-            out.append(Broadcast(st.channel, remap_stmts(st.sender, where), tuple(
-                Receiver(rc.label, tuple((where(sl), ft) for sl, ft in rc.slots),
-                         remap(rc.guard, where), remap_stmts(rc.body, where),
-                         None if rc.instance is None else (
-                             rc.instance[0],
-                             None if rc.instance[1] is None else where(rc.instance[1])))
-                for rc in st.receivers)))
-        else:  # pragma: no cover
-            raise AssertionError(type(st).__name__)
-    return tuple(out)
+    return tuple(_remap(st, where) for st in body)
 
 
 def expressions(spec: Spec) -> Iterator[Expr]:
@@ -722,19 +743,11 @@ def order_dependent_broadcast(spec: Spec) -> Broadcast | None:
             for rc in st.receivers:
                 if not any(ft.symmetric for _, ft in rc.slots):
                     continue
-                asserts = any(isinstance(x, AssertStmt) for x in _all_stmts(rc.body))
+                asserts = any(isinstance(x, AssertStmt) for x in statements(rc.body))
                 if (asserts or can_fault(rc.guard)
                         or any(can_fault(e) for e in statement_exprs(rc.body))):
                     return st
     return None
-
-
-def _all_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
-    for st in body:
-        yield st
-        if isinstance(st, IfStmt):
-            yield from _all_stmts(st.then)
-            yield from _all_stmts(st.orelse)
 
 
 # ---- splitting guards into convex branches ----------------------------------------------
@@ -789,8 +802,7 @@ class _Splitter:
                 raise TooManyBranches(
                     f"this guard expands into more than {self.max_atoms} clock atoms"
                 )
-            op = NEGATED_OP[e.op] if neg else e.op
-            atom = ClockTest(e.clock, e.index, op, e.bound)
+            atom = dataclasses.replace(e, op=NEGATED_OP[e.op]) if neg else e
             return [[IndexCheck(e.index), atom]] if any(map(can_fault, e.index)) else [[atom]]
         if isinstance(e, Unary) and e.op == "not":
             return self.split(e.operand, not neg)
