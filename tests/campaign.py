@@ -61,7 +61,7 @@ def run_one(seed: int) -> Result:
 
 def category(problem: str) -> str:
     """A short name for the kind of a problem (for the summary)."""
-    if "crashed: _Fault" in problem:
+    if "crashed: _Fault" in problem or "crashed: Fault" in problem:
         return "uncaught model fault"
     if "crashed" in problem:
         return "crash"

@@ -292,7 +292,7 @@ OPEN_BUGS: dict[str, bool] = {"KB5": False}
 
 def known_problem(problem: str) -> str | None:
     """The open bug that explains ``problem`` (a line of :attr:`Outcome.problems`), if any."""
-    if OPEN_BUGS.get("KB5") and "crashed: _Fault:" in problem:
+    if OPEN_BUGS.get("KB5") and ("crashed: _Fault:" in problem or "crashed: Fault:" in problem):
         return "KB5"
     return None
 

@@ -58,8 +58,9 @@ Env = dict[int, int]
 Conj = list[ClockAtom]
 
 
-class _Fault(Exception):
-    """A run-time model error inside an expression or statement."""
+class Fault(Exception):
+    """A run-time model error met while evaluating an expression or running a statement
+    (its message is the model error's)."""
 
 
 def _label(name: str, domain: tuple[ir.FiniteType, ...], idx: tuple[int, ...]) -> str:
@@ -137,12 +138,13 @@ class InterpretedModel:
         for ft, e in zip(domain, index, strict=True):
             v = self.eval(e, s, env)
             if not ft.lo <= v <= ft.hi:
-                raise _Fault(f"index {v} of {what} outside {ft}")
+                raise Fault(f"index {v} of {what} outside {ft}")
             pos = pos * ft.size + (v - ft.lo)
         return pos
 
     def eval(self, e: ir.Expr, s: Sequence[int], env: Env) -> int:
-        """The value of data expression ``e`` in state ``s``; raises _Fault."""
+        """The value of data expression ``e`` in state ``s`` with the local slots bound by
+        ``env``; raises :class:`Fault`."""
         if isinstance(e, ir.Const):
             return e.value
         if isinstance(e, ir.Local):
@@ -153,12 +155,12 @@ class InterpretedModel:
         if isinstance(e, ir.Some):
             v = self.eval(e.operand, s, env)
             if v == ir.NONE:
-                raise _Fault(f"`none` dereferenced at {e.site}")
+                raise Fault(f"`none` dereferenced at {e.site}")
             return v
         if isinstance(e, ir.InRange):
             v = self.eval(e.operand, s, env)
             if not e.lo <= v <= e.hi:
-                raise _Fault(e.fault(v))
+                raise Fault(e.fault(v))
             return v
         if isinstance(e, ir.Unary):
             v = self.eval(e.operand, s, env)
@@ -183,7 +185,7 @@ class InterpretedModel:
                 try:
                     return ir.divide(op, left, right, e.site)
                 except ZeroDivisionError as exc:
-                    raise _Fault(str(exc)) from None
+                    raise Fault(str(exc)) from None
             if op == "==":
                 return int(left == right)
             if op == "!=":
@@ -213,15 +215,28 @@ class InterpretedModel:
             return 1
         raise AssertionError(f"cannot evaluate {type(e).__name__} as data")
 
-    def _atom(self, ct: ir.ClockTest, op: str, s: Sequence[int], env: Env) -> ClockAtom:
+    def atom(self, ct: ir.ClockTest, s: Sequence[int], env: Env, negated: bool = False
+             ) -> ClockAtom:
+        """The clock atom of ``ct`` (of its negation if ``negated``) in state ``s``: its
+        clock index evaluated; raises :class:`Fault`."""
         pos = self._cell(ct.clock.domain, ct.index, s, env, ct.clock.name)
+        op = NEGATED_OP[ct.op] if negated else ct.op
         return ClockAtom(self._clock_base[ct.clock.name] + pos, op, self._bound(ct.bound))
+
+    def deadline_atoms(self, dl: ir.Deadline, idx: tuple[int, ...], s: Sequence[int]
+                       ) -> tuple[ClockAtom, ...] | None:
+        """The upper bounds of deadline instance ``dl(idx)`` in state ``s``, or None when
+        its ``while`` condition does not hold there; raises :class:`Fault`."""
+        env = _env(idx)
+        if not self.eval(dl.cond, s, env):
+            return None
+        return tuple(self.atom(ct, s, env) for ct in dl.atoms)
 
     def guard(self, e: ir.Expr, neg: bool, s: Sequence[int], env: Env) -> list[Conj]:
         """The convex parts of ``e`` (of ``not e`` if ``neg``) in state ``s``, read left
         to right with clock atoms undecided; an empty list is "false"."""
         if isinstance(e, ir.ClockTest):
-            return [[self._atom(e, NEGATED_OP[e.op] if neg else e.op, s, env)]]
+            return [[self.atom(e, s, env, neg)]]
         if isinstance(e, ir.Unary) and e.op == "not":
             return self.guard(e.operand, not neg, s, env)
         if isinstance(e, ir.Binary) and e.op in ("and", "or", "=>"):
@@ -303,7 +318,7 @@ class InterpretedModel:
             for bound in mine:
                 who = 0 if rc.instance[1] is None else bound[rc.instance[1]]
                 if who in seen:
-                    raise _Fault(st.twice(rc.instance[0]))
+                    raise Fault(st.twice(rc.instance[0]))
                 seen.add(who)
         failure = self._run(st.sender, n, resets, env)
         if failure is not None:
@@ -342,7 +357,7 @@ class InterpretedModel:
                 elif self.eval(resp.trigger, t, env) and not done:
                     cells[cell] = 1
                     resets.append(clock)
-            except _Fault as f:
+            except Fault as f:
                 raise ModelRuntimeError(str(f), None, t) from None
         return tuple(cells)
 
@@ -369,7 +384,7 @@ class InterpretedModel:
                 n = list(s)
                 resets: list[int] = []
                 failure = self._run(ev.body, n, resets, env)
-            except _Fault as f:
+            except Fault as f:
                 raise ModelRuntimeError(f"{self.event_names[i]}: {f}", i, s) from None
             target = tuple(n)
             if failure is None:
@@ -384,12 +399,12 @@ class InterpretedModel:
         for dl in self.spec.deadlines:
             dom = tuple(ft for _, ft in dl.params)
             for idx in ir.domain_points(dom):
-                env = _env(idx)
                 try:
-                    if self.eval(dl.cond, s, env):
-                        out.extend(self._atom(ct, ct.op, s, env) for ct in dl.atoms)
-                except _Fault as f:
+                    atoms = self.deadline_atoms(dl, idx, s)
+                except Fault as f:
                     raise ModelRuntimeError(f"deadline: {f}", None, s) from None
+                if atoms is not None:
+                    out.extend(atoms)
         return out
 
     def violations(self, s: State) -> list[Violation]:
@@ -401,7 +416,7 @@ class InterpretedModel:
                 label = inv.name + ir.show_index(dom, idx)
                 try:
                     ok = self.eval(inv.expr, s, _env(idx))
-                except _Fault as f:
+                except Fault as f:
                     raise ModelRuntimeError(f"invariant {label}: {f}", None, s) from None
                 if not ok:
                     out.append(Violation(label, inv.broken()))
@@ -418,7 +433,7 @@ class InterpretedModel:
         for i, q in enumerate(self.spec.queries):
             try:
                 ok = self.eval(q.expr, s, {})
-            except _Fault as f:
+            except Fault as f:
                 raise ModelRuntimeError(f"reachable {q.name}: {f}", None, s) from None
             if ok:
                 out.append(i)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
+from typing import overload
 
 from checker.model import ir
 from checker.model.interface import GE, GT, LE, LT, ClockAtom, Edge, State, TimedModel
@@ -32,14 +33,20 @@ MAX_EVENTS = 6
 """Event instances listed in a deadlock's message (the rest are counted)."""
 
 
-class _Recorder:
+class _Recorder(Sequence[int]):
     """A state that records which cells are read, in order."""
 
     def __init__(self, s: State) -> None:
         self.s = s
         self.read: list[int] = []
 
-    def __getitem__(self, i: int) -> int:
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        if isinstance(i, slice):  # pragma: no cover - the interpreter reads single cells
+            raise TypeError("a recorded state is read one cell at a time")
         if i not in self.read:
             self.read.append(i)
         return self.s[i]
@@ -74,7 +81,7 @@ def _reads(interp: InterpretedModel, spec: ir.Spec, e: ir.Expr, s: State,
     rec = _Recorder(s)
     # A fault: the cells read until then are still the story.
     with contextlib.suppress(Exception):
-        interp.eval(e, rec, dict(enumerate(idx)))  # type: ignore[arg-type]
+        interp.eval(e, rec, dict(enumerate(idx)))
     names = _cell_names(spec)
     shown = [f"{names[c][0]} = {names[c][1].show(s[c])}" for c in rec.read if c in names]
     more = len(shown) - MAX_CELLS
@@ -110,6 +117,25 @@ def _reset_times(edges: Sequence[Edge], times: Sequence[Fraction]) -> dict[int, 
     return reset_at
 
 
+def _active_deadlines(interp: InterpretedModel, spec: ir.Spec, s: State
+                      ) -> Iterator[tuple[str, ir.Deadline, tuple[ClockAtom, ...]]]:
+    """The deadline instances whose ``while`` holds in ``s`` (those whose evaluation
+    faults are left out): their names, declarations and clock atoms."""
+    for dl in spec.deadlines:
+        for name, idx in _instances(dl.name, dl.params):
+            try:
+                atoms = interp.deadline_atoms(dl, idx, s)
+            except Exception:
+                continue
+            if atoms is not None:
+                yield name, dl, atoms
+
+
+def _deadline_text(interp: InterpretedModel, name: str, atoms: Sequence[ClockAtom]) -> str:
+    return ("deadline " + name.replace("[", "(").replace("]", ")") + " ("
+            + " and ".join(_atom_text(interp, a) for a in atoms) + ")")
+
+
 def _atom_text(interp: InterpretedModel, a: ClockAtom) -> str:
     bound = interp.bounds[a.bound]
     value = bound.evaluate(interp.values)
@@ -136,24 +162,15 @@ def deadlock_detail(spec: ir.Spec, model: TimedModel, states: Sequence[State],
     interp = InterpretedModel(spec, model.values)
     reset_at = _reset_times(edges, times) if times is not None else {}
     active: list[tuple[Fraction | None, str, ir.Deadline]] = []
-    for dl in spec.deadlines:
-        for name, idx in _instances(dl.name, dl.params):
-            env = dict(enumerate(idx))
-            try:
-                if not interp.eval(dl.cond, final, env):
-                    continue
-                atoms = [interp._atom(ct, ct.op, final, env) for ct in dl.atoms]
-            except Exception:
-                continue
-            expiry: Fraction | None = None
-            if times is not None:
-                for a in atoms:
-                    at = (reset_at.get(a.clock, Fraction(0))
-                          + interp.bounds[a.bound].evaluate(interp.values))
-                    expiry = at if expiry is None else min(expiry, at)
-            text = "deadline " + name.replace("[", "(").replace("]", ")") + " (" + " and ".join(
-                _atom_text(interp, a) for a in atoms) + ")"
-            active.append((expiry, text, dl))
+    for name, dl, atoms in _active_deadlines(interp, spec, final):
+        expiry: Fraction | None = None
+        if times is not None:
+            for a in atoms:
+                at = (reset_at.get(a.clock, Fraction(0))
+                      + interp.bounds[a.bound].evaluate(interp.values))
+                expiry = at if expiry is None else min(expiry, at)
+        text = _deadline_text(interp, name, atoms)
+        active.append((expiry, text, dl))
     if not active:
         return None
     known = [x for x in active if x[0] is not None]
@@ -185,7 +202,7 @@ def deadlock_detail(spec: ir.Spec, model: TimedModel, states: Sequence[State],
         for ev in spec.events:
             if ev.label not in writers and any(
                     isinstance(st, ir.Assign) and st.var.name in read
-                    for st in _assigns(ev.body)):
+                    for st in ir.statements(ev.body)):
                 writers.append(ev.label)
     if writers:
         parts.append("events that could end it by writing what its `while` condition reads: "
@@ -201,15 +218,6 @@ def _atom_text_model(model: TimedModel, a: ClockAtom) -> str:
     if bound.terms:
         shown += f" (= {_num(bound.evaluate(model.values))})"
     return f"{model.clock_names[a.clock]} {a.op} {shown}"
-
-
-def _assigns(body: Sequence[ir.Stmt]) -> Iterator[ir.Stmt]:
-    for st in body:
-        if isinstance(st, ir.IfStmt):
-            yield from _assigns(st.then)
-            yield from _assigns(st.orelse)
-        else:
-            yield st
 
 
 # ---- overdue bounded responses ------------------------------------------------------------
@@ -308,20 +316,11 @@ def initial_deadline_detail(spec: ir.Spec, model: TimedModel, s: State) -> str |
     """The deadline instances the initial state ``s`` breaks with every clock at zero."""
     interp = InterpretedModel(spec, model.values)
     broken: list[str] = []
-    for dl in spec.deadlines:
-        for name, idx in _instances(dl.name, dl.params):
-            env = dict(enumerate(idx))
-            try:
-                if not interp.eval(dl.cond, s, env):
-                    continue
-                atoms = [interp._atom(ct, ct.op, s, env) for ct in dl.atoms]
-            except Exception:
-                continue
-            bad = [a for a in atoms
-                   if not _holds_at_zero(a.op, interp.bounds[a.bound].evaluate(interp.values))]
-            if bad:
-                broken.append("deadline " + name.replace("[", "(").replace("]", ")") + " ("
-                              + " and ".join(_atom_text(interp, a) for a in bad) + ")")
+    for name, _, atoms in _active_deadlines(interp, spec, s):
+        bad = [a for a in atoms
+               if not _holds_at_zero(a.op, interp.bounds[a.bound].evaluate(interp.values))]
+        if bad:
+            broken.append(_deadline_text(interp, name, bad))
     return ("broken at t=0 by " + "; ".join(broken)) if broken else None
 
 
