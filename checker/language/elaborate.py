@@ -20,7 +20,7 @@ from checker.diagnostics import Diagnostic, Span, SpecError, did_you_mean
 from checker.language import ast
 from checker.language.processes import LOC, flatten
 from checker.model import ir
-from checker.model.interface import GE, GT, LE, LT, NEGATED_OP, LinExpr, Param
+from checker.model.interface import GE, GT, LE, LT, NEGATED_OP, LinExpr, Param, Relation
 
 MAX_CELLS = 1 << 16
 """Cells of one variable, instances of one clock family, event or property; also
@@ -542,7 +542,7 @@ class Elaborator:
                     self.error("KVR303", "division by zero" if e.op == "/" else "modulo by zero",
                                e.span)
                     return None
-                return ir.divide(e.op, a, b, "")
+                return ir.divide(ir.BinaryOp(e.op), a, b, "")
             v = {"+": a + b, "-": a - b, "*": a * b}[e.op]
             if _too_big(Fraction(v)):
                 self.error("KVR307", _TOO_BIG, e.span)
@@ -625,7 +625,8 @@ class Elaborator:
                            f" {vt}", e.span)
                 return None
             return code.value
-        if isinstance(code, ir.Unary) and code.op == "-" and isinstance(code.operand, ir.Const):
+        if (isinstance(code, ir.Unary) and code.op == ir.UnaryOp.NEG
+                and isinstance(code.operand, ir.Const)):
             v = -code.operand.value
             if not vt.contains(v):
                 self.error("KVR305", f"initial value {v} of `{name}` is outside its type {vt}",
@@ -901,7 +902,7 @@ class Elaborator:
             return []
         if self.instance_type(sd.process) is None:
             return [ir.Const(0)]
-        return [ir.Binary("!=", ir.Local(0, "self"), ir.Local(off, "self"))]
+        return [ir.Binary(ir.BinaryOp.NE, ir.Local(0, "self"), ir.Local(off, "self"))]
 
     def handshake(self, chan: str, sd: ast.EventDecl, s: ir.Event, rd: ast.EventDecl,
                   r: ir.Event) -> ir.Event | None:
@@ -937,12 +938,13 @@ class Elaborator:
         for a, b in zip(sargs, rargs, strict=True):
             if not (isinstance(b, ir.Local) and b.slot in unified
                     and isinstance(a, ir.Local) and unified[b.slot] == a.slot):
-                conds.append(ir.Binary("==", ir.remap(a, smap), ir.remap(b, rmap)))
+                conds.append(ir.Binary(ir.BinaryOp.EQ, ir.remap(a, smap), ir.remap(b, rmap)))
         if sd.process is not None and sd.process == rd.process:
             if self.instance_type(sd.process) is None:
                 conds.append(ir.Const(0))
             else:  # an instance does not synchronise with itself
-                conds.append(ir.Binary("!=", ir.Local(0, "self"), ir.Local(rmap(0), "self")))
+                conds.append(ir.Binary(ir.BinaryOp.NE, ir.Local(0, "self"),
+                                       ir.Local(rmap(0), "self")))
         guard = _conj(conds)
         branches = self.split(guard, sd.span)
         if branches is None:
@@ -971,7 +973,7 @@ class Elaborator:
                 continue
             conds = [ir.relocate(r.guard, off)]
             for a, b in zip(self.sync_args[id(sd)], self.sync_args[id(rd)], strict=True):
-                conds.append(ir.Binary("==", a, ir.relocate(b, off)))
+                conds.append(ir.Binary(ir.BinaryOp.EQ, a, ir.relocate(b, off)))
             conds.extend(self._distinct(sd, rd, off))
             slots = tuple((i + off, ft) for i, (_, ft) in enumerate(r.params))
             inst: tuple[str, int | None] | None = None
@@ -1039,7 +1041,7 @@ class Elaborator:
             code = self.at_committed(name, None if ft is None else -1)
             if code is None:
                 continue
-            some.append(code if ft is None else ir.Quant("exists", -1, ft, code))
+            some.append(code if ft is None else ir.Quant(ir.Quantifier.EXISTS, -1, ft, code))
         if not some:
             return events
         out: list[ir.Event] = []
@@ -1047,8 +1049,8 @@ class Elaborator:
             fresh = ev.nslots
             busy = _disj([_reslot(c, fresh) for c in some])
             involved = self.involvement(ev)
-            allowed = ir.Binary("or", ir.Unary("not", busy), involved) if involved else \
-                ir.Unary("not", busy)
+            idle = ir.Unary(ir.UnaryOp.NOT, busy)
+            allowed = ir.Binary(ir.BinaryOp.OR, idle, involved) if involved else idle
             guard = _conj([ev.guard, allowed])
             branches = self.split(guard, ev.span)
             if branches is None:
@@ -1082,9 +1084,9 @@ class Elaborator:
                     code = self.at_committed(rc.instance[0], rc.instance[1])
                     if code is None:
                         continue
-                    inner: ir.Expr = ir.Binary("and", rc.guard, code)
+                    inner: ir.Expr = ir.Binary(ir.BinaryOp.AND, rc.guard, code)
                     for sl, ft in reversed(rc.slots):
-                        inner = ir.Quant("exists", sl, ft, inner)
+                        inner = ir.Quant(ir.Quantifier.EXISTS, sl, ft, inner)
                     parts.append(inner)
         return _disj(parts) if parts else None
 
@@ -1336,9 +1338,9 @@ class Elaborator:
                 )
                 return None
             return (atom,)
-        if isinstance(code, ir.Unary) and code.op == "not":
+        if isinstance(code, ir.Unary) and code.op == ir.UnaryOp.NOT:
             return self.upper_bounds(code.operand, span, not neg, top)
-        if isinstance(code, ir.Binary) and code.op == ("or" if neg else "and"):
+        if isinstance(code, ir.Binary) and code.op == (ir.BinaryOp.OR if neg else ir.BinaryOp.AND):
             left = self.upper_bounds(code.left, span, neg, False)
             right = self.upper_bounds(code.right, span, neg, False)
             if left is None or right is None:
@@ -1451,14 +1453,14 @@ class Elaborator:
             if e.op == "not":
                 code, ty = self.expr(e.operand, BOOL_T)
                 self.expect_bool(ty, e.operand.span, "the operand of `not`")
-                return ir.Unary("not", code), BOOL_T
+                return ir.Unary(ir.UnaryOp.NOT, code), BOOL_T
             code, ty = self.sub(e.operand, INT_T)
             self.expect_int(ty, e.operand.span)
             if ty.kind != "int":
                 return ir.Const(0), ERR_T
             if isinstance(code, ir.Const):
                 return ir.Const(-code.value), INT_T
-            return ir.Unary("-", code), INT_T
+            return ir.Unary(ir.UnaryOp.NEG, code), INT_T
         if isinstance(e, ast.Binary):
             return self.binary(e)
         if isinstance(e, ast.Member):
@@ -1600,7 +1602,7 @@ class Elaborator:
             rc, rt = self.expr(e.right, BOOL_T)
             self.expect_bool(lt, e.left.span, f"the left side of `{op}`")
             self.expect_bool(rt, e.right.span, f"the right side of `{op}`")
-            return ir.Binary(op, lc, rc), BOOL_T
+            return ir.Binary(ir.BinaryOp(op), lc, rc), BOOL_T
         if op in ("==", "!=", "<", "<=", ">", ">="):
             for a, b in ((e.left, e.right), (e.right, e.left)):
                 if isinstance(a, ast.Ref) and (
@@ -1649,7 +1651,7 @@ class Elaborator:
                 self.error("KVR201", f"`{op}` compares integers and values of ordered types,"
                            f" not {at.show()}", e.op_span, *self.order_help(at))
                 return ir.Const(0), ERR_T
-            return ir.Binary(op, ac, bc), BOOL_T
+            return ir.Binary(ir.BinaryOp(op), ac, bc), BOOL_T
         if op in ("+", "-", "*", "/", "%"):
             lc, lt = self.sub(e.left, INT_T)
             rc, rt = self.sub(e.right, INT_T)
@@ -1665,14 +1667,15 @@ class Elaborator:
                            e.span)
                 return ir.Const(0), ERR_T
             if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
-                v = (ir.divide(op, lc.value, rc.value, site) if op in ("/", "%") else
+                v = (ir.divide(ir.BinaryOp(op), lc.value, rc.value, site) if op in ("/", "%") else
                      {"+": lc.value + rc.value, "-": lc.value - rc.value,
                       "*": lc.value * rc.value}[op])
                 if _too_big(Fraction(v)):
                     self.error("KVR307", _TOO_BIG, e.span)
                     return ir.Const(0), ERR_T
                 return ir.Const(v), INT_T
-            return ir.Binary(op, lc, rc, site if op in ("/", "%") else ""), INT_T
+            return ir.Binary(ir.BinaryOp(op), lc, rc,
+                             site if op in ("/", "%") else ""), INT_T
         self.error("KVR201", f"`{op}` is not an operator on values", e.op_span)
         return ir.Const(0), ERR_T
 
@@ -1689,7 +1692,7 @@ class Elaborator:
             lc = ir.Some(lc, self.site(e.left.span))
         if rt.optional:
             rc = ir.Some(rc, self.site(e.right.span))
-        code: ir.Expr = ir.Binary(e.op, lc, rc)
+        code: ir.Expr = ir.Binary(ir.BinaryOp(e.op), lc, rc)
         written = self.written(e.span) or f"... {e.op} ..."
         what = (f"`{written}` leaves the ordered type {ft} ({ft.show(ft.lo)}..{ft.show(ft.hi)})")
         if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
@@ -1775,9 +1778,10 @@ class Elaborator:
         clk, index = got
         if op == "==":
             return ir.Binary(
-                "and", ir.ClockTest(clk, index, GE, bound), ir.ClockTest(clk, index, LE, bound)
+                ir.BinaryOp.AND, ir.ClockTest(clk, index, GE, bound),
+                ir.ClockTest(clk, index, LE, bound)
             ), BOOL_T
-        return ir.ClockTest(clk, index, op, bound), BOOL_T
+        return ir.ClockTest(clk, index, Relation(op), bound), BOOL_T
 
     def linear(self, e: ast.Expr, what: str = "a clock bound") -> LinExpr | None:
         """A bound linear in parameters, or a reported error."""
@@ -1885,7 +1889,7 @@ class Elaborator:
             return ir.Const(0), ERR_T
         code: ir.Expr = ir.Member(vc, tuple(opts))
         if e.negated:
-            code = ir.Unary("not", code)
+            code = ir.Unary(ir.UnaryOp.NOT, code)
         return code, BOOL_T
 
     def quant(self, e: ast.Quant) -> tuple[ir.Expr, Ty]:
@@ -1911,7 +1915,7 @@ class Elaborator:
         if not ok:
             return ir.Const(0), ERR_T
         for slot, ft in reversed(bound):
-            body = ir.Quant(e.kind, slot, ft, body)
+            body = ir.Quant(ir.Quantifier(e.kind), slot, ft, body)
         return body, BOOL_T
 
     # ---- convex splitting ------------------------------------------------------------------------
@@ -1935,14 +1939,14 @@ def _conj(items: Sequence[ir.Expr]) -> ir.Expr:
         return ir.Const(1)
     out = kept[0]
     for e in kept[1:]:
-        out = ir.Binary("and", out, e)
+        out = ir.Binary(ir.BinaryOp.AND, out, e)
     return out
 
 
 def _disj(items: Sequence[ir.Expr]) -> ir.Expr:
     out = items[0]
     for e in items[1:]:
-        out = ir.Binary("or", out, e)
+        out = ir.Binary(ir.BinaryOp.OR, out, e)
     return out
 
 

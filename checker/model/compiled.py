@@ -34,6 +34,7 @@ from checker.model.interface import (
     LinExpr,
     ModelRuntimeError,
     Param,
+    Relation,
     State,
     Symmetry,
     Violation,
@@ -76,14 +77,14 @@ def _rngm(v: int, check: ir.InRange) -> int:
 
 def _div(a: int, b: int, site: str) -> int:
     try:
-        return ir.divide("/", a, b, site)
+        return ir.divide(ir.BinaryOp.DIV, a, b, site)
     except ZeroDivisionError as exc:
         raise _Fault(str(exc)) from None
 
 
 def _mod(a: int, b: int, site: str) -> int:
     try:
-        return ir.divide("%", a, b, site)
+        return ir.divide(ir.BinaryOp.MOD, a, b, site)
     except ZeroDivisionError as exc:
         raise _Fault(str(exc)) from None
 
@@ -138,22 +139,22 @@ class _Gen:
         if isinstance(e, ir.InRange):
             return f"_rng({self.expr(e.operand, st)}, {e.lo}, {e.hi}, {e.site!r})"
         if isinstance(e, ir.Unary):
-            if e.op == "not":
+            if e.op == ir.UnaryOp.NOT:
                 return f"(not {self.expr(e.operand, st)})"
             return f"(-{self.expr(e.operand, st)})"
         if isinstance(e, ir.Binary):
             a, b = self.expr(e.left, st), self.expr(e.right, st)
-            if e.op == "=>":
+            if e.op == ir.BinaryOp.IMPLIES:
                 return f"((not {a}) or {b})"
-            if e.op in ("/", "%"):
-                fn = "_div" if e.op == "/" else "_mod"
+            if e.op in (ir.BinaryOp.DIV, ir.BinaryOp.MOD):
+                fn = "_div" if e.op == ir.BinaryOp.DIV else "_mod"
                 return f"{fn}({a}, {b}, {e.site!r})"
             return f"({a} {e.op} {b})"
         if isinstance(e, ir.Member):
             opts = ", ".join(self.expr(o, st) for o in e.options)
             return f"({self.expr(e.value, st)} in ({opts},))"
         if isinstance(e, ir.Quant):
-            fn = "all" if e.kind == "forall" else "any"
+            fn = "all" if e.kind == ir.Quantifier.FORALL else "any"
             body = self.expr(e.body, st)
             return f"{fn}({body} for a{e.slot} in range({e.type.lo}, {e.type.hi + 1}))"
         if isinstance(e, ir.IndexCheck):
@@ -262,7 +263,7 @@ def _first_test(guard: ir.Expr, args: tuple[int, ...]) -> tuple[int, frozenset[i
 
     Only the leftmost conjunct: evaluation is left to right, so skipping a guard on a
     later one could hide a fault an earlier one raises."""
-    while isinstance(guard, ir.Binary) and guard.op == "and":
+    while isinstance(guard, ir.Binary) and guard.op == ir.BinaryOp.AND:
         guard = guard.left
 
     def const(e: ir.Expr) -> int | None:
@@ -284,10 +285,10 @@ def _first_test(guard: ir.Expr, args: tuple[int, ...]) -> tuple[int, frozenset[i
                 return None
         return e.var.offset + ir.cell_index(e.var.domain, point)
 
-    if isinstance(guard, ir.Unary) and guard.op == "not":
+    if isinstance(guard, ir.Unary) and guard.op == ir.UnaryOp.NOT:
         c = cell(guard.operand)
         return None if c is None else (c, frozenset({0}))
-    if isinstance(guard, ir.Binary) and guard.op == "==":
+    if isinstance(guard, ir.Binary) and guard.op == ir.BinaryOp.EQ:
         for a, b in ((guard.left, guard.right), (guard.right, guard.left)):
             c, v = cell(a), const(b)
             if c is not None and v is not None:
@@ -485,9 +486,10 @@ class SpecModel:
         they are the same in every state (no clock index reads the state)."""
         gen = self._gen
         gen.consts["_CA"] = ClockAtom
+        gen.consts.update({f"_{rel.name}": rel for rel in Relation})
         items = "".join(
             f"_CA({gen.cell(ct.clock.offset, ct.clock.domain, ct.index, 's')}, "
-            f"{ct.op!r}, {self.bound_id(ct.bound)}), "
+            f"_{ct.op.name}, {self.bound_id(ct.bound)}), "
             for ct in tests
         )
         fn = self._compile(f"def f({sig}): return ({items})")

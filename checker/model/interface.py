@@ -23,6 +23,7 @@ too.
 
 from __future__ import annotations
 
+import enum
 import math
 import operator
 from collections.abc import Mapping, Sequence
@@ -32,9 +33,23 @@ from typing import Protocol
 
 State = tuple[int, ...]
 
-# Comparison operators of clock atoms.
-LT, LE, GT, GE = "<", "<=", ">", ">="
-NEGATED_OP = {LT: GE, LE: GT, GT: LE, GE: LT}
+
+class Relation(str, enum.Enum):
+    """The comparison of a clock atom, ``clock op bound`` (a member compares equal to,
+    and prints as, the operator as written)."""
+
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+
+    def __str__(self) -> str:
+        return self.value
+
+
+LT, LE, GT, GE = Relation.LT, Relation.LE, Relation.GT, Relation.GE
+NEGATED_OP: dict[Relation, Relation] = {LT: GE, LE: GT, GT: LE, GE: LT}
+"""The relation of ``not (clock op bound)``."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +117,7 @@ class ClockAtom:
     ``bound`` indexes :attr:`TimedModel.bounds`."""
 
     clock: int
-    op: str
+    op: Relation
     bound: int
 
 

@@ -53,6 +53,7 @@ from checker.model.interface import (
     Symmetry,
     Violation,
 )
+from checker.model.ir import BinaryOp, Quantifier, UnaryOp
 
 Env = dict[int, int]
 Conj = list[ClockAtom]
@@ -164,39 +165,39 @@ class InterpretedModel:
             return v
         if isinstance(e, ir.Unary):
             v = self.eval(e.operand, s, env)
-            return int(not v) if e.op == "not" else -v
+            return int(not v) if e.op == UnaryOp.NOT else -v
         if isinstance(e, ir.Binary):
             op = e.op
             left = self.eval(e.left, s, env)
-            if op == "and":
+            if op == BinaryOp.AND:
                 return int(bool(left) and bool(self.eval(e.right, s, env)))
-            if op == "or":
+            if op == BinaryOp.OR:
                 return int(bool(left) or bool(self.eval(e.right, s, env)))
-            if op == "=>":
+            if op == BinaryOp.IMPLIES:
                 return int(not left or bool(self.eval(e.right, s, env)))
             right = self.eval(e.right, s, env)
-            if op == "+":
+            if op == BinaryOp.ADD:
                 return left + right
-            if op == "-":
+            if op == BinaryOp.SUB:
                 return left - right
-            if op == "*":
+            if op == BinaryOp.MUL:
                 return left * right
-            if op in ("/", "%"):
+            if op in (BinaryOp.DIV, BinaryOp.MOD):
                 try:
                     return ir.divide(op, left, right, e.site)
                 except ZeroDivisionError as exc:
                     raise Fault(str(exc)) from None
-            if op == "==":
+            if op == BinaryOp.EQ:
                 return int(left == right)
-            if op == "!=":
+            if op == BinaryOp.NE:
                 return int(left != right)
-            if op == "<":
+            if op == BinaryOp.LT:
                 return int(left < right)
-            if op == "<=":
+            if op == BinaryOp.LE:
                 return int(left <= right)
-            if op == ">":
+            if op == BinaryOp.GT:
                 return int(left > right)
-            if op == ">=":
+            if op == BinaryOp.GE:
                 return int(left >= right)
             raise AssertionError(f"operator {op}")
         if isinstance(e, ir.Member):
@@ -204,7 +205,7 @@ class InterpretedModel:
             options = [self.eval(o, s, env) for o in e.options]
             return int(v in options)
         if isinstance(e, ir.Quant):
-            want = e.kind == "exists"
+            want = e.kind == Quantifier.EXISTS
             for v in e.type.values():
                 if bool(self.eval(e.body, s, {**env, e.slot: v})) == want:
                     return int(want)
@@ -237,18 +238,18 @@ class InterpretedModel:
         to right with clock atoms undecided; an empty list is "false"."""
         if isinstance(e, ir.ClockTest):
             return [[self.atom(e, s, env, neg)]]
-        if isinstance(e, ir.Unary) and e.op == "not":
+        if isinstance(e, ir.Unary) and e.op == UnaryOp.NOT:
             return self.guard(e.operand, not neg, s, env)
-        if isinstance(e, ir.Binary) and e.op in ("and", "or", "=>"):
-            if e.op == "=>":
+        if isinstance(e, ir.Binary) and e.op.logical:
+            if e.op == BinaryOp.IMPLIES:
                 first = self.guard(e.left, not neg, s, env)
                 disjunction = not neg
             else:
                 first = self.guard(e.left, neg, s, env)
-                disjunction = (e.op == "or") != neg
+                disjunction = (e.op == BinaryOp.OR) != neg
             return self._combine(first, lambda: self.guard(e.right, neg, s, env), disjunction)
         if isinstance(e, ir.Quant):
-            disjunction = (e.kind == "exists") != neg
+            disjunction = (e.kind == Quantifier.EXISTS) != neg
             acc: list[Conj] | None = None
             for v in e.type.values():
                 body = functools.partial(self.guard, e.body, neg, s, {**env, e.slot: v})

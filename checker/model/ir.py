@@ -13,6 +13,7 @@ value itself, and ``none`` is -1.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 import typing
 from collections.abc import Callable, Iterator, Sequence
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from checker.diagnostics import Span
-from checker.model.interface import NEGATED_OP, LinExpr, Param
+from checker.model.interface import NEGATED_OP, LinExpr, Param, Relation
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -154,6 +155,76 @@ class Clock:
         return domain_size(self.domain)
 
 
+# ---- operators ---------------------------------------------------------------------
+#
+# Each member compares equal to, hashes as and prints as the operator as written in a
+# spec, so messages and generated code spell it the same.
+
+
+class UnaryOp(str, enum.Enum):
+    """The operator of a :class:`Unary` expression."""
+
+    NOT = "not"
+    NEG = "-"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class BinaryOp(str, enum.Enum):
+    """The operator of a :class:`Binary` expression."""
+
+    AND = "and"
+    OR = "or"
+    IMPLIES = "=>"
+    EQ = "=="
+    NE = "!="
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    MOD = "%"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def logical(self) -> bool:
+        """``and``, ``or``, ``=>``: the right operand is read only when it decides."""
+        return self in _LOGICAL
+
+    @property
+    def comparison(self) -> bool:
+        """``== != < <= > >=``: two values to a bool."""
+        return self in _COMPARISON
+
+    @property
+    def arithmetic(self) -> bool:
+        """``+ - * / %``: two ints to an int."""
+        return self in _ARITHMETIC
+
+
+_LOGICAL = frozenset({BinaryOp.AND, BinaryOp.OR, BinaryOp.IMPLIES})
+_COMPARISON = frozenset({BinaryOp.EQ, BinaryOp.NE, BinaryOp.LT, BinaryOp.LE, BinaryOp.GT,
+                         BinaryOp.GE})
+_ARITHMETIC = frozenset({BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV,
+                         BinaryOp.MOD})
+
+
+class Quantifier(str, enum.Enum):
+    """The kind of a :class:`Quant` expression."""
+
+    FORALL = "forall"
+    EXISTS = "exists"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 # ---- expressions -------------------------------------------------------------------
 
 
@@ -215,7 +286,7 @@ class InRange(Expr):
 class Unary(Expr):
     """``not`` or ``-``."""
 
-    op: str
+    op: UnaryOp
     operand: Expr
 
 
@@ -226,21 +297,22 @@ class Binary(Expr):
     ``/`` truncates toward zero and ``%`` takes the sign of the dividend (as in C and
     UPPAAL); a zero divisor is a run-time model error reported at ``site``."""
 
-    op: str
+    op: BinaryOp
     left: Expr
     right: Expr
     site: str = ""
 
 
-def divide(op: str, a: int, b: int, site: str) -> int:
-    """``a / b`` or ``a % b`` with C semantics; raises ZeroDivisionError with the message
-    of the model error when ``b`` is 0."""
+def divide(op: BinaryOp, a: int, b: int, site: str) -> int:
+    """``a / b`` or ``a % b`` (``op`` is DIV or MOD) with C semantics; raises
+    ZeroDivisionError with the message of the model error when ``b`` is 0."""
     if b == 0:
-        raise ZeroDivisionError(f"{'division' if op == '/' else 'modulo'} by zero at {site}")
+        raise ZeroDivisionError(
+            f"{'division' if op == BinaryOp.DIV else 'modulo'} by zero at {site}")
     q = abs(a) // abs(b)
     if (a < 0) != (b < 0):
         q = -q
-    return q if op == "/" else a - b * q
+    return q if op == BinaryOp.DIV else a - b * q
 
 
 @dataclass(frozen=True)
@@ -255,7 +327,7 @@ class Member(Expr):
 class Quant(Expr):
     """``forall``/``exists`` over a finite type, binding a local slot."""
 
-    kind: str
+    kind: Quantifier
     slot: int
     type: FiniteType
     body: Expr
@@ -267,7 +339,7 @@ class ClockTest(Expr):
 
     clock: Clock
     index: tuple[Expr, ...]
-    op: str
+    op: Relation
     bound: LinExpr
 
 
@@ -618,7 +690,7 @@ def can_fault(e: Expr) -> bool:
 
 
 def _may_divide_by_zero(e: Node) -> bool:
-    return (isinstance(e, Binary) and e.op in ("/", "%")
+    return (isinstance(e, Binary) and e.op in (BinaryOp.DIV, BinaryOp.MOD)
             and not (isinstance(e.right, Const) and e.right.value != 0))
 
 
@@ -764,15 +836,15 @@ def conj(items: list[Expr]) -> Expr:
     """``items[0] and items[1] and ...`` (``true`` when empty), left to right."""
     acc: Expr | None = None
     for x in items:
-        acc = x if acc is None else Binary("and", acc, x)
+        acc = x if acc is None else Binary(BinaryOp.AND, acc, x)
     return TRUE if acc is None else acc
 
 
 def negate(e: Expr) -> Expr:
     """``not e`` for a data condition."""
-    if isinstance(e, Unary) and e.op == "not":
+    if isinstance(e, Unary) and e.op == UnaryOp.NOT:
         return e.operand
-    return Unary("not", e)
+    return Unary(UnaryOp.NOT, e)
 
 
 # A branch under construction: data conditions and clock atoms in evaluation order.
@@ -804,15 +876,15 @@ class _Splitter:
                 )
             atom = dataclasses.replace(e, op=NEGATED_OP[e.op]) if neg else e
             return [[IndexCheck(e.index), atom]] if any(map(can_fault, e.index)) else [[atom]]
-        if isinstance(e, Unary) and e.op == "not":
+        if isinstance(e, Unary) and e.op == UnaryOp.NOT:
             return self.split(e.operand, not neg)
         if isinstance(e, Binary):
-            if e.op == "=>":
+            if e.op == BinaryOp.IMPLIES:
                 left, right = self.split(e.left, not neg), e.right
                 is_or = not neg
             else:
                 left, right = self.split(e.left, neg), e.right
-                is_or = (e.op == "or") != neg
+                is_or = (e.op == BinaryOp.OR) != neg
             if is_or:
                 return self.either(left, right, neg)
             return self.both(left, right, neg)
@@ -822,7 +894,7 @@ class _Splitter:
                     f"a quantifier over clocks in a guard may range over at most"
                     f" {self.max_branches} values; {e.type} has {e.type.size}"
                 )
-            is_or = (e.kind == "exists") != neg
+            is_or = (e.kind == Quantifier.EXISTS) != neg
             acc: _Branches | None = None
             for v in e.type.values():
                 part = substitute(e.body, e.slot, v)
@@ -848,7 +920,7 @@ class _Splitter:
         if free:
             skip: Expr = free[0]
             for f in free[1:]:
-                skip = Binary("or", skip, f)
+                skip = Binary(BinaryOp.OR, skip, f)
             rs = [[negate(skip), *rb] for rb in rs]
         return self.check(left + rs)
 
