@@ -646,11 +646,14 @@ def with_children(node: N, kids: Sequence[Node]) -> N:
     every other field kept; ``node`` itself when every kid is the child it replaces."""
     at = [0]
     changes: dict[str, object] = {}
-    for name in _child_fields(type(node)):
-        old = getattr(node, name)
-        new = _rebuild(old, kids, at)
-        if new is not old:
-            changes[name] = new
+    try:
+        for name in _child_fields(type(node)):
+            old = getattr(node, name)
+            new = _rebuild(old, kids, at)
+            if new is not old:
+                changes[name] = new
+    except IndexError:
+        at[0] = len(children(node))
     if at[0] != len(kids):
         raise ValueError(f"{type(node).__name__} has {at[0]} children, not {len(kids)}")
     if not changes:
