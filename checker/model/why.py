@@ -136,13 +136,13 @@ def _deadline_text(interp: InterpretedModel, name: str, atoms: Sequence[ClockAto
             + " and ".join(_atom_text(interp, a) for a in atoms) + ")")
 
 
-def _atom_text(interp: InterpretedModel, a: ClockAtom) -> str:
-    bound = interp.bounds[a.bound]
-    value = bound.evaluate(interp.values)
+def _atom_text(model: TimedModel, a: ClockAtom) -> str:
+    """``clock op bound``, with the bound's value when it has parameters."""
+    bound = model.bounds[a.bound]
     shown = str(bound)
     if bound.terms:
-        shown += f" (= {_num(value)})"
-    return f"{interp.clock_names[a.clock]} {a.op} {shown}"
+        shown += f" (= {_num(bound.evaluate(model.values))})"
+    return f"{model.clock_names[a.clock]} {a.op} {shown}"
 
 
 def _num(x: Fraction) -> str:
@@ -189,7 +189,7 @@ def deadlock_detail(spec: ir.Spec, model: TimedModel, states: Sequence[State],
     for e in waiting:
         label = model.event_names[e.event]
         if e.guard:
-            label += " (needs " + " and ".join(_atom_text_model(model, a) for a in e.guard) + ")"
+            label += " (needs " + " and ".join(_atom_text(model, a) for a in e.guard) + ")"
         if label not in blocked:
             blocked.append(label)
     if blocked:
@@ -210,14 +210,6 @@ def deadlock_detail(spec: ir.Spec, model: TimedModel, states: Sequence[State],
     elif all(isinstance(dl.cond, ir.Const) for _, _, dl in blocking):
         parts.append("its `while` condition is always true")
     return "; ".join(parts)
-
-
-def _atom_text_model(model: TimedModel, a: ClockAtom) -> str:
-    bound = model.bounds[a.bound]
-    shown = str(bound)
-    if bound.terms:
-        shown += f" (= {_num(bound.evaluate(model.values))})"
-    return f"{model.clock_names[a.clock]} {a.op} {shown}"
 
 
 # ---- overdue bounded responses ------------------------------------------------------------
