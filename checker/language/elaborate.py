@@ -951,10 +951,11 @@ class Elaborator:
             return None
         body = (*ir.remap_stmts(s.body, smap), *ir.remap_stmts(r.body, rmap))
         shown = tuple(rmap(j) for j in range(pr))
-        ev = ir.Event(s.actor, f"{s.name}+{r.actor}.{r.name}",
-                      (*s.params, *(r.params[j] for j in kept)), guard, branches, body,
-                      s.receives, top + (r.nslots - pr), s.span,
-                      ir.SyncInfo(chan, False, s.actor, (r.actor,), ps, shown))
+        ev = dataclasses.replace(
+            s, name=f"{s.name}+{r.actor}.{r.name}",
+            params=(*s.params, *(r.params[j] for j in kept)), guard=guard, branches=branches,
+            body=body, nslots=top + (r.nslots - pr),
+            sync=ir.SyncInfo(chan, False, s.actor, (r.actor,), ps, shown))
         self.receiver_slot[ev.label] = rmap(0) if pr else -1
         return ev
 
@@ -990,8 +991,9 @@ class Elaborator:
             return None
         body = (ir.Broadcast(chan, s.body, tuple(parts)),)
         lanes = tuple(dict.fromkeys(r.actor for _, r in recvs))
-        return ir.Event(s.actor, s.name, s.params, s.guard, s.branches, body, s.receives, off,
-                        s.span, ir.SyncInfo(chan, True, s.actor, lanes, len(s.params), ()))
+        return dataclasses.replace(
+            s, body=body, nslots=off,
+            sync=ir.SyncInfo(chan, True, s.actor, lanes, len(s.params), ()))
 
     def own_cells(self, part: ir.Receiver, rd: ast.EventDecl) -> bool:
         """Whether a receiver over a symmetric type only writes cells indexed by its own
