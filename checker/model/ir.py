@@ -585,8 +585,11 @@ class Spec:
 # The one walk over the IR.  A node is an expression, a statement or a broadcast
 # receiver; its children are the nodes held in its fields, read generically from the
 # dataclass fields (inside tuples too), so a new node kind is walked, rewritten and
-# renumbered without touching this section.  Every phase that looks inside or
-# rebuilds the IR goes through children() and with_children().
+# renumbered without touching this section.  Every search and rewrite of the IR
+# (substitution, slot renumbering, the guard splitter's rebuilt atoms, the analyses
+# below) goes through children() and with_children(); only the two evaluators,
+# checker.model.interp and the code generator of checker.model.compiled, dispatch on
+# node kinds, each on its own: the differential tests compare one with the other.
 
 Node = Expr | Stmt | Receiver
 """What :func:`children` returns: the IR values that contain expressions."""
