@@ -36,9 +36,11 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from checker.diagnostics import SpecError, printable
+from checker.errors import KvraceError, UsageError
 from checker.explorer import Limits, Options, Stats
 from checker.model import ir
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
+from checker.results import ProofStatus
 
 if TYPE_CHECKING:
     from checker.progress import Progress
@@ -53,10 +55,6 @@ EXIT_INTERNAL = 70
 """An internal error (a bug in kvrace, or out of memory): never a verdict."""
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 """Interrupted by SIGINT (Ctrl-C) or SIGTERM: 128 + the signal number."""
-
-
-class UsageError(Exception):
-    """A command-line mistake: reported as one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -421,7 +419,7 @@ def parse_param(text: str) -> tuple[str, Fraction]:
         raise UsageError(f"--param {name.strip()}: {exc}") from None
 
 
-class _BadSpec(Exception):
+class _BadSpec(KvraceError):
     """A spec that failed to load: its diagnostics are printed, exit code 2."""
 
     def __init__(self, error: SpecError) -> None:
@@ -740,7 +738,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         doc: dict[str, object] = {
             "spec": args.spec, "model": spec.name,
             "params": {k: _fmt(v) for k, v in outcome.params.items()},
-            **jsonout.property_fields(spec, outcome.prop, outcome.trace),
+            **jsonout.property_fields(outcome.ref, outcome.trace),
             "message": outcome.message,
             "limit": outcome.limit, "stats": stats_json(outcome.stats),
             "trace": tr.to_itf(outcome.trace) if outcome.trace is not None else None,
@@ -1034,7 +1032,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         display.phase("clock pre-pass")
         res = sy.prove(model, assumption, free, args.max_states, _left(args.timeout),
                        deadlock=not args.no_deadlock)
-        if res.status == "refuted" and res.counterexample is not None:
+        if res.status is ProofStatus.REFUTED and res.counterexample is not None:
             display.phase("checking the counterexample")
             point = {**model.values, **res.counterexample}
             witness = api.check(spec, point, options=Options(deadlock=not args.no_deadlock))
@@ -1048,7 +1046,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines = [f"model {spec.name}: prove over {', '.join(free)} assuming {args.assume}"
              + (f"  (fixed: {_param_text(fixed)})" if fixed else "")]
     code = EXIT_OK
-    if res.status == "refuted":
+    if res.status is ProofStatus.REFUTED:
         assert res.counterexample is not None and witness is not None
         outcome = witness
         doc["counterexample"] = {k: _fmt(v) for k, v in point.items()}
@@ -1060,13 +1058,13 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             lines.append(f"REFUTED: at {_point_text(point)} (inside the assumption)")
             lines.append(f"  {outcome.prop}: {outcome.message}")
-            doc.update(jsonout.property_fields(spec, outcome.prop, outcome.trace))
+            doc.update(jsonout.property_fields(outcome.ref, outcome.trace))
             doc["message"] = outcome.message
             if outcome.trace is not None:
                 lines.append(tr.to_text(outcome.trace))
                 doc["trace"] = tr.to_itf(outcome.trace)
             code = EXIT_VIOLATION
-    elif res.status == "inconclusive":
+    elif res.status is ProofStatus.INCONCLUSIVE:
         lines.append(f"INCONCLUSIVE: {res.synth.limit}; nothing is proved")
         code = EXIT_INCONCLUSIVE
     else:
@@ -1112,7 +1110,7 @@ MAX_TRACE_TEXT = 4000
 """Longest string in a trace file (names, labels, assert messages)."""
 
 
-class _BadTrace(Exception):
+class _BadTrace(KvraceError):
     """A trace file that does not follow the trace schema; the message says where."""
 
 

@@ -22,25 +22,30 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.diagnostics import Diagnostic
+from checker.results import PropertyKind, PropertyRef, Verdict
+
+if TYPE_CHECKING:
+    from checker.model.trace import Trace
 
 SCHEMA = "kvrace-output/1"
 """The version of the JSON contract; also the schema file's ``$id`` suffix."""
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR, INTERRUPTED = (
-    "holds", "violated", "inconclusive", "error", "interrupted")
-UNREACHABLE = "unreachable"
+    Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.ERROR, Verdict.INTERRUPTED)
+UNREACHABLE = Verdict.UNREACHABLE
 """``check`` only: every property holds, but a ``reachable`` query is never reachable."""
 VERDICTS = (HOLDS, VIOLATED, INCONCLUSIVE, ERROR, UNREACHABLE, INTERRUPTED)
+"""The verdict words, in the order of the schema's ``enum``."""
 
 EXIT_OF = {HOLDS: 0, VIOLATED: 1, ERROR: 2, INCONCLUSIVE: 3, UNREACHABLE: 5}
 """Exit code of each verdict (``interrupted`` is 130 or 143, an internal error 70;
 ``check --strict`` exits 4 for a vacuous HOLDS, whose verdict stays ``holds``)."""
 
 
-def verdict_of_exit(code: int) -> str:
+def verdict_of_exit(code: int) -> Verdict:
     """The verdict a command's exit code stands for."""
     if code in (130, 143):
         return INTERRUPTED
@@ -81,7 +86,7 @@ def diagnostic_errors(diagnostics: Sequence[Diagnostic]) -> list[dict[str, objec
     return out
 
 
-def envelope(command: str, verdict: str, exit_code: int,
+def envelope(command: str, verdict: Verdict, exit_code: int,
              errors: Sequence[dict[str, object]] = ()) -> dict[str, Any]:
     """The fields every ``--json`` document starts with."""
     from checker.cli import version
@@ -98,25 +103,24 @@ def document(command: str, exit_code: int, fields: dict[str, Any],
     return json.dumps(doc, indent=2) + "\n"
 
 
-def property_fields(spec: Any, prop: str | None, trace: Any) -> dict[str, object]:
+def property_fields(ref: PropertyRef | None, trace: Trace | None) -> dict[str, object]:
     """The violated property's full name and kind.
 
-    The engines call an assert ``assert``; here it is named after the event
-    instance whose assert failed (``assert in decode.land(A, 0)``), invariants
-    and bounded responses after their declaration and instance
-    (``invariant mutex``, ``property bounded_release[A]``).
+    An assert is named after the event instance whose assert failed (``assert in
+    decode.land(A, 0)``), invariants and bounded responses after their declaration
+    and instance (``invariant mutex``, ``property bounded_release[A]``).  ``ref`` is
+    ``None`` when nothing is violated (a model error is in ``errors``).
     """
-    if prop is None or prop == "model error":  # a model error is in ``errors``
+    if ref is None:
         return {"property": None, "property_kind": None}
-    if prop == "assert":
+    if ref.kind is PropertyKind.ASSERT:
         last = trace.steps[-1] if trace is not None and trace.steps else None
         where = f" in {last.label}" if last is not None and last.event else ""
-        return {"property": f"assert{where}", "property_kind": "assert"}
-    if prop == "deadlock":
-        return {"property": "deadlock freedom", "property_kind": "deadlock"}
-    base = prop.split("[", 1)[0]
-    if any(i.name == base for i in getattr(spec, "invariants", ())):
-        return {"property": f"invariant {prop}", "property_kind": "invariant"}
-    if any(r.name == base for r in getattr(spec, "responses", ())):
-        return {"property": f"property {prop}", "property_kind": "response"}
-    return {"property": prop, "property_kind": "other"}
+        return {"property": f"assert{where}", "property_kind": ref.kind}
+    if ref.kind is PropertyKind.DEADLOCK:
+        return {"property": "deadlock freedom", "property_kind": ref.kind}
+    if ref.kind is PropertyKind.INVARIANT:
+        return {"property": f"invariant {ref.label}", "property_kind": ref.kind}
+    if ref.kind is PropertyKind.RESPONSE:
+        return {"property": f"property {ref.label}", "property_kind": ref.kind}
+    return {"property": ref.label, "property_kind": ref.kind}

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from checker.diagnostics import Span
+from checker.errors import KvraceError
 from checker.model.interface import NEGATED_OP, LinExpr, Param
 
 NONE = -1
@@ -740,7 +741,7 @@ def _all_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
 # ---- splitting guards into convex branches ----------------------------------------------
 
 
-class TooManyBranches(Exception):
+class TooManyBranches(KvraceError):
     """A guard over clocks splits into more convex branches (or atoms) than allowed."""
 
 

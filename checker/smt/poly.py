@@ -20,6 +20,7 @@ from typing import Any
 import z3
 from z3 import z3core
 
+from checker.errors import Inconclusive
 from checker.smt.quick import Shortcuts
 from checker.smt.timing import SEED, TIMEOUT_MS, SolverUnknown
 
@@ -184,7 +185,7 @@ class Lin:
         return {v for v, _ in self.coefs}
 
 
-class OutOfTime(Exception):
+class OutOfTime(Inconclusive):
     """A query was cut short (or not started) because the context's deadline passed."""
 
 
