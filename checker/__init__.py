@@ -13,3 +13,13 @@ The package is split by phase, with dependencies pointing one way:
 """
 
 __version__ = "0.1.0"
+
+
+def version() -> str:
+    """The installed package's version (its metadata), or the source tree's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("kvrace")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return __version__
