@@ -48,7 +48,7 @@ from checker.simulate.runner import simulate as run_simulation
 from checker.simulate.stats import Sprt
 
 if TYPE_CHECKING:
-    from checker.smt.poly import Lin
+    from checker.smt.lin import Lin
 
 __all__ = [
     "ERROR",
@@ -229,7 +229,7 @@ class Outcome:
             return None
         import tempfile
 
-        from checker import render
+        from checker.present import dot as render
 
         with tempfile.TemporaryDirectory(prefix="kvrace-") as tmp:
             out = Path(tmp) / "trace.svg"
@@ -657,7 +657,7 @@ def assumption(model: SpecModel, text: str, free: list[str]) -> list[Lin]:
     """``--assume`` text as linear constraints over the ``free`` parameters (the others
     at the model's values).  Raises SpecError with positioned diagnostics."""
     from checker.language.assume import parse_assumption
-    from checker.smt.poly import Lin, param_var
+    from checker.smt.lin import Lin, param_var
 
     out: list[Lin] = []
     for (coefs, const), op in parse_assumption(text, list(model.params)):

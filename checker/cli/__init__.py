@@ -40,7 +40,7 @@ from checker.cli.common import (
 )
 from checker.cli.signals import Interrupted
 from checker.errors import UsageError
-from checker.jsonout import stats_json
+from checker.present.jsonout import stats_json
 from checker.present.text import stats_line
 
 __all__ = [

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from checker import jsonout, version
+from checker import version
 from checker.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCONCLUSIVE,
@@ -27,6 +27,7 @@ from checker.cli.parser import COMMANDS, build_parser
 from checker.cli.signals import Interrupted, SignalWatcher, explored_text, interrupted_line
 from checker.errors import UsageError
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
+from checker.present import jsonout
 
 Command = Callable[[argparse.Namespace, Session], int]
 """A command: its parsed arguments and the session in, the exit code out."""

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import importlib.util
 
-from checker import api, jsonout
+from checker import api
 from checker.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCONCLUSIVE,
@@ -28,7 +28,7 @@ from checker.explorer.distributed import Cluster, DistStats, RayMissing
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import ParamError
-from checker.present import text
+from checker.present import jsonout, text
 from checker.results import Verdict
 
 EXIT_OF_VERDICT = {Verdict.HOLDS: EXIT_OK, Verdict.VIOLATED: EXIT_VIOLATION,

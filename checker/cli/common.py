@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TextIO
 
-from checker import jsonout, render
 from checker.cli.values import parse_param
 from checker.diagnostics import SpecError, printable
 from checker.errors import KvraceError, UsageError
@@ -22,6 +21,7 @@ from checker.language import load
 from checker.model import ir
 from checker.model.compiled import ParamError, SpecModel
 from checker.model.trace import Trace
+from checker.present import dot, jsonout
 from checker.progress import Progress, mode_for
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
@@ -232,7 +232,7 @@ def short(exc: BaseException, width: int = 200) -> str:
 def check_diagram_path(path: str) -> None:
     """Refuse, before any work, a diagram file whose format kvrace cannot write."""
     suffix = os.path.splitext(path)[1]
-    if suffix.lower() not in render.FORMATS:
+    if suffix.lower() not in dot.FORMATS:
         shown = f"'{suffix}'" if suffix else "no extension"
         raise UsageError(f"cannot write a diagram to {path}: unknown format ({shown});"
                          " use .dot, .svg, .png or .pdf")
@@ -242,8 +242,8 @@ def draw_trace(trace: Trace, path: str) -> str:
     """Render ``trace`` to ``path``; returns what to tell the user (stderr)."""
     make_parent(path)
     try:
-        result = render.render(render.sequence_dot(trace), path)
-    except render.RenderError as exc:
+        result = dot.render(dot.sequence_dot(trace), path)
+    except dot.RenderError as exc:
         raise UsageError(f"cannot draw {path}: {exc}") from None
     if result.hint:
         return result.hint

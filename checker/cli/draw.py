@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from checker import jsonout
 from checker.cli.common import EXIT_OK, Session, draw_trace
 from checker.cli.tracefile import read_trace
+from checker.present import jsonout
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from checker import export, jsonout
+from checker import export
 from checker.cli.common import EXIT_OK, Session, load_spec, make_parent, params_of
 from checker.errors import UsageError
+from checker.present import jsonout
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 
-from checker import graphs, jsonout, render
+from checker import graphs
 from checker.api import state_graph
 from checker.cli.common import EXIT_OK, Session, load_spec, make_parent, params_of
 from checker.errors import UsageError
+from checker.present import dot, jsonout
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
     """Draw or export the explored state graph."""
     out, err = session.out, session.err
     ext = os.path.splitext(args.output)[1].lower()
-    if ext not in graphs.EXPORT_FORMATS and ext not in render.FORMATS:
+    if ext not in graphs.EXPORT_FORMATS and ext not in dot.FORMATS:
         raise UsageError(f"cannot draw {args.output}: unknown format; use .dot, .svg, .png,"
                          " .pdf (drawn), .graphml or .gexf (the graph as data)")
     spec = load_spec(args.spec, args)
@@ -43,11 +44,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
     nodes = [(n, g.nodes[n]["label"]) for n in g.nodes]
     edges = [(a, b, g.edges[a, b]["label"]) for a, b in g.edges]
     highlight = list(summary.violation_path)
-    dot = render.state_graph_dot(nodes, edges, highlight, title=f"{spec.name}: state graph")
+    source = dot.state_graph_dot(nodes, edges, highlight, title=f"{spec.name}: state graph")
     make_parent(args.output)
     try:
-        outcome = render.render(dot, args.output)
-    except render.RenderError as exc:
+        outcome = dot.render(source, args.output)
+    except dot.RenderError as exc:
         raise UsageError(f"cannot draw {args.output}: {exc}") from None
     if outcome.hint:
         err.write(outcome.hint + "\n")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from checker import jsonout
 from checker.cli.common import EXIT_BAD_INPUT, EXIT_OK, BadSpec, Session, load_spec
+from checker.present import jsonout
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

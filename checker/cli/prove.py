@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from fractions import Fraction
 
-from checker import api, jsonout
+from checker import api
 from checker.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCONCLUSIVE,
@@ -20,8 +20,8 @@ from checker.cli.common import (
 )
 from checker.diagnostics import SpecError
 from checker.explorer import Options
-from checker.present import text
-from checker.present.text import ProveReport
+from checker.present import jsonout, text
+from checker.present.reports import ProveReport
 from checker.results import ProofStatus
 from checker.smt import synth as sy
 

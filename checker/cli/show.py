@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from checker import jsonout
 from checker.cli.common import EXIT_OK, Session, load_spec
 from checker.model.compiled import SpecModel
+from checker.present import jsonout
 from checker.present.text import describe_spec
 
 

@@ -8,7 +8,7 @@ import os
 import time
 from fractions import Fraction
 
-from checker import api, jsonout
+from checker import api
 from checker.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -24,8 +24,8 @@ from checker.errors import UsageError
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import ParamError, SpecModel
-from checker.present import text
-from checker.present.text import SimReport, Sweep
+from checker.present import jsonout, text
+from checker.present.reports import SimReport, Sweep
 from checker.simulate import (
     Distribution,
     DistributionError,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from checker import jsonout
 from checker.cli.common import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
@@ -14,8 +13,8 @@ from checker.cli.common import (
     params_of,
     watching_synth,
 )
-from checker.present import text
-from checker.present.text import SynthReport
+from checker.present import jsonout, text
+from checker.present.reports import SynthReport
 from checker.smt import synth as sy
 
 

@@ -6,7 +6,6 @@ statistics of a run, a simulation's estimates) into text; none runs an engine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -19,8 +18,8 @@ if TYPE_CHECKING:
     from checker.api import Outcome
     from checker.explorer import Stats
     from checker.model.compiled import SpecModel
+    from checker.present.reports import ProveReport, SimReport, Sweep, SynthReport
     from checker.simulate import SimConfig
-    from checker.simulate.plot import Threshold
     from checker.simulate.runner import SimResult
     from checker.smt.synth import SynthStats
 
@@ -268,27 +267,6 @@ def check_text(spec: ir.Spec, outcome: Outcome, query: str | None, bfs: bool,
     return "".join(out)
 
 
-@dataclass
-class SynthReport:
-    """What ``synth`` found, in the words it prints (the region already as text)."""
-
-    model: str
-    free: list[str]
-    fixed: dict[str, Fraction]
-    """The parameters at their values (not synthesised)."""
-    ranges: str
-    """The free parameters' declared ranges, ``T in [0, 10], ...``."""
-    complete: bool
-    limit: str | None
-    region: str
-    """The safe region (``true``, ``false`` or a formula)."""
-    smtlib: str | None
-    bad: list[list[str]]
-    """The unsafe pieces found (each a conjunction of constraints)."""
-    stats: SynthStats
-    no_deadlock: bool
-
-
 def parametric_stats_text(st: SynthStats) -> str:
     """What a parametric exploration did, as a clause."""
     return (f"{st.states} discrete states, {st.symbolic_states} symbolic states,"
@@ -320,33 +298,6 @@ def synth_text(r: SynthReport) -> str:
                f" {parametric_stats_text(r.stats)}\n"
                f"covers: {covers(r.no_deadlock)}\n")
     return "".join(out)
-
-
-@dataclass
-class ProveReport:
-    """What ``prove`` found; parameter points are full valuations."""
-
-    model: str
-    assume: str
-    free: list[str]
-    fixed: dict[str, Fraction]
-    status: ProofStatus
-    witness: Outcome | None
-    """When refuted: the concrete check at :attr:`counterexample`."""
-    counterexample: dict[str, Fraction] | None
-    boundary: dict[str, Fraction] | None
-    near: dict[str, Fraction] | None
-    outside: dict[str, Fraction] | None
-    vacuous: bool
-    limit: str | None
-    stats: SynthStats
-    no_deadlock: bool
-
-    @property
-    def confirmed(self) -> bool:
-        """Refuted, and the concrete check at the counterexample breaks a property too."""
-        return (self.status is ProofStatus.REFUTED and self.witness is not None
-                and self.witness.verdict in (Verdict.VIOLATED, Verdict.ERROR))
 
 
 def prove_text(r: ProveReport) -> str:
@@ -391,37 +342,6 @@ def _proved_lines(r: ProveReport) -> list[str]:
     else:
         lines.append("  not needed: no violation anywhere in the ranges")
     return lines
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """The points of ``simulate --sweep``: one parameter, its values in order."""
-
-    name: str
-    values: list[Fraction]
-
-
-@dataclass
-class SimReport:
-    """What ``simulate`` estimated: one result, or one per point of the sweep."""
-
-    model: str
-    shown: dict[str, Fraction]
-    """The parameter values to show (the swept one left out)."""
-    cfg: SimConfig
-    runs: int
-    seed: int
-    results: list[SimResult]
-    sweep: Sweep | None
-    threshold: Threshold | None
-    """With a sweep: the exact safe bound on the swept parameter, by synthesis."""
-    synth: bool
-    """Whether synthesis was asked for (``--no-synth`` not given)."""
-
-    @property
-    def any_violation(self) -> bool:
-        """Whether some run violated a property."""
-        return any(r.violations for r in self.results)
 
 
 def simulate_text(r: SimReport) -> str:

@@ -59,14 +59,13 @@ from checker.model.interface import (
 )
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 from checker.results import ProofStatus
+from checker.smt.lin import Lin, param_var
 from checker.smt.poly import (
-    Lin,
     OutOfTime,
     Z3Context,
     dedupe,
     eliminate,
     included,
-    param_var,
     remove_redundant,
 )
 from checker.smt.quick import Shortcuts
