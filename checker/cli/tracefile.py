@@ -113,7 +113,21 @@ def validate_trace(data: object) -> None:
                         f" counterexample (verdict: {clip(str(data['verdict']))});"
                         " there is no trace to draw")
     top = _members(data, "the file", ["#meta", "vars", "states"])
-    meta = _members(top["#meta"], "#meta", ["model", "actors"])
+    _validate_meta(top["#meta"])
+    names: list[str] = []
+    for i, n in enumerate(_list(top["vars"], "vars", 65_536)):
+        _text(n, f"vars[{i}]")
+        names.append(str(n))
+    states = _list(top["states"], "states", MAX_TRACE_STEPS)
+    if not states:
+        raise _BadTrace("states: a trace has at least one state")
+    for i, raw in enumerate(states):
+        _validate_state(raw, f"states[{i}]", names)
+
+
+def _validate_meta(v: object) -> None:
+    """The trace's ``#meta``: model, actors, source, verdict, property, parameters."""
+    meta = _members(v, "#meta", ["model", "actors"])
     _text(meta["model"], "#meta.model")
     for i, a in enumerate(_list(meta["actors"], "#meta.actors", 1000)):
         _text(a, f"#meta.actors[{i}]")
@@ -126,47 +140,47 @@ def validate_trace(data: object) -> None:
     params = _members(meta.get("params", {}), "#meta.params", [])
     if len(params) > 1000:
         raise _BadTrace("#meta.params: more than 1000 entries")
-    for k, v in params.items():
-        _time_value(v, f"#meta.params.{k}")
-    names: list[str] = []
-    for i, n in enumerate(_list(top["vars"], "vars", 65_536)):
-        _text(n, f"vars[{i}]")
-        names.append(str(n))
-    states = _list(top["states"], "states", MAX_TRACE_STEPS)
-    if not states:
-        raise _BadTrace("states: a trace has at least one state")
-    for i, raw in enumerate(states):
-        where = f"states[{i}]"
-        st = _members(raw, where, ["#meta", *names])
-        m = _members(st["#meta"], f"{where}.#meta", ["index", "label"])
-        _whole(m["index"], f"{where}.#meta.index")
-        _whole(m.get("receives"), f"{where}.#meta.receives", optional=True)
-        _text(m["label"], f"{where}.#meta.label")
-        for key in ("actor", "event", "failure"):
-            _text(m.get(key), f"{where}.#meta.{key}", optional=True)
-        for j, a in enumerate(_list(m.get("args", []), f"{where}.#meta.args", 100)):
-            _text(a, f"{where}.#meta.args[{j}]")
-        if "time" in m:
-            _time_value(m["time"], f"{where}.#meta.time")
-        for n in names:
-            v = st[n]
-            if not isinstance(v, dict):
-                _scalar(v, f"{where}.{n}")
-                continue
-            entries = _list(_members(v, f"{where}.{n}", ["#map"])["#map"], f"{where}.{n}",
-                            65_536)
-            for j, entry in enumerate(entries):
-                at = f"{where}.{n}[{j}]"
-                if not isinstance(entry, list) or len(entry) != 2:
-                    raise _BadTrace(f"{at}: expected a [key, value] pair")
-                key, value = entry
-                if isinstance(key, dict):
-                    parts = _list(_members(key, at, ["#tup"])["#tup"], at, 100)
-                    for part in parts:
-                        _scalar(part, at)
-                else:
-                    _scalar(key, at)
-                _scalar(value, at)
+    for k, value in params.items():
+        _time_value(value, f"#meta.params.{k}")
+
+
+def _validate_state(raw: object, where: str, names: list[str]) -> None:
+    """One state of the trace: its step's ``#meta`` and a value of every variable."""
+    st = _members(raw, where, ["#meta", *names])
+    m = _members(st["#meta"], f"{where}.#meta", ["index", "label"])
+    _whole(m["index"], f"{where}.#meta.index")
+    _whole(m.get("receives"), f"{where}.#meta.receives", optional=True)
+    _text(m["label"], f"{where}.#meta.label")
+    for key in ("actor", "event", "failure"):
+        _text(m.get(key), f"{where}.#meta.{key}", optional=True)
+    for j, a in enumerate(_list(m.get("args", []), f"{where}.#meta.args", 100)):
+        _text(a, f"{where}.#meta.args[{j}]")
+    if "time" in m:
+        _time_value(m["time"], f"{where}.#meta.time")
+    for n in names:
+        v = st[n]
+        if isinstance(v, dict):
+            _validate_map(v, f"{where}.{n}")
+        else:
+            _scalar(v, f"{where}.{n}")
+
+
+def _validate_map(v: object, where: str) -> None:
+    """A variable with indexes: ``{"#map": [[key, value], ...]}``, a key a scalar or
+    ``{"#tup": [...]}``."""
+    entries = _list(_members(v, where, ["#map"])["#map"], where, 65_536)
+    for j, entry in enumerate(entries):
+        at = f"{where}[{j}]"
+        if not isinstance(entry, list) or len(entry) != 2:
+            raise _BadTrace(f"{at}: expected a [key, value] pair")
+        key, value = entry
+        if isinstance(key, dict):
+            parts = _list(_members(key, at, ["#tup"])["#tup"], at, 100)
+            for part in parts:
+                _scalar(part, at)
+        else:
+            _scalar(key, at)
+        _scalar(value, at)
 
 
 def read_trace(path: str) -> tr.Trace:

@@ -449,184 +449,239 @@ def sequence_dot(trace: Trace) -> str:
     (``≈ 29 idle``), since rows are not to scale.
     The title gives the model, the parameter values and the violation.
     """
-    actors: list[str] = list(trace.actors)
-    for step in trace.steps:
-        if step.actor is not None and step.actor not in actors:
-            actors.append(step.actor)
-    lane_of = {a: i for i, a in enumerate(actors)}
-    has_initial = bool(trace.steps) and trace.steps[0].event is None
-    steps = list(trace.steps[1:] if has_initial else trace.steps)
-    row_of_index = {s.index: r for r, s in enumerate(steps, start=1)}
-    bad_pos = _violating(trace)
-    bad_row = bad_pos + (0 if has_initial else 1) if bad_pos is not None else None
-    last = len(steps) + 1  # a short tail below the last step
+    return _SequenceChart(trace).dot()
 
-    arrows: list[_Arrow] = []
-    for r, s in enumerate(steps, start=1):
-        sr = row_of_index.get(s.receives) if s.receives is not None else None
-        if sr is None or sr >= r:
-            continue
-        sender = steps[sr - 1]
-        if sender.actor is None or s.actor is None:
-            continue
-        arrows.append(_Arrow(sr, lane_of[sender.actor], r, lane_of[s.actor], sender, s))
-    syncs = [_Arrow(r, lane_of[s.actor], r, lane_of[d], s, s)
-             for r, s in enumerate(steps, start=1) if s.sync is not None and s.actor is not None
-             for d in s.sync[1] if d in lane_of]
-    story = _slot_story(trace, bad_pos)
-    story_rows: dict[int, str] = {}
-    stale_row = None
-    if story is not None:
-        off = 0 if has_initial else 1
+
+class _SequenceChart:
+    """The layout of :func:`sequence_dot`: lanes, rows, arrows and highlights, then
+    the DOT text, part by part."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        actors: list[str] = list(trace.actors)
+        for step in trace.steps:
+            if step.actor is not None and step.actor not in actors:
+                actors.append(step.actor)
+        self.actors = actors
+        self.lane_of = {a: i for i, a in enumerate(actors)}
+        self.has_initial = bool(trace.steps) and trace.steps[0].event is None
+        self.steps = list(trace.steps[1:] if self.has_initial else trace.steps)
+        self.bad_pos = _violating(trace)
+        self.bad_row = (self.bad_pos + (0 if self.has_initial else 1)
+                        if self.bad_pos is not None else None)
+        self.last = len(self.steps) + 1  # a short tail below the last step
+        self.arrows = self._arrows()
+        self.syncs = [_Arrow(r, self.lane_of[s.actor], r, self.lane_of[d], s, s)
+                      for r, s in enumerate(self.steps, start=1)
+                      if s.sync is not None and s.actor is not None
+                      for d in s.sync[1] if d in self.lane_of]
+        self.story_rows: dict[int, str] = {}
+        self.stale_row: int | None = None
+        self._story()
+        self.red_rows = {self.bad_row, self.stale_row}
+        self.received = {a.dst_row: (_received_text(a), a.dst_row in self.red_rows)
+                         for a in self.arrows}
+        self.gaps = _long_gaps(self.steps)
+        self.ported: set[str] = set()
+        self.out: list[str] = []
+
+    def _arrows(self) -> list[_Arrow]:
+        """One arrow per ``receives`` link to an earlier step."""
+        row_of_index = {s.index: r for r, s in enumerate(self.steps, start=1)}
+        arrows: list[_Arrow] = []
+        for r, s in enumerate(self.steps, start=1):
+            sr = row_of_index.get(s.receives) if s.receives is not None else None
+            if sr is None or sr >= r:
+                continue
+            sender = self.steps[sr - 1]
+            if sender.actor is None or s.actor is None:
+                continue
+            arrows.append(_Arrow(sr, self.lane_of[sender.actor], r, self.lane_of[s.actor],
+                                 sender, s))
+        return arrows
+
+    def _story(self) -> None:
+        """The notes of the release, the reuse and the stale write (see
+        :func:`_slot_story`)."""
+        trace = self.trace
+        story = _slot_story(trace, self.bad_pos)
+        if story is None:
+            return
+        off = 0 if self.has_initial else 1
         reuser = trace.steps[story.reuse]
-        story_rows[story.release + off] = (f"frees {story.victim}'s slot {story.slot};"
-                                           f" reused at #{reuser.index}")
-        story_rows[story.reuse + off] = (f"reuses {story.slot}, freed at"
-                                         f" #{trace.steps[story.release].index},"
-                                         f" while {story.victim}'s writes may still land")
-        if story.stale is not None and story.stale + off != bad_row:
+        self.story_rows[story.release + off] = (f"frees {story.victim}'s slot {story.slot};"
+                                                f" reused at #{reuser.index}")
+        self.story_rows[story.reuse + off] = (f"reuses {story.slot}, freed at"
+                                              f" #{trace.steps[story.release].index},"
+                                              f" while {story.victim}'s writes may still land")
+        if story.stale is not None and story.stale + off != self.bad_row:
             # (the violating step, when it is the stale write, says so in red already)
-            stale_row = story.stale + off
-            story_rows[stale_row] = (f"stale: {story.victim}'s write lands in {story.slot},"
-                                     f" {story.owner}'s since #{reuser.index}")
-    red_rows = {bad_row, stale_row}
-    received = {a.dst_row: (_received_text(a), a.dst_row in red_rows) for a in arrows}
-    gaps = _long_gaps(steps)
+            self.stale_row = story.stale + off
+            self.story_rows[self.stale_row] = (
+                f"stale: {story.victim}'s write lands in {story.slot},"
+                f" {story.owner}'s since #{reuser.index}")
 
-    out: list[str] = []
-    w = out.append
-    w(f"// message-sequence chart: {_one_line(trace.model)}")
-    w("digraph trace {")
-    w("  graph " + _attrs(
-        fontname=FONT, fontsize=12, labelloc="t", labeljust="l",
-        label_html=_title(trace), newrank=True, rankdir="TB", splines="false",
-        nodesep=0.12, ranksep=0.22, pad=0.3, outputorder="edgesfirst",
-    ) + ";")
-    w("  node " + _attrs(fontname=FONT, fontsize=11) + ";")
-    w("  edge " + _attrs(fontname=FONT, fontsize=10) + ";")
-    w("")
+    def dot(self) -> str:
+        """The whole DOT source."""
+        self._header()
+        for r, s in enumerate(self.steps, start=1):
+            self._step(r, s)
+        self._tail()
+        self._lanes()
+        self._messages()
+        self.out.append("}")
+        return "\n".join(self.out) + "\n"
 
-    # Header row: the time axis title and one box per actor, spacers between.
-    w("  // header: one box per actor")
-    head = ["time_h"]
-    w("  time_h " + _attrs(shape="plaintext", label_html=f'<FONT COLOR="{GREY}">time</FONT>')
-      + ";")
-    for i, actor in enumerate(actors):
-        if i > 0:
-            gap = f"gap_{i}"
-            w(f"  {gap} " + _attrs(shape="box", style="invis", label="", width=LANE_GAP,
-                                   height=0.02, fixedsize=True) + ";")
-            head.append(gap)
-        w(f"  L{i}_0 " + _attrs(
-            shape="box", style="rounded,filled", fillcolor=HEADER_FILL, color="#607d8b",
-            fontsize=14, margin="0.15,0.06", label_html=f"<B>{_html(actor)}</B>",
+    def _header(self) -> None:
+        """The graph's attributes and the header row: the time axis title and one box
+        per actor, spacers between."""
+        w = self.out.append
+        w(f"// message-sequence chart: {_one_line(self.trace.model)}")
+        w("digraph trace {")
+        w("  graph " + _attrs(
+            fontname=FONT, fontsize=12, labelloc="t", labeljust="l",
+            label_html=_title(self.trace), newrank=True, rankdir="TB", splines="false",
+            nodesep=0.12, ranksep=0.22, pad=0.3, outputorder="edgesfirst",
         ) + ";")
-        head.append(f"L{i}_0")
-    w("  { rank=same; " + " -> ".join(head) + " [style=invis]; }")
-    w("")
+        w("  node " + _attrs(fontname=FONT, fontsize=11) + ";")
+        w("  edge " + _attrs(fontname=FONT, fontsize=10) + ";")
+        w("")
+        w("  // header: one box per actor")
+        head = ["time_h"]
+        w("  time_h " + _attrs(shape="plaintext",
+                               label_html=f'<FONT COLOR="{GREY}">time</FONT>') + ";")
+        for i, actor in enumerate(self.actors):
+            if i > 0:
+                gap = f"gap_{i}"
+                w(f"  {gap} " + _attrs(shape="box", style="invis", label="", width=LANE_GAP,
+                                       height=0.02, fixedsize=True) + ";")
+                head.append(gap)
+            w(f"  L{i}_0 " + _attrs(
+                shape="box", style="rounded,filled", fillcolor=HEADER_FILL, color="#607d8b",
+                fontsize=14, margin="0.15,0.06", label_html=f"<B>{_html(actor)}</B>",
+            ) + ";")
+            head.append(f"L{i}_0")
+        w("  { rank=same; " + " -> ".join(head) + " [style=invis]; }")
+        w("")
 
-    # One row per step: its time, and a point on its actor's lane with a note
-    # beside it.  Point and note are one node (so nothing can come between them);
-    # the lane edges attach to the point's port, which keeps the lane straight.
-    ported: set[str] = set()
-    for r, s in enumerate(steps, start=1):
-        bad = r == bad_row
-        if r in gaps:
-            # A long idle gap: a break in every lane, with its length on the time axis.
-            w(f"  // idle for {fmt_time(gaps[r])}")
-            w(f"  G_{r} " + _attrs(shape="plaintext", label_html=(
-                f'<FONT POINT-SIZE="10" COLOR="{GREY}"><I>\u2248 {_html(fmt_time(gaps[r]))}'
-                " idle</I></FONT>")) + ";")
-            for i in range(len(actors)):
-                w(f"  B{i}_{r} " + _BREAK + ";")
-            w("  { rank=same; " + " -> ".join(
-                [f"G_{r}"] + [f"B{i}_{r}" for i in range(len(actors))])
-              + " [style=invis, weight=0]; }")
+    def _step(self, r: int, s: Step) -> None:
+        """Row ``r``: its time, and a point on its actor's lane with a note beside it.
+
+        Point and note are one node (so nothing can come between them); the lane
+        edges attach to the point's port, which keeps the lane straight."""
+        w = self.out.append
+        bad = r == self.bad_row
+        if r in self.gaps:
+            self._gap(r)
         w(f"  // step {s.index}: {_one_line(s.label)}")
         w(f"  T_{r} " + _attrs(shape="plaintext", label_html=_time_label(s, bad)) + ";")
-        lane = lane_of[s.actor] if s.actor is not None else -1
-        side, vertical = (_place([*arrows, *syncs], r, lane) if lane >= 0
+        lane = self.lane_of[s.actor] if s.actor is not None else -1
+        side, vertical = (_place([*self.arrows, *self.syncs], r, lane) if lane >= 0
                           else ("right", "center"))
-        failure = (s.failure or trace.message or "property violated") if bad else None
-        stale = r == stale_row
-        note = _note(s, side, vertical, failure, received.get(r), story_rows.get(r),
+        failure = (s.failure or self.trace.message or "property violated") if bad else None
+        stale = r == self.stale_row
+        note = _note(s, side, vertical, failure, self.received.get(r), self.story_rows.get(r),
                      RED if stale else REUSE)
         chain = [f"T_{r}"]
         if lane < 0:  # a step no actor owns: its note next to the time axis
             w(f"  N_{r} " + _attrs(shape="plaintext", margin=0, label_html=note) + ";")
             chain.append(f"N_{r}")
-        for i in range(len(actors)):
+        for i in range(len(self.actors)):
             node = f"L{i}_{r}"
             chain.append(node)
             if i != lane:
                 w(f"  {node} " + _LANE_POINT + ";")
                 continue
-            ported.add(node)
+            self.ported.add(node)
             w(f"  {node} " + _attrs(shape="plaintext", margin=0,
                                     label_html=_step_node(note, side, bad or stale,
-                                                          r in story_rows))
+                                                          r in self.story_rows))
               + ";")
         w("  { rank=same; " + " -> ".join(chain) + " [style=invis, weight=0]; }")
-    w("  // tail")
-    tail = [f"T_{last}"] + [f"L{i}_{last}" for i in range(len(actors))]
-    w(f"  T_{last} " + _attrs(shape="plaintext", label="") + ";")
-    for i in range(len(actors)):
-        w(f"  L{i}_{last} " + _LANE_POINT + ";")
-    w("  { rank=same; " + " -> ".join(tail) + " [style=invis]; }")
-    w("")
 
-    def at(node: str) -> str:
-        # The compass point keeps an edge on the port's centre; without it dot
-        # shifts the end of a lane edge between two ports with notes on opposite
-        # sides, and the lane shows a kink.
-        return f"{node}:p:c" if node in ported else node
+    def _gap(self, r: int) -> None:
+        """A long idle gap before row ``r``: a break in every lane, with its length on
+        the time axis."""
+        w = self.out.append
+        gap = self.gaps[r]
+        w(f"  // idle for {fmt_time(gap)}")
+        w(f"  G_{r} " + _attrs(shape="plaintext", label_html=(
+            f'<FONT POINT-SIZE="10" COLOR="{GREY}"><I>\u2248 {_html(fmt_time(gap))}'
+            " idle</I></FONT>")) + ";")
+        for i in range(len(self.actors)):
+            w(f"  B{i}_{r} " + _BREAK + ";")
+        w("  { rank=same; " + " -> ".join(
+            [f"G_{r}"] + [f"B{i}_{r}" for i in range(len(self.actors))])
+          + " [style=invis, weight=0]; }")
 
-    w("  // lanes and the time axis")
-    axis = ["time_h"]
-    for r in range(1, last + 1):
-        axis += [f"G_{r}", f"T_{r}"] if r in gaps else [f"T_{r}"]
-    w("  " + " -> ".join(axis) + " " + _attrs(style="invis", weight=100) + ";")
-    for i in range(len(actors)):
-        # A lane is one chain of edges between its breaks; around a break, it is dashed
-        # and stops short of the break mark.
-        piece = [at(f"L{i}_0")]
+    def _tail(self) -> None:
+        """A short row below the last step."""
+        w = self.out.append
+        last = self.last
+        w("  // tail")
+        tail = [f"T_{last}"] + [f"L{i}_{last}" for i in range(len(self.actors))]
+        w(f"  T_{last} " + _attrs(shape="plaintext", label="") + ";")
+        for i in range(len(self.actors)):
+            w(f"  L{i}_{last} " + _LANE_POINT + ";")
+        w("  { rank=same; " + " -> ".join(tail) + " [style=invis]; }")
+        w("")
+
+    def at(self, node: str) -> str:
+        """An edge's end at ``node``.
+
+        The compass point keeps an edge on the port's centre; without it dot shifts
+        the end of a lane edge between two ports with notes on opposite sides, and
+        the lane shows a kink."""
+        return f"{node}:p:c" if node in self.ported else node
+
+    def _lanes(self) -> None:
+        """The time axis, and one lane per actor."""
+        w, at, last = self.out.append, self.at, self.last
+        w("  // lanes and the time axis")
+        axis = ["time_h"]
         for r in range(1, last + 1):
-            if r in gaps:
-                if len(piece) > 1:
-                    w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
-                w(f"  {at(f'L{i}_{r - 1}')} -> B{i}_{r} -> {at(f'L{i}_{r}')} " + _attrs(
-                    color=LANE, penwidth=1.2, arrowhead="none", weight=100, style="dashed")
-                  + ";")
-                piece = [at(f"L{i}_{r}")]
-            else:
-                piece.append(at(f"L{i}_{r}"))
-        if len(piece) > 1:
-            w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
-    w("")
+            axis += [f"G_{r}", f"T_{r}"] if r in self.gaps else [f"T_{r}"]
+        w("  " + " -> ".join(axis) + " " + _attrs(style="invis", weight=100) + ";")
+        for i in range(len(self.actors)):
+            # A lane is one chain of edges between its breaks; around a break, it is
+            # dashed and stops short of the break mark.
+            piece = [at(f"L{i}_0")]
+            for r in range(1, last + 1):
+                if r in self.gaps:
+                    if len(piece) > 1:
+                        w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
+                    w(f"  {at(f'L{i}_{r - 1}')} -> B{i}_{r} -> {at(f'L{i}_{r}')} " + _attrs(
+                        color=LANE, penwidth=1.2, arrowhead="none", weight=100,
+                        style="dashed") + ";")
+                    piece = [at(f"L{i}_{r}")]
+                else:
+                    piece.append(at(f"L{i}_{r}"))
+            if len(piece) > 1:
+                w("  " + " -> ".join(piece) + " " + _LANE_EDGE + ";")
+        w("")
 
-    if syncs:
-        w("  // synchronisations: an arrow from the sender's lane to each receiver's, in"
-          " its row")
-    for r, s in enumerate(steps, start=1):
-        if s.sync is None or s.actor is None:
-            continue
-        for dest in s.sync[1]:
-            if dest not in lane_of or dest == s.actor:
+    def _messages(self) -> None:
+        """The synchronisation arrows (in a row) and the message arrows (between rows)."""
+        w, at, lane_of = self.out.append, self.at, self.lane_of
+        if self.syncs:
+            w("  // synchronisations: an arrow from the sender's lane to each receiver's, in"
+              " its row")
+        for r, s in enumerate(self.steps, start=1):
+            if s.sync is None or s.actor is None:
                 continue
-            bad = r in red_rows
-            w(f"  {at(f'L{lane_of[s.actor]}_{r}')} -> {at(f'L{lane_of[dest]}_{r}')} " + _attrs(
-                color=RED if bad else "black", penwidth=1.2, arrowsize=0.8, weight=0,
-                constraint=False,
-            ) + ";")
-    w("  // messages: one arrow per receives link")
-    for a in arrows:
-        bad = a.dst_row in red_rows
-        w(f"  {at(f'L{a.src_lane}_{a.src_row}')} -> {at(f'L{a.dst_lane}_{a.dst_row}')} " + _attrs(
-            color=RED if bad else "black", penwidth=2.4 if bad else 1.2, arrowsize=0.9,
-            weight=0, constraint=False,
-        ) + ";")
-    w("}")
-    return "\n".join(out) + "\n"
+            for dest in s.sync[1]:
+                if dest not in lane_of or dest == s.actor:
+                    continue
+                bad = r in self.red_rows
+                w(f"  {at(f'L{lane_of[s.actor]}_{r}')} -> {at(f'L{lane_of[dest]}_{r}')} "
+                  + _attrs(color=RED if bad else "black", penwidth=1.2, arrowsize=0.8,
+                           weight=0, constraint=False) + ";")
+        w("  // messages: one arrow per receives link")
+        for a in self.arrows:
+            bad = a.dst_row in self.red_rows
+            w(f"  {at(f'L{a.src_lane}_{a.src_row}')} -> {at(f'L{a.dst_lane}_{a.dst_row}')} "
+              + _attrs(color=RED if bad else "black", penwidth=2.4 if bad else 1.2,
+                       arrowsize=0.9, weight=0, constraint=False) + ";")
 
 
 # ---- state graph ------------------------------------------------------------------
