@@ -4,11 +4,10 @@ run, loading a spec, and side outputs (files written after the verdict)."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TextIO
@@ -269,18 +268,6 @@ def free_params(args: argparse.Namespace, spec: ir.Spec) -> list[str]:
     if not names:
         names = [p.name for p in spec.params if p.lo is not None or p.hi is not None]
     return [p for p in declared if p in names]
-
-
-@contextlib.contextmanager
-def watching_synth(display: Progress) -> Iterator[None]:
-    """Show the statistics of every parametric exploration run inside the block."""
-    from checker.smt import synth as sy  # here: Z3 is loaded by the commands that use it
-
-    sy.STATS_OBSERVERS.append(display.watch_synth)
-    try:
-        yield
-    finally:
-        sy.STATS_OBSERVERS.remove(display.watch_synth)
 
 
 def query_name(spec: ir.Spec, name: str, option: str) -> str:

@@ -16,8 +16,8 @@ from checker.cli.common import (
     free_params,
     load_spec,
     params_of,
-    watching_synth,
 )
+from checker.cli.synth import watching_synth
 from checker.diagnostics import SpecError
 from checker.explorer import Options
 from checker.present import jsonout, text

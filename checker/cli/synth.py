@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 
 from checker.cli.common import (
     EXIT_INCONCLUSIVE,
@@ -11,11 +13,21 @@ from checker.cli.common import (
     free_params,
     load_spec,
     params_of,
-    watching_synth,
 )
 from checker.present import jsonout, text
 from checker.present.reports import SynthReport
+from checker.progress import Progress
 from checker.smt import synth as sy
+
+
+@contextlib.contextmanager
+def watching_synth(display: Progress) -> Iterator[None]:
+    """Show the statistics of every parametric exploration run inside the block."""
+    sy.STATS_OBSERVERS.append(display.watch_synth)
+    try:
+        yield
+    finally:
+        sy.STATS_OBSERVERS.remove(display.watch_synth)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

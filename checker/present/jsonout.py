@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from checker import version
 from checker.diagnostics import Diagnostic
@@ -97,13 +97,13 @@ def diagnostic_errors(diagnostics: Sequence[Diagnostic]) -> list[dict[str, objec
 
 
 def envelope(command: str, verdict: Verdict, exit_code: int,
-             errors: Sequence[dict[str, object]] = ()) -> dict[str, Any]:
+             errors: Sequence[dict[str, object]] = ()) -> dict[str, object]:
     """The fields every ``--json`` document starts with."""
     return {"schema": SCHEMA, "command": command, "kvrace_version": version(),
             "verdict": verdict, "exit_code": exit_code, "errors": list(errors)}
 
 
-def document(command: str, exit_code: int, fields: dict[str, Any],
+def document(command: str, exit_code: int, fields: dict[str, object],
              errors: Sequence[dict[str, object]] = ()) -> str:
     """A complete ``--json`` document, as text (with its final newline)."""
     doc = envelope(command, verdict_of_exit(exit_code), exit_code, errors)
