@@ -142,6 +142,7 @@ class Session:
         line printed on an interrupt) and shows them."""
 
         def report(st: Stats) -> None:
+            """Remember and show the statistics."""
             self.explored = st
             display.explorer(st)
 

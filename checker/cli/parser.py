@@ -21,6 +21,7 @@ class _Parser(argparse.ArgumentParser):
     """Bad usage raises :class:`UsageError` (one line, exit 2) instead of exiting."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        """Raise the usage error instead of printing it and exiting."""
         raise UsageError(f"{self.prog}: {message}")
 
 
@@ -167,6 +168,7 @@ def _add_graph_parser(sub: Subparsers) -> None:
 
 
 def _add_view_parser(sub: Subparsers) -> None:
+    """``view``."""
     view = sub.add_parser(
         "view",
         help="step through a counterexample and simulate runs in a web browser",
@@ -190,6 +192,7 @@ def _add_view_parser(sub: Subparsers) -> None:
 
 
 def _add_export_parser(sub: Subparsers) -> None:
+    """``export``."""
     export = sub.add_parser(
         "export", help="translate a spec into UPPAAL's XML or TChecker's format",
         description="Unfold the spec's discrete states into one timed automaton and write"
@@ -205,6 +208,7 @@ def _add_export_parser(sub: Subparsers) -> None:
 
 
 def _add_free_args(p: argparse.ArgumentParser) -> None:
+    """``--free`` (and ``-p``)."""
     p.add_argument("--free", action="append", default=[], metavar="NAMES",
                    help="comma-separated parameters to treat as unknown (default: every"
                    " parameter with a declared range); the others stay at their defaults")
@@ -212,12 +216,14 @@ def _add_free_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_param_args(p: argparse.ArgumentParser) -> None:
+    """``-p NAME=VALUE``."""
     p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                    help="set a timing parameter or a structural constant (repeatable);"
                    " others keep their defaults")
 
 
 def _add_cluster_args(p: argparse.ArgumentParser) -> None:
+    """``--workers`` and ``--ray``."""
     g = p.add_argument_group("distribution (needs Ray: pip install 'kvrace[ray]')")
     g.add_argument("--workers", type=positive_int, metavar="N",
                    help="explore in N processes (a local Ray instance; breadth-first, the"
@@ -229,6 +235,7 @@ def _add_cluster_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--max-states`` and ``--timeout``."""
     p.add_argument("--max-states", type=positive_int, metavar="N",
                    help="stop (inconclusive) after storing N symbolic states")
     p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
@@ -236,6 +243,7 @@ def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> Non
 
 
 def _add_query_args(p: argparse.ArgumentParser) -> None:
+    """``--query`` and ``--witness``."""
     p.add_argument("--query", metavar="NAME",
                    help="check only the query `reachable NAME`: stop at its first witness"
                    " (exit 0), or exit 5 if it is never reachable; no other property is"
@@ -246,6 +254,7 @@ def _add_query_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
+    """The search options of ``check``."""
     g = p.add_argument_group("search")
     _add_limit_args(g)
     g.add_argument("--max-memory", type=positive_int, metavar="MIB",
@@ -261,6 +270,7 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_simulate_parser(sub: Subparsers) -> None:
+    """``simulate``."""
     sim = sub.add_parser(
         "simulate",
         help="random runs: estimate the probability of a violation (statistical model"

@@ -52,6 +52,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             witness = api.check(spec, point, options=Options(deadlock=not args.no_deadlock))
 
     def at(values: dict[str, Fraction] | None) -> dict[str, Fraction] | None:
+        """A point of the free parameters with the others at their values."""
         return None if values is None else {**model.values, **values}
 
     report = ProveReport(

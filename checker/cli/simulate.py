@@ -104,6 +104,7 @@ def _simulate_all(args: argparse.Namespace, session: Session, models: list[SpecM
     last = [time.monotonic()]
 
     def progress(done: int, total: int, bad: int) -> None:
+        """A progress line every two seconds at most (not with ``--quiet``)."""
         if args.quiet or time.monotonic() - last[0] < 2.0:
             return
         last[0] = time.monotonic()
@@ -132,6 +133,7 @@ def _side_outputs(args: argparse.Namespace, session: Session, report: SimReport,
     if args.traces and results[0].examples:
 
         def write_traces() -> str:
+            """Write each violating run as a trace file."""
             os.makedirs(args.traces, exist_ok=True)
             names = []
             for run in results[0].examples:
@@ -145,6 +147,7 @@ def _side_outputs(args: argparse.Namespace, session: Session, report: SimReport,
         csv_path: str = args.csv
 
         def write_csv() -> str:
+            """Write the sweep as CSV."""
             try:
                 with open(csv_path, "w", encoding="utf-8") as f:
                     f.write(text.sweep_csv(sweep, results))
@@ -157,6 +160,7 @@ def _side_outputs(args: argparse.Namespace, session: Session, report: SimReport,
         plot_path: str = args.plot
 
         def write_plot() -> str:
+            """Plot the sweep."""
             try:
                 sweep_plot(plot_path, sweep.name, sweep.values, results, report.threshold,
                            f"{report.model}: {report.runs} runs per point, seed {report.seed}")

@@ -27,6 +27,7 @@ class _BadTrace(KvraceError):
 
 
 def _text(v: object, where: str, optional: bool = False) -> None:
+    """``v`` is a string of bounded length (or None, when optional)."""
     if v is None and optional:
         return
     if not isinstance(v, str):
@@ -37,6 +38,7 @@ def _text(v: object, where: str, optional: bool = False) -> None:
 
 
 def _whole(v: object, where: str, optional: bool = False) -> None:
+    """``v`` is an integer of bounded magnitude (or None, when optional)."""
     if v is None and optional:
         return
     if not isinstance(v, int) or isinstance(v, bool):
@@ -47,6 +49,7 @@ def _whole(v: object, where: str, optional: bool = False) -> None:
 
 
 def _time_value(v: object, where: str) -> None:
+    """``v`` is a number written as a string (or an integer)."""
     if isinstance(v, int) and not isinstance(v, bool):
         v = str(v)
     if not isinstance(v, str):
@@ -59,6 +62,7 @@ def _time_value(v: object, where: str) -> None:
 
 
 def _scalar(v: object, where: str) -> None:
+    """``v`` is a string, an integer, a boolean or null."""
     if v is None or isinstance(v, bool):
         return
     if isinstance(v, str):
@@ -86,6 +90,7 @@ def _json_kind(v: object) -> str:
 
 
 def _members(v: object, where: str, required: Sequence[str]) -> dict[str, object]:
+    """``v`` is an object with the ``required`` keys; returns it."""
     if not isinstance(v, dict):
         raise _BadTrace(f"{where}: expected an object, found {_json_kind(v)}")
     for key in required:
@@ -95,6 +100,7 @@ def _members(v: object, where: str, required: Sequence[str]) -> dict[str, object
 
 
 def _list(v: object, where: str, limit: int) -> list[object]:
+    """``v`` is a list of at most ``limit`` entries; returns it."""
     if not isinstance(v, list):
         raise _BadTrace(f"{where}: expected a list, found {_json_kind(v)}")
     if len(v) > limit:
