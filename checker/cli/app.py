@@ -45,6 +45,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     session = Session(Output(stdout if stdout is not None else sys.stdout),
                       Output(stderr if stderr is not None else sys.stderr), "--json" in words)
     out, err = session.out, session.err
+    if SignalWatcher.active is not None:
+        SignalWatcher.active.explored = lambda: session.explored
     code = _run_command(words, session)
     if session.json and session.errors:
         out.write(jsonout.document(command_of(words), code, {}, session.errors))
@@ -167,8 +169,11 @@ def entry_point(early_signals: Sequence[int] = ()) -> None:
         if SignalWatcher.active is not None:
             SignalWatcher.active.reporting = True
         signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+        watcher = SignalWatcher.active
+        explored = watcher.explored() if watcher is not None else None
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            sys.stderr.write(interrupted_line(command_of(sys.argv[1:]), signum, None) + "\n")
+            sys.stderr.write(interrupted_line(command_of(sys.argv[1:]), signum, explored)
+                             + "\n")
         code = 128 + signum
     if sys.stdout is not None:
         with contextlib.suppress(OSError, ValueError):

@@ -10,6 +10,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -48,6 +49,9 @@ class SignalWatcher:
         """The first signal received."""
         self.reporting = False
         """Set while the interrupt is being reported: later signals are ignored."""
+        self.explored: Callable[[], Stats | None] = lambda: None
+        """What the running command last reported it explored (set by ``main``), for
+        an interrupt that arrives outside the command's own handling."""
         self.reader, writer = socket.socketpair()
         writer.setblocking(False)
         self.writer = writer
