@@ -8,8 +8,19 @@ The package is split by phase, with dependencies pointing one way:
   interface every engine depends on;
 * ``checker.explorer``  — the dense-time zone explorer;
 * ``checker.smt``       — the Z3 timing layer (the only user of z3);
-* ``checker.render``    — DOT generation and rendering of traces and state graphs;
-* ``checker.cli``       — the ``kvrace`` command.
+* ``checker.api``       — the Python API: run a command's engine, get a typed result;
+* ``checker.present``   — what results look like: text, JSON and DOT (it runs no engine);
+* ``checker.cli``       — the ``kvrace`` command: a parser and one module per command.
 """
 
 __version__ = "0.1.0"
+
+
+def version() -> str:
+    """The installed package's version (its metadata), or the source tree's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("kvrace")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return __version__

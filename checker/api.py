@@ -23,20 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from checker.explorer import CheckResult, Limits, Options, QueryResult, Stats, explore
-from checker.explorer.limits import MemoryGuard
+from checker.explorer.limits import LimitKind, MemoryGuard
 
 if TYPE_CHECKING:
     import networkx as nx
 
     from checker.explorer.distributed import Cluster
-from checker.explorer.search import (
-    ERROR,
-    HOLDS,
-    INCONCLUSIVE,
-    REACHABLE,
-    UNREACHABLE,
-    VIOLATED,
-)
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
@@ -48,6 +40,7 @@ from checker.model.interface import (
     TimedModel,
 )
 from checker.model.timeline import TraceShape
+from checker.results import ProofStatus, PropertyKind, PropertyRef, QueryStatus, Verdict
 from checker.simulate.engine import RunResult, SimConfig
 from checker.simulate.plot import Threshold
 from checker.simulate.runner import Progress, Runner, SimResult, run_trace, trace_steps
@@ -55,7 +48,7 @@ from checker.simulate.runner import simulate as run_simulation
 from checker.simulate.stats import Sprt
 
 if TYPE_CHECKING:
-    from checker.smt.poly import Lin
+    from checker.smt.lin import Lin
 
 __all__ = [
     "ERROR",
@@ -82,6 +75,10 @@ __all__ = [
     "simulation_trace",
     "synth",
 ]
+
+HOLDS, VIOLATED, INCONCLUSIVE, ERROR, UNREACHABLE = (
+    Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.ERROR, Verdict.UNREACHABLE)
+REACHABLE = QueryStatus.REACHABLE
 
 ParamValue = int | float | str | Fraction
 
@@ -125,7 +122,7 @@ class QueryOutcome:
     """The outcome of one ``reachable NAME: expr`` query."""
 
     name: str
-    status: str
+    status: QueryStatus
     """:data:`REACHABLE` (with a witness trace), :data:`UNREACHABLE` (no reachable
     state satisfies it: a finding) or :data:`INCONCLUSIVE` (the run ended before)."""
     text: str
@@ -145,7 +142,7 @@ class Outcome:
 
     spec: ir.Spec
     params: dict[str, Fraction]
-    verdict: str
+    verdict: Verdict
     prop: str | None
     message: str | None
     trace: tr.Trace | None
@@ -162,6 +159,8 @@ class Outcome:
     vacuously)."""
     queries: tuple[QueryOutcome, ...] = ()
     """The ``reachable`` queries checked, in declaration order."""
+    ref: PropertyRef | None = None
+    """With VIOLATED: the violated property, typed."""
 
     def query(self, name: str) -> QueryOutcome:
         """The outcome of query ``name`` (KeyError if it was not checked)."""
@@ -195,7 +194,8 @@ class Outcome:
         """Fail unless a property (``prop``, if given) is violated."""
         if self.verdict != VIOLATED:
             raise AssertionError(f"expected a violation, got: {self.summary()}")
-        if prop is not None and self.prop != prop and (self.prop or "").split("[")[0] != prop:
+        name = self.ref.name if self.ref is not None else None
+        if prop is not None and prop not in (self.prop, name):
             raise AssertionError(f"expected {prop} to be violated, got: {self.summary()}")
 
     def summary(self) -> str:
@@ -207,7 +207,8 @@ class Outcome:
         if self.verdict == ERROR:
             return f"model error: {self.message}"
         if self.verdict == UNREACHABLE:
-            never = ", ".join(q.name for q in self.queries if q.status == UNREACHABLE)
+            never = ", ".join(q.name for q in self.queries
+                              if q.status is QueryStatus.UNREACHABLE)
             return f"unreachable: every property holds, but never reachable: {never}"
         return "holds"
 
@@ -228,7 +229,7 @@ class Outcome:
             return None
         import tempfile
 
-        from checker import render
+        from checker.present import dot as render
 
         with tempfile.TemporaryDirectory(prefix="kvrace-") as tmp:
             out = Path(tmp) / "trace.svg"
@@ -384,11 +385,11 @@ def _explained(model: SpecModel, result: CheckResult, states: list[tuple[int, ..
             "no event can fire and time cannot pass:"):
         detail = why.deadlock_detail(model.spec, model, states, edges, instants)
         return f"{message}: {detail}" if detail else message
-    base = (result.prop or "").split("[", 1)[0]
-    if any(inv.name == base for inv in model.spec.invariants):
+    kind = result.ref.kind if result.ref is not None else None
+    if kind is PropertyKind.INVARIANT:
         detail = why.invariant_detail(model.spec, result.prop or "", states[-1])
         return message + (detail or "")
-    if any(r.name == base for r in model.spec.responses) and message.startswith(
+    if kind is PropertyKind.RESPONSE and message.startswith(
             "no response within"):
         detail = why.response_detail(model.spec, model, result.prop or "", states, edges,
                                      instants)
@@ -474,23 +475,24 @@ def check(
         never = tuple(ev.label for ev in sp.events if ev.label not in fired)
         inactive, untriggered = model.unexercised(result.reached)
     queries = tuple(_query_outcome(model, q, timestamps) for q in result.queries)
-    verdict = result.verdict
-    if verdict == HOLDS and any(q.status == UNREACHABLE for q in queries):
+    verdict = Verdict(result.verdict)
+    if verdict is HOLDS and any(q.status is QueryStatus.UNREACHABLE for q in queries):
         verdict = UNREACHABLE
     return Outcome(sp, dict(model.values), verdict, result.prop, result.message,
                    trace, result.stats, result.limit, note, (model, result), never,
-                   tuple(inactive), tuple(untriggered), queries)
+                   tuple(inactive), tuple(untriggered), queries, result.ref)
 
 
 def _query_outcome(model: SpecModel, q: QueryResult, timestamps: bool) -> QueryOutcome:
     """A query's result with its witness timed, as a counterexample is."""
     text = next((x.text for x in model.spec.queries if x.name == q.name), "")
-    if q.status != REACHABLE:
-        return QueryOutcome(q.name, q.status, text)
+    status = QueryStatus(q.status)
+    if status is not QueryStatus.REACHABLE:
+        return QueryOutcome(q.name, status, text)
     witness = CheckResult(REACHABLE, f"reachable {q.name}",
                           f"reachable: `{text}` holds in the last state", q.trace)
     trace, note = build_trace(model, witness, timestamps)
-    return QueryOutcome(q.name, q.status, text, trace, note)
+    return QueryOutcome(q.name, status, text, trace, note)
 
 
 def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True,
@@ -502,7 +504,7 @@ def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry:
 
     result = explore(model, Limits(max_states=max_nodes + 1, timeout=timeout),
                      Options(symmetry=symmetry, record_graph=True))
-    if result.limit is not None and not result.limit.startswith("state limit"):
+    if result.limit is not None and result.limit_kind is not LimitKind.STATES:
         raise LimitReached(result.limit)
     if result.verdict == INCONCLUSIVE or result.graph is None:
         return None
@@ -609,7 +611,7 @@ class Proof:
     spec: ir.Spec
     assume: str
     free: list[str]
-    status: str
+    status: ProofStatus
     counterexample: Outcome | None
     """When refuted: the check at the parameter values found inside the assumption."""
     tight: bool
@@ -622,10 +624,10 @@ class Proof:
 
     def summary(self) -> str:
         """One line: the status, and where a property breaks when refuted."""
-        if self.status == "refuted" and self.counterexample is not None:
+        if self.status is ProofStatus.REFUTED and self.counterexample is not None:
             cx = self.counterexample
             return f"refuted at {_params_text(cx.params)}: {cx.summary()}"
-        if self.status == "proved":
+        if self.status is ProofStatus.PROVED:
             note = " (vacuous: no parameter value satisfies the assumption)" if self.vacuous \
                 else (" (tight)" if self.tight else "")
             return "proved" + note
@@ -640,7 +642,8 @@ class Proof:
     def _repr_html_(self) -> str:
         import html
 
-        color = {"proved": "#2e7d32", "refuted": "#c62828"}.get(self.status, "#e65100")
+        color = {ProofStatus.PROVED: "#2e7d32", ProofStatus.REFUTED: "#c62828"}.get(
+            self.status, "#e65100")
         parts = [f"<div><b>{html.escape(self.spec.name)}</b> assuming"
                  f" <code>{html.escape(self.assume)}</code></div>",
                  f'<div style="color:{color}"><b>{html.escape(self.status.upper())}</b>'
@@ -654,7 +657,7 @@ def assumption(model: SpecModel, text: str, free: list[str]) -> list[Lin]:
     """``--assume`` text as linear constraints over the ``free`` parameters (the others
     at the model's values).  Raises SpecError with positioned diagnostics."""
     from checker.language.assume import parse_assumption
-    from checker.smt.poly import Lin, param_var
+    from checker.smt.lin import Lin, param_var
 
     out: list[Lin] = []
     for (coefs, const), op in parse_assumption(text, list(model.params)):
@@ -687,7 +690,7 @@ def prove(spec: str | Path | ir.Spec, assume: str,
     lins = assumption(model, assume, names)
     res = sy.prove(model, lins, names, max_states, timeout, deadlock=deadlock)
     outcome = None
-    if res.status == "refuted" and res.counterexample is not None:
+    if res.status is ProofStatus.REFUTED and res.counterexample is not None:
         point = {**model.values, **res.counterexample}
         outcome = check(sp, point, options=Options(deadlock=deadlock))
     tight = res.boundary is not None or res.near is not None

@@ -41,6 +41,8 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from checker.errors import KvraceError
+
 MAX_SHOWN = 100
 """Diagnostics rendered by :meth:`SpecError.render` (the rest are counted)."""
 
@@ -136,7 +138,7 @@ def printable(text: str) -> str:
     return text.translate(_CONTROL)
 
 
-class SpecError(Exception):
+class SpecError(KvraceError):
     """Raised by a phase that found one or more diagnostics."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic], source: str | None = None) -> None:

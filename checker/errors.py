@@ -27,6 +27,6 @@ class Inconclusive(KvraceError):
     ``reason`` says which, in words a person reads (``"state limit (1000)
     reached"``)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str = "") -> None:
         super().__init__(reason)
         self.reason = reason

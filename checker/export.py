@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from xml.sax.saxutils import escape
 
+from checker.errors import KvraceError
 from checker.model.interface import (
     ClockAtom,
     ModelRuntimeError,
@@ -55,7 +56,7 @@ UPPAAL_DOCTYPE = ("<!DOCTYPE nta PUBLIC '-//Uppaal Team//DTD Flat System 1.1//EN
                   " 'http://www.it.uu.se/research/group/darts/uppaal/flat-1_2.dtd'>")
 
 
-class ExportError(Exception):
+class ExportError(KvraceError):
     """The model cannot be exported; the message is meant for the user."""
 
 

@@ -33,6 +33,34 @@ class Verdict(str, enum.Enum):
         return self.value
 
 
+class QueryStatus(str, enum.Enum):
+    """The outcome of one ``reachable`` query."""
+
+    REACHABLE = "reachable"
+    """A reachable state satisfies it; a witness trace shows one."""
+    UNREACHABLE = "unreachable"
+    """Exploration finished and no reachable state satisfies it."""
+    INCONCLUSIVE = "inconclusive"
+    """The run ended (a limit, a violation, a model error) before either was shown."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ProofStatus(str, enum.Enum):
+    """The outcome of ``prove``: the words of its ``status`` field."""
+
+    PROVED = "proved"
+    """No violation for any parameter value satisfying the assumption."""
+    REFUTED = "refuted"
+    """A parameter value inside the assumption breaks a property."""
+    INCONCLUSIVE = "inconclusive"
+    """A limit ended the parametric exploration first: nothing is proved."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class PropertyKind(str, enum.Enum):
     """The kinds of property a violation can break."""
 
@@ -60,7 +88,20 @@ class PropertyRef:
     name: str = ""
     instance: str = ""
 
+    @classmethod
+    def of_label(cls, kind: PropertyKind, label: str) -> PropertyRef:
+        """The reference of a property instance named as the model names it
+        (``bounded_release[A]``: name ``bounded_release``, instance ``[A]``)."""
+        name, bracket, rest = label.partition("[")
+        return cls(kind, name, bracket + rest)
+
     @property
     def label(self) -> str:
         """The name with its instance: what the model's messages call it."""
         return f"{self.name}{self.instance}"
+
+
+ASSERT_REF = PropertyRef(PropertyKind.ASSERT)
+"""A failed ``assert`` (which one is the event of the trace's last step)."""
+DEADLOCK_REF = PropertyRef(PropertyKind.DEADLOCK)
+"""Deadlock freedom."""

@@ -49,7 +49,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from checker.explorer.limits import LimitHit, Limits, peak_rss_mb
+from checker.errors import Inconclusive, UsageError
+from checker.explorer.limits import LimitHit, LimitKind, Limits, peak_rss_mb
 from checker.explorer.reach import Passed, Stats
 from checker.explorer.search import (
     ERROR,
@@ -69,7 +70,7 @@ ModelBuilder = Callable[[], TimedModel]
 model is rebuilt in every process, never pickled)."""
 
 
-class RayMissing(Exception):
+class RayMissing(UsageError):
     """Ray is not installed, cannot start, or the cluster cannot be reached."""
 
 
@@ -376,7 +377,7 @@ class _Worker:
             for cs, cz, ref, event, branch, sym, rank, k, stuck in incoming:
                 self._store(cs, cz, ref, event, branch, sym, self.depth, rank, k, stuck)
                 if budget is not None and st.stored - start >= budget:
-                    raise LimitHit("")
+                    raise LimitHit("", LimitKind.STATES)
         except LimitHit as lim:
             return b"", st.stored, lim.what, st
         keys = self._keys()
@@ -466,7 +467,9 @@ def _reachable(address: str, seconds: float = 10.0) -> None:
                               ) from None
 
 
-class _Died(Exception):
+class _Died(Inconclusive):
+    """A worker died: the run is inconclusive."""
+
     def __init__(self, what: str) -> None:
         super().__init__(what)
         self.what = what
@@ -507,7 +510,8 @@ class _Driver:
         for i, ref in enumerate(refs):
             if ref in pending:
                 raise LimitHit(f"time limit ({self.limits.timeout:g} s) reached"
-                               if self.limits.timeout is not None else "time limit reached")
+                               if self.limits.timeout is not None else "time limit reached",
+                               LimitKind.TIME)
             try:
                 out.append(ray.get(ref))
             except ray.exceptions.RayActorError as exc:
@@ -591,7 +595,7 @@ class _Driver:
                     mode = "m"
                     ex.dz.set_mode("m")
         except LimitHit as lim:
-            return self.finish(ex, CheckResult(INCONCLUSIVE, limit=lim.what))
+            return self.finish(ex, CheckResult(INCONCLUSIVE, limit=lim.what, limit_kind=lim.kind))
         except _Died as died:
             dead = True
             return self.finish(ex, CheckResult(INCONCLUSIVE, limit=died.what))
@@ -635,7 +639,7 @@ class _Driver:
             self.report([w[3] for w in got2])
             if any(w[2] is not None for w in got2) or (
                     max_states is not None and stored >= max_states):
-                raise LimitHit(f"state limit ({max_states}) reached")
+                raise LimitHit(f"state limit ({max_states}) reached", LimitKind.STATES)
             keys = [w[0] for w in got2]
 
     def report(self, stats: Sequence[Stats]) -> None:

@@ -6,10 +6,12 @@ A limit ends a run as *inconclusive*, with what was explored; never as *holds*.
 from __future__ import annotations
 
 import ctypes
+import enum
 import resource
 import threading
 from dataclasses import dataclass
 
+from checker.errors import Inconclusive
 from checker.model.interface import LimitReached
 
 MAX_ZONE_MB = 4096
@@ -28,12 +30,29 @@ class Limits:
     start plus its timeout, so that the phases before exploration count too)."""
 
 
-class LimitHit(Exception):
-    """A limit ended the run; ``what`` says which, in words."""
+class LimitKind(enum.Enum):
+    """Which resource limit ended a run."""
 
-    def __init__(self, what: str) -> None:
+    STATES = "states"
+    TIME = "time"
+    MEMORY = "memory"
+
+    @classmethod
+    def of_text(cls, what: str) -> LimitKind | None:
+        """The kind of a limit reported only as its message (by another process)."""
+        word, limit, _ = what.partition(" limit")
+        words = {"state": cls.STATES, "time": cls.TIME, "memory": cls.MEMORY}
+        return words.get(word) if limit else None
+
+
+class LimitHit(Inconclusive):
+    """A limit ended the run; ``what`` says which, in words, and ``kind`` which
+    limit it was (``None`` only for a message of unknown origin)."""
+
+    def __init__(self, what: str, kind: LimitKind | None = None) -> None:
         super().__init__(what)
         self.what = what
+        self.kind = kind if kind is not None else LimitKind.of_text(what)
 
 
 def peak_rss_mb() -> float:
@@ -61,7 +80,8 @@ class MemoryLimitHit(LimitHit, LimitReached):
     limit_mb: int = 0
 
     def __init__(self, what: str | None = None) -> None:
-        super().__init__(what or f"memory limit ({self.limit_mb} MiB) reached")
+        super().__init__(what or f"memory limit ({self.limit_mb} MiB) reached",
+                         LimitKind.MEMORY)
 
 
 def rss_mb() -> float:

@@ -38,6 +38,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
+from checker.errors import KvraceError
 from checker.explorer.backend import DbmOps
 from checker.explorer.canon import Canonizer
 from checker.explorer.dbm import LE_ZERO, Dbm, bound
@@ -168,11 +169,11 @@ def _note(atoms: Sequence[ClockAtom], bounds: Sequence[int], lu: Bounds) -> None
             lu[a.clock] = (lo, up)
 
 
-class _Stop(Exception):
-    pass
+class _Stop(KvraceError):
+    """The pass ended early (a limit): its bounds are not used."""
 
 
-class _TooWide(Exception):
+class _TooWide(KvraceError):
     """The timed pass's hulls would take more than :data:`HULL_BUDGET_MB`."""
 
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from checker.explorer.limits import LimitHit, Limits, peak_rss_mb
+from checker.explorer.limits import LimitHit, LimitKind, Limits, peak_rss_mb
 from checker.model.interface import ClockAtom, Edge, State, Symmetry, TimedModel
 
 Z = TypeVar("Z")
@@ -324,15 +324,15 @@ class Reachability(Generic[Z, F, R]):
         st = self.stats
         lim = self.limits
         if lim.max_states is not None and st.stored >= lim.max_states:
-            raise LimitHit(f"state limit ({lim.max_states}) reached")
+            raise LimitHit(f"state limit ({lim.max_states}) reached", LimitKind.STATES)
         now = time.monotonic()
         if self.deadline_t is not None and now > self.deadline_t:
             raise LimitHit(f"time limit ({lim.timeout:g} s) reached" if lim.timeout is not None
-                           else "time limit reached")
+                           else "time limit reached", LimitKind.TIME)
         self._checks += 1
         mem = lim.max_memory_mb
         if mem is not None and self._checks % 256 == 0 and peak_rss_mb() > mem:
-            raise LimitHit(f"memory limit ({mem} MiB) reached")
+            raise LimitHit(f"memory limit ({mem} MiB) reached", LimitKind.MEMORY)
         if self.progress is not None and now - self.last_progress >= self.progress_interval:
             self.last_progress = now
             st.seconds = now - self.start

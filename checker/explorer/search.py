@@ -41,9 +41,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from checker.errors import KvraceError, ModelError
 from checker.explorer import backend, dbm
 from checker.explorer.canon import Canonizer, canonizer
-from checker.explorer.limits import MAX_ZONE_MB, LimitHit, Limits, peak_rss_mb
+from checker.explorer.limits import MAX_ZONE_MB, LimitHit, LimitKind, Limits, peak_rss_mb
 from checker.explorer.liveness import EDGE_CACHE, Liveness, clock_bounds, live_clocks
 from checker.explorer.reach import Reachability, Stats
 from checker.explorer.traces import PathStep, TraceStep, concrete, renamed, replay_zone
@@ -56,9 +57,11 @@ from checker.model.interface import (
     TimedModel,
     scaled_bounds,
 )
+from checker.results import PropertyKind, PropertyRef, QueryStatus, Verdict
 
-HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
-REACHABLE, UNREACHABLE = "reachable", "unreachable"
+HOLDS, VIOLATED, INCONCLUSIVE, ERROR = (
+    Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.ERROR)
+REACHABLE, UNREACHABLE = QueryStatus.REACHABLE, QueryStatus.UNREACHABLE
 """The outcomes of a ``reachable`` query (besides :data:`INCONCLUSIVE`)."""
 TIMED_PREPASS_CLOCKS = 64
 """Models with at most this many clocks get the timed clock-bounds pass (a hull zone
@@ -149,6 +152,10 @@ class CheckResult:
     distributed: object | None = None
     """With ``--workers``/``--ray``: what the distribution cost
     (:class:`checker.explorer.distributed.DistStats`)."""
+    ref: PropertyRef | None = None
+    """With VIOLATED: the violated property, typed (its kind, name and instance)."""
+    limit_kind: LimitKind | None = None
+    """With INCONCLUSIVE: which limit :attr:`limit` describes."""
 
     @property
     def holds(self) -> bool:
@@ -169,11 +176,11 @@ class StateGraph:
     """Node ids of the path to the violation, if one was found."""
 
 
-class _Restart(Exception):
+class _Restart(KvraceError):
     """A deadlock of the LU abstraction that the exact replay did not confirm."""
 
 
-class _Timelocked(Exception):
+class _Timelocked(ModelError):
     """The initial state breaks a deadline: time cannot even start."""
 
     def __init__(self, state: State) -> None:
@@ -387,7 +394,7 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
                     self.dz.set_mode("m")
                     self.reset_search()
         except LimitHit as lim:
-            return self.finish(CheckResult(INCONCLUSIVE, limit=lim.what))
+            return self.finish(CheckResult(INCONCLUSIVE, limit=lim.what, limit_kind=lim.kind))
         except _Timelocked as tl:
             return self.finish(CheckResult(
                 ERROR, "model error",
@@ -449,20 +456,23 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
             self.confirm_deadlock(trace)
         # The message was computed on a representative; say it of the concrete run.
         final = trace[-1]
+        kind = {"assert": PropertyKind.ASSERT, "deadlock": PropertyKind.DEADLOCK}.get(
+            prop, PropertyKind.OTHER)
         if prop == "assert" and final.edge is not None and final.edge.failure is not None:
             prop, message = "assert", final.edge.failure
         elif prop != "deadlock":
             viol = self.model.violations(final.state)
             if viol:
-                prop, message = viol[0].property, viol[0].message
+                prop, message, kind = viol[0].property, viol[0].message, viol[0].kind
             else:
                 zone = replay_zone(self.model, self.bounds, trace)
                 full = self.dz.full_frame(final.state)
                 for h in self.model.hazards(final.state):
                     if zone is not None and self.dz.meets(full, zone, h.atoms):
-                        prop, message = h.property, h.message
+                        prop, message, kind = h.property, h.message, h.kind
                         break
-        return self.finish(CheckResult(VIOLATED, prop, message, trace))
+        return self.finish(CheckResult(VIOLATED, prop, message, trace,
+                                       ref=PropertyRef.of_label(kind, prop)))
 
     # ---- traces -------------------------------------------------------------------------------
     def trace(self, node: int, extra: tuple[int, int] | None = None) -> list[TraceStep]:

@@ -13,7 +13,7 @@ from collections.abc import Hashable, Sequence
 
 from checker.explorer import backend, dbm
 from checker.explorer.canon import Canonizer
-from checker.explorer.limits import LimitHit, Limits, zone_over_limit
+from checker.explorer.limits import LimitHit, LimitKind, Limits, zone_over_limit
 from checker.explorer.liveness import Liveness
 from checker.model.interface import (
     GE,
@@ -108,7 +108,7 @@ class DbmZones:
             clocks = _bits(mask)
             over = zone_over_limit(len(clocks), self.limits.max_memory_mb)
             if over is not None:
-                raise LimitHit(over)
+                raise LimitHit(over, LimitKind.MEMORY)
             got = (clocks, {c: k + 1 for k, c in enumerate(clocks)})
             self._clocksets[mask] = got
         return got

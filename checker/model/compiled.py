@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from checker.errors import UsageError
 from checker.model import ir
 from checker.model.interface import (
     GT,
@@ -47,7 +48,7 @@ MAX_PERMUTATIONS = 5_040
 engines use :attr:`SpecModel.canonizer`, which never lists them."""
 
 
-class ParamError(Exception):
+class ParamError(UsageError):
     """An unknown parameter name or a value outside a parameter's range."""
 
 

@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
+from checker.errors import Inconclusive, ModelError
+from checker.results import PropertyKind
+
 State = tuple[int, ...]
 
 
@@ -139,6 +142,8 @@ class Violation:
 
     property: str
     message: str
+    kind: PropertyKind = PropertyKind.INVARIANT
+    """What kind of property ``property`` names."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,8 @@ class Hazard:
     property: str
     message: str
     atoms: tuple[ClockAtom, ...]
+    kind: PropertyKind = PropertyKind.RESPONSE
+    """What kind of property ``property`` names."""
 
 
 @dataclass(frozen=True)
@@ -221,11 +228,11 @@ class Symmetry:
         return tuple(t)
 
 
-class Undecided(Exception):
+class Undecided(Inconclusive):
     """An engine could not decide a question (a solver's ``unknown``): inconclusive."""
 
 
-class LimitReached(Exception):
+class LimitReached(Inconclusive):
     """A resource limit ended a phase before it finished (e.g. building a model):
     the run is inconclusive, never a verdict."""
 
@@ -234,7 +241,7 @@ class LimitReached(Exception):
         self.what = what
 
 
-class ModelRuntimeError(Exception):
+class ModelRuntimeError(ModelError):
     """A run-time model error: a value outside its domain, a ``none`` dereference.
 
     Raised by :meth:`TimedModel.edges`; engines report it with the trace that

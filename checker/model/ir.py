@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from checker.diagnostics import Span
+from checker.errors import KvraceError
 from checker.model.interface import NEGATED_OP, LinExpr, Param, Relation
 
 if TYPE_CHECKING:
@@ -831,7 +832,7 @@ def order_dependent_broadcast(spec: Spec) -> Broadcast | None:
 # ---- splitting guards into convex branches ----------------------------------------------
 
 
-class TooManyBranches(Exception):
+class TooManyBranches(KvraceError):
     """A guard over clocks splits into more convex branches (or atoms) than allowed."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from checker.errors import UsageError
 from checker.model import ir
 from checker.model.interface import State
 
@@ -284,7 +285,7 @@ def to_itf(trace: Trace) -> dict[str, JsonValue]:
     }
 
 
-class TraceFormatError(Exception):
+class TraceFormatError(UsageError):
     """A trace file that is not a kvrace ITF trace."""
 
 

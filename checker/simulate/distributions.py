@@ -18,10 +18,12 @@ import re
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from checker.errors import UsageError
+
 _STD_NORMAL = NormalDist()
 
 
-class DistributionError(ValueError):
+class DistributionError(UsageError, ValueError):
     """A distribution that cannot be parsed or read (a message for the user)."""
 
 

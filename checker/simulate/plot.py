@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from checker.errors import KvraceError
 from checker.simulate.runner import SimResult
 
 FORMATS = (".svg", ".png", ".pdf")
 
 
-class PlotError(Exception):
+class PlotError(KvraceError):
     """A plot that cannot be written (unknown format, unwritable path)."""
 
 

@@ -2,6 +2,8 @@
 
 * :mod:`checker.smt.timing` — timestamps for a counterexample and the
   parameter region in which its sequence of events is feasible;
+* :mod:`checker.smt.lin` — linear constraints over clocks and parameters (plain
+  Python, shared by the two below);
 * :mod:`checker.smt.poly` — convex polyhedra over clocks and parameters
   (Fourier–Motzkin projection, Z3 for satisfiability and implication);
 * :mod:`checker.smt.quick` — exact solver-free decisions for the parametric

@@ -29,10 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from math import gcd
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from checker.smt.poly import Lin
+from checker.smt.lin import Lin
 
 SCALE = 720720
 """Weights are multiplied by this (the lcm of 1..16) to be integers."""

@@ -44,7 +44,7 @@ from fractions import Fraction
 import z3
 
 from checker.explorer.canon import canonizer
-from checker.explorer.limits import LimitHit, Limits
+from checker.explorer.limits import LimitHit, LimitKind, Limits
 from checker.explorer.liveness import live_clocks
 from checker.explorer.reach import Reachability, Stats
 from checker.model.interface import (
@@ -58,14 +58,14 @@ from checker.model.interface import (
     TimedModel,
 )
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
+from checker.results import ProofStatus
+from checker.smt.lin import Lin, param_var
 from checker.smt.poly import (
-    Lin,
     OutOfTime,
     Z3Context,
     dedupe,
     eliminate,
     included,
-    param_var,
     remove_redundant,
 )
 from checker.smt.quick import Shortcuts
@@ -324,7 +324,7 @@ class _Parametric(Reachability[Poly, PolyFrame, None]):
     def tick_time(self) -> None:
         """End the run at the time limit."""
         if self.deadline_t is not None and time.monotonic() > self.deadline_t:
-            raise LimitHit("time limit reached")
+            raise LimitHit("time limit reached", LimitKind.TIME)
 
     # ---- the run ---------------------------------------------------------------------------
     def run(self) -> SynthResult:
@@ -537,7 +537,7 @@ def nearest_point(ctx: Z3Context, cons: Sequence[Lin], extra: Sequence[z3.BoolRe
 class ProveResult:
     """The outcome of ``prove``: whether the assumption implies safety."""
 
-    status: str  # "proved" | "refuted" | "inconclusive"
+    status: ProofStatus
     synth: SynthResult
     counterexample: dict[str, Fraction] | None = None
     """Parameter values inside the assumption where a property breaks."""
@@ -566,9 +566,9 @@ def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
     for piece in result.bad.pieces:
         point = nearest_point(ctx, [*inside, *piece], [], free, defaults)
         if point is not None:
-            return ProveResult("refuted", result, counterexample=point)
+            return ProveResult(ProofStatus.REFUTED, result, counterexample=point)
     if not result.complete:
-        return ProveResult("inconclusive", result)
+        return ProveResult(ProofStatus.INCONCLUSIVE, result)
     vacuous = not ctx.sat(inside)
     closure = [Lin(c.coefs, c.const, False) for c in assumption]
     outside = z3.Or(*[ctx.expr(c.negate()) for c in assumption]) if assumption else \
@@ -577,7 +577,7 @@ def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
         point = nearest_point(ctx, [*result.ranges, *closure, *piece], [outside], free,
                               defaults)
         if point is not None:
-            return ProveResult("proved", result, boundary=point, vacuous=vacuous)
+            return ProveResult(ProofStatus.PROVED, result, boundary=point, vacuous=vacuous)
     for piece in result.bad.pieces:
         # Violations arbitrarily close to the boundary: the closures touch.
         touch = nearest_point(ctx, _closed([*result.ranges, *closure, *piece]), [], free,
@@ -587,12 +587,12 @@ def prove(model: TimedModel, assumption: Sequence[Lin], free: Sequence[str],
         point = nearest_point(ctx, [*result.ranges, *piece], [outside], free, touch,
                               NEAR_GAPS)
         if point is not None:
-            return ProveResult("proved", result, near=point, vacuous=vacuous)
+            return ProveResult(ProofStatus.PROVED, result, near=point, vacuous=vacuous)
     for piece in result.bad.pieces:
         point = nearest_point(ctx, [*result.ranges, *piece], [outside], free, defaults)
         if point is not None:
-            return ProveResult("proved", result, outside=point, vacuous=vacuous)
-    return ProveResult("proved", result, vacuous=vacuous)
+            return ProveResult(ProofStatus.PROVED, result, outside=point, vacuous=vacuous)
+    return ProveResult(ProofStatus.PROVED, result, vacuous=vacuous)
 
 
 def _closed(cons: Sequence[Lin]) -> list[Lin]:

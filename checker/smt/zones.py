@@ -28,15 +28,13 @@ from checker.model.interface import (
     Symmetry,
     TimedModel,
 )
+from checker.smt.lin import Lin, clock_var, param_var
 from checker.smt.poly import (
-    Lin,
     Z3Context,
-    clock_var,
     dedupe,
     eliminate,
     implies,
     included,
-    param_var,
     remove_redundant,
 )
 

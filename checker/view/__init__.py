@@ -9,5 +9,5 @@
   simulator (``kvrace view SPEC``).
 
 The viewer is an application layer, like the command line: it may run the model
-and the explorer's trace replay; :mod:`checker.render` never does.
+and the explorer's trace replay; :mod:`checker.present.dot` never does.
 """

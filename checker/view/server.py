@@ -25,6 +25,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
+from checker.errors import UsageError
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
 from checker.model.interface import ModelRuntimeError
@@ -39,7 +40,7 @@ MAX_BODY = 4 << 20
 """The largest request body, in bytes."""
 
 
-class BadRequest(Exception):
+class BadRequest(UsageError):
     """A request the server cannot answer; the message goes back to the page."""
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from checker.errors import KvraceError
 from checker.explorer import dbm
 from checker.explorer.traces import TraceStep, replay_zone
 from checker.model import ir
@@ -37,11 +38,12 @@ from checker.model.interface import (
     State,
     scaled_bounds,
 )
+from checker.results import Verdict
 
 __all__ = ["Choice", "Run", "RunError", "Window", "check_info", "run_of_trace", "view_json"]
 
 
-class RunError(Exception):
+class RunError(KvraceError):
     """A run the model cannot take (a trace from another spec, a time outside the
     window); the message is meant for the user."""
 
@@ -260,15 +262,15 @@ class Run:
         labels = ["initial"] + [model.event_names[e.event] for e in self.edges]
         verdict, prop, message = "run", None, None
         if self.ended:
-            verdict, prop, message = "violated", "assert", self.edges[-1].failure
+            verdict, prop, message = Verdict.VIOLATED, "assert", self.edges[-1].failure
         else:
             try:
                 broken = model.violations(self.states[-1])
             except ModelRuntimeError as exc:
                 broken = []
-                verdict, prop, message = "error", None, exc.message
+                verdict, prop, message = Verdict.ERROR, None, exc.message
             if broken:
-                verdict, prop, message = "violated", broken[0].property, broken[0].message
+                verdict, prop, message = Verdict.VIOLATED, broken[0].property, broken[0].message
         return tr.build(model.spec, model.values, verdict, prop, message, labels,
                         self.states, events, receives, failures, self.times)
 
@@ -352,7 +354,7 @@ def check_info(trace: tr.Trace) -> dict[str, Any]:
             violating = pos
             break
     else:
-        if trace.verdict in ("violated", "error") and trace.steps:
+        if trace.verdict in (Verdict.VIOLATED, Verdict.ERROR) and trace.steps:
             violating = len(trace.steps) - 1
     return {"verdict": trace.verdict, "property": trace.property, "message": trace.message,
             "violating": violating}

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker import api, render
+from checker import api
 from checker.model import trace as tr
+from checker.present import dot as render
 
 SVG_NOTE = "rendered with"
 

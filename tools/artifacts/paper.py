@@ -28,7 +28,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from checker import api, render
+from checker import api
+from checker.present import dot as render
 from tools.artifacts import study
 
 DATA = Path("paper") / "data"

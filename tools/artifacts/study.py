@@ -69,7 +69,7 @@ from checker.api import check
 from checker.language import load_text
 from checker.model import ir
 from checker.model.compiled import SpecModel
-from checker.smt.poly import Lin
+from checker.smt.lin import Lin
 from checker.smt.synth import explore_parametric, safe_region
 
 SPEC = Path("spec") / "sglang" / "deferred_release.kvr"

@@ -1,0 +1,141 @@
+"""``kvrace check``: explore every interleaving at concrete parameter values."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+
+from checker import api
+from checker.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_VACUOUS,
+    EXIT_VIOLATION,
+    Session,
+    check_diagram_path,
+    draw_trace,
+    load_spec,
+    params_of,
+    query_name,
+    side_output,
+    write_json,
+)
+from checker.errors import UsageError
+from checker.explorer.distributed import Cluster, DistStats, RayMissing
+from checker.model import ir
+from checker.model import trace as tr
+from checker.model.compiled import ParamError
+from checker.present import jsonout, text
+from checker.results import Verdict
+
+EXIT_OF_VERDICT = {Verdict.HOLDS: EXIT_OK, Verdict.VIOLATED: EXIT_VIOLATION,
+                   Verdict.INCONCLUSIVE: EXIT_INCONCLUSIVE, Verdict.ERROR: EXIT_BAD_INPUT,
+                   Verdict.UNREACHABLE: EXIT_UNREACHABLE}
+"""The exit code of each verdict of ``check``."""
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    """Check ``args.spec``; print the verdict, then write the side outputs."""
+    spec = load_spec(args.spec, args)
+    params = params_of(args)
+    limits = session.limits(args)
+    _refuse_bad_usage(args, spec)
+    cluster = cluster_of(args)
+    if cluster is not None and spec.queries:
+        raise UsageError("--workers/--ray do not check `reachable` queries yet: run them in"
+                         " one process (drop --workers/--ray)")
+    out, err = session.out, session.err
+    display = session.progress("check", args.quiet)
+    options = dataclasses.replace(session.search_options(args, display), query=args.query)
+    try:
+        with display:
+            display.phase("model and clock pre-pass" if cluster is None
+                          else "starting the workers")
+            outcome = api.check(spec, params, limits=limits, options=options,
+                                cluster=cluster)
+            if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
+                display.phase("explaining the trace (Z3)")
+                explanation = api.explain(outcome)
+            else:
+                explanation = None
+    except RayMissing as e:
+        raise UsageError(str(e)) from None
+    except ParamError as e:
+        err.write(f"{args.spec}: error[KVR400]: {e}\n")
+        if args.json:
+            out.write(jsonout.document("check", EXIT_BAD_INPUT, {},
+                                       [jsonout.error("KVR400", str(e), args.spec)]))
+        return EXIT_BAD_INPUT
+    code = EXIT_OF_VERDICT[outcome.verdict]
+    if args.strict and outcome.vacuous and code == EXIT_OK:
+        code = EXIT_VACUOUS
+    raw = outcome.raw[1].distributed if outcome.raw is not None else None
+    dist = raw if isinstance(raw, DistStats) else None
+    # The verdict first: no failure of a side output below can lose or change it.
+    if args.json:
+        doc = jsonout.check_fields(args.spec, spec, outcome, args.query, explanation,
+                                   dist.as_json() if dist is not None else None)
+        errors = ([jsonout.error_from_text("model-error", outcome.message or "", args.spec)]
+                  if outcome.verdict == api.ERROR else [])
+        out.write(jsonout.document("check", code, doc, errors))
+    else:
+        off = outcome.raw[0].symmetry_off if outcome.raw is not None else None
+        out.write(text.check_text(spec, outcome, args.query, options.search == "bfs",
+                                  explanation, dist.line() if dist is not None else None,
+                                  off if options.symmetry else None))
+    out.flush()
+    _side_outputs(args, session, outcome)
+    return code
+
+
+def _refuse_bad_usage(args: argparse.Namespace, spec: ir.Spec) -> None:
+    """Refuse, before any work, a diagram format kvrace cannot write and queries the
+    spec does not declare."""
+    if args.diagram:
+        check_diagram_path(args.diagram)
+    if args.query is not None:
+        query_name(spec, args.query, "--query")
+    if args.witness is not None:
+        query_name(spec, args.witness, "--witness")
+        if args.query is not None and args.witness != args.query:
+            raise UsageError(f"--witness {args.witness}: with --query {args.query}, only"
+                             f" `reachable {args.query}` is checked")
+
+
+def cluster_of(args: argparse.Namespace) -> Cluster | None:
+    """The cluster of ``check --workers/--ray``, or None for one process."""
+    if args.workers is None and args.ray is None:
+        return None
+    if args.dfs:
+        raise UsageError("--workers/--ray explore breadth-first: drop --dfs")
+    if importlib.util.find_spec("ray") is None:
+        raise UsageError("--workers and --ray need Ray, which is not installed:"
+                         " pip install 'kvrace[ray]'")
+    return Cluster(args.workers, args.ray)
+
+
+def _side_outputs(args: argparse.Namespace, session: Session, outcome: api.Outcome) -> None:
+    """``--trace`` and ``--diagram``: the counterexample, or the witness of a query."""
+    err = session.err
+    trace = outcome.trace
+    witness = args.witness or args.query
+    what = "there is no counterexample"
+    if witness is not None:
+        trace = outcome.query(witness).trace if outcome.queries else None
+        what = f"`reachable {witness}` has no witness"
+    if args.trace:
+        if trace is None:
+            err.write(f"no trace file: {what}\n")
+        else:
+            found = trace
+            side_output(err, args.trace, lambda: write_json(args.trace, tr.to_itf(found)))
+    if args.diagram:
+        if trace is None:
+            err.write(f"no diagram: {what}\n" if witness is not None
+                      else "no diagram: there is no counterexample to draw\n")
+        else:
+            drawn = trace
+            side_output(err, args.diagram, lambda: draw_trace(drawn, args.diagram))

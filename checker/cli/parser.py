@@ -1,0 +1,330 @@
+"""The ``kvrace`` argument parser: one sub-parser per command."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, TypeAlias
+
+from checker.cli.values import positive_float, positive_int, positive_seconds, probability
+from checker.errors import UsageError
+
+if TYPE_CHECKING:
+    # What ``add_subparsers`` returns (its class is private to argparse).
+    Subparsers: TypeAlias = argparse._SubParsersAction["_Parser"]
+
+COMMANDS = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view", "simulate",
+            "export")
+"""The subcommands; each is run by the module of its name in :mod:`checker.cli`."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad usage raises :class:`UsageError` (one line, exit 2) instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Raise the usage error instead of printing it and exiting."""
+        raise UsageError(f"{self.prog}: {message}")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is read from the package metadata only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        namespace.show_version = True
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the whole command line."""
+    p = _Parser(
+        prog="kvrace",
+        description="Model checking of release protocols for remotely written memory.",
+        epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive,"
+        " 4 vacuous (check --strict), 5 a `reachable` query never reachable (check),"
+        " 70 internal error, 130 SIGINT, 143 SIGTERM",
+    )
+    p.add_argument("--version", action=_VersionAction, nargs=0, dest="show_version",
+                   default=False, help="print kvrace's version and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_lint_parser(sub)
+    _add_check_parser(sub)
+    _add_prove_parser(sub)
+    _add_synth_parser(sub)
+    _add_draw_parser(sub)
+    _add_export_parser(sub)
+    _add_graph_parser(sub)
+    _add_view_parser(sub)
+    _add_simulate_parser(sub)
+    return p
+
+
+def _add_lint_parser(sub: Subparsers) -> None:
+    """``lint`` and ``show``."""
+    lint = sub.add_parser("lint", help="check specs for errors; print diagnostics")
+    lint.add_argument("specs", nargs="+", metavar="SPEC")
+    lint.add_argument("--json", action="store_true", help="print the result as JSON")
+    show = sub.add_parser("show", help="summarise a spec: types, parameters, actors, ...")
+    show.add_argument("spec", metavar="SPEC")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_param_args(show)
+
+
+def _add_check_parser(sub: Subparsers) -> None:
+    """``check``."""
+    check = sub.add_parser(
+        "check",
+        help="explore every interleaving and check every property",
+        description="Explore the zone graph of SPEC at concrete parameter values and check"
+        " every assert, invariant, bounded-response property and deadlock freedom."
+        " Exit 0 = every property holds, 1 = violation (with a shortest trace),"
+        " 2 = bad input, 3 = inconclusive (a limit was hit), 5 = every property holds but"
+        " a `reachable` query is never reachable.",
+    )
+    check.add_argument("spec", metavar="SPEC")
+    _add_param_args(check)
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.add_argument("--trace", metavar="FILE", help="write the trace as ITF-shaped JSON")
+    check.add_argument("--diagram", metavar="FILE",
+                       help="write the counterexample diagram (.dot, .svg, .png or .pdf)")
+    check.add_argument("--explain", action="store_true",
+                       help="print the parameter region in which the counterexample's"
+                       " sequence of events is feasible")
+    check.add_argument("--strict", action="store_true",
+                       help="a vacuous HOLDS (an event that never fired, a deadline never"
+                       " active, a response never triggered) exits with code 4")
+    _add_query_args(check)
+    _add_search_args(check)
+    _add_cluster_args(check)
+
+
+def _add_prove_parser(sub: Subparsers) -> None:
+    """``prove``."""
+    prove = sub.add_parser(
+        "prove",
+        help="prove every property for all parameter values satisfying an assumption",
+        description="Parametric zone exploration (EFsynth): every assert, invariant and"
+        " bounded-response property, and deadlock freedom, holds for every valuation of the"
+        " free parameters inside their declared ranges that satisfies --assume.  Complete"
+        " when exploration finishes; a limit gives inconclusive (exit 3), never proved."
+        "  Exit 0 = proved, 1 = counterexample inside the assumption, 2 = bad input,"
+        " 3 = inconclusive.",
+    )
+    prove.add_argument("spec", metavar="SPEC")
+    prove.add_argument("--assume", required=True, metavar="CONSTRAINT",
+                       help='linear constraint(s) on parameters, e.g. "T_hold > T_prop + T_flight"')
+    _add_free_args(prove)
+    prove.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_limit_args(prove)
+    prove.add_argument("--no-deadlock", action="store_true",
+                       help="do not require deadlock freedom")
+    prove.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+
+def _add_synth_parser(sub: Subparsers) -> None:
+    """``synth``."""
+    synth = sub.add_parser(
+        "synth",
+        help="synthesise the exact parameter region in which every property holds",
+        description="Parametric zone exploration (EFsynth) over the free parameters (by"
+        " default every parameter with a declared range): the exact set of valuations inside"
+        " the ranges for which every assert, invariant and bounded-response property holds"
+        " and the model is free of deadlocks (time-locks included)."
+        " Complete when exploration finishes; a limit gives inconclusive (exit 3)."
+        "  Exit 0 = region computed, 2 = bad input, 3 = inconclusive.",
+    )
+    synth.add_argument("spec", metavar="SPEC")
+    _add_free_args(synth)
+    synth.add_argument("--json", action="store_true",
+                       help="print the result as JSON, with the region in SMT-LIB")
+    _add_limit_args(synth)
+    synth.add_argument("--no-deadlock", action="store_true",
+                       help="leave deadlock freedom out of the region")
+    synth.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+
+def _add_draw_parser(sub: Subparsers) -> None:
+    """``draw``."""
+    draw = sub.add_parser("draw", help="draw a trace file (from check --trace) as a diagram")
+    draw.add_argument("trace", metavar="TRACE.json")
+    draw.add_argument("-o", "--output", required=True, metavar="FILE",
+                      help="output file: .dot, .svg, .png or .pdf")
+    draw.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _add_graph_parser(sub: Subparsers) -> None:
+    """``graph``."""
+    graph = sub.add_parser("graph", help="draw or export the explored state graph")
+    graph.add_argument("spec", metavar="SPEC")
+    _add_param_args(graph)
+    graph.add_argument("-o", "--output", required=True, metavar="FILE",
+                       help="output file: .dot, .svg, .png or .pdf (drawn); .graphml or"
+                            " .gexf (the graph as data)")
+    graph.add_argument("--max-nodes", type=positive_int, default=300, metavar="N",
+                       help="refuse to draw more symbolic states than this (default 300)")
+    graph.add_argument("--zones", action="store_true", help="print each node's zone")
+    graph.add_argument("--no-symmetry", action="store_true")
+    graph.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                       help="stop (inconclusive) after this many seconds")
+    graph.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _add_view_parser(sub: Subparsers) -> None:
+    """``view``."""
+    view = sub.add_parser(
+        "view",
+        help="step through a counterexample and simulate runs in a web browser",
+        description="Serve an interactive viewer on 127.0.0.1 (a free port unless --port):"
+        " the counterexample of SPEC (or the trace of --trace) step by step, with the state,"
+        " the clocks and the zone, and a simulator that fires the events enabled at any"
+        " step.  With --html, write the step-through as one self-contained HTML file"
+        " instead (no server, works offline).  Ctrl-C stops the server.",
+    )
+    view.add_argument("spec", metavar="SPEC")
+    _add_param_args(view)
+    view.add_argument("--trace", metavar="TRACE.json",
+                      help="show this trace (from check --trace) instead of checking SPEC;"
+                      " its parameter values are used unless -p overrides them")
+    view.add_argument("--html", metavar="FILE",
+                      help="write a self-contained HTML viewer to FILE and exit")
+    view.add_argument("--port", type=int, default=0, metavar="N",
+                      help="serve on this port (default: a free one)")
+    _add_limit_args(view)
+    view.set_defaults(max_memory=None)
+
+
+def _add_export_parser(sub: Subparsers) -> None:
+    """``export``."""
+    export = sub.add_parser(
+        "export", help="translate a spec into UPPAAL's XML or TChecker's format",
+        description="Unfold the spec's discrete states into one timed automaton and write"
+                    " it for UPPAAL (XML, with the query E<> Model.violation) and/or"
+                    " TChecker (reachability of the label `bad`).")
+    export.add_argument("spec", metavar="SPEC")
+    _add_param_args(export)
+    export.add_argument("--uppaal", metavar="FILE.xml", help="write UPPAAL's XML here")
+    export.add_argument("--tchecker", metavar="FILE.tck", help="write TChecker's format here")
+    export.add_argument("--max-locations", type=positive_int, metavar="N",
+                        help="refuse to unfold more discrete states (default 20000)")
+    export.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _add_free_args(p: argparse.ArgumentParser) -> None:
+    """``--free`` (and ``-p``)."""
+    p.add_argument("--free", action="append", default=[], metavar="NAMES",
+                   help="comma-separated parameters to treat as unknown (default: every"
+                   " parameter with a declared range); the others stay at their defaults")
+    _add_param_args(p)
+
+
+def _add_param_args(p: argparse.ArgumentParser) -> None:
+    """``-p NAME=VALUE``."""
+    p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a timing parameter or a structural constant (repeatable);"
+                   " others keep their defaults")
+
+
+def _add_cluster_args(p: argparse.ArgumentParser) -> None:
+    """``--workers`` and ``--ray``."""
+    g = p.add_argument_group("distribution (needs Ray: pip install 'kvrace[ray]')")
+    g.add_argument("--workers", type=positive_int, metavar="N",
+                   help="explore in N processes (a local Ray instance; breadth-first, the"
+                   " same verdict and trace as one process)")
+    g.add_argument("--ray", metavar="ADDRESS",
+                   help="explore on the Ray cluster at ADDRESS (auto: the one started here"
+                   " with `ray start --head`; ray://HOST:10001: a remote head), one worker"
+                   " per CPU unless --workers says")
+
+
+def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--max-states`` and ``--timeout``."""
+    p.add_argument("--max-states", type=positive_int, metavar="N",
+                   help="stop (inconclusive) after storing N symbolic states")
+    p.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                   help="stop (inconclusive) after this many seconds")
+
+
+def _add_query_args(p: argparse.ArgumentParser) -> None:
+    """``--query`` and ``--witness``."""
+    p.add_argument("--query", metavar="NAME",
+                   help="check only the query `reachable NAME`: stop at its first witness"
+                   " (exit 0), or exit 5 if it is never reachable; no other property is"
+                   " checked")
+    p.add_argument("--witness", metavar="NAME",
+                   help="--trace and --diagram write the witness of `reachable NAME`"
+                   " instead of the counterexample")
+
+
+def _add_search_args(p: argparse.ArgumentParser) -> None:
+    """The search options of ``check``."""
+    g = p.add_argument_group("search")
+    _add_limit_args(g)
+    g.add_argument("--max-memory", type=positive_int, metavar="MIB",
+                   help="stop (inconclusive) when the process uses more memory")
+    g.add_argument("--dfs", action="store_true",
+                   help="depth-first search (traces are then not the shortest)")
+    g.add_argument("--no-symmetry", action="store_true",
+                   help="do not reduce by the symmetric types")
+    g.add_argument("--no-clock-reduction", action="store_true",
+                   help="keep every clock in every zone")
+    g.add_argument("--no-deadlock", action="store_true", help="do not check deadlock freedom")
+    g.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+
+
+def _add_simulate_parser(sub: Subparsers) -> None:
+    """``simulate``."""
+    sim = sub.add_parser(
+        "simulate",
+        help="random runs: estimate the probability of a violation (statistical model"
+        " checking)",
+        description="Draw random runs of SPEC under a stochastic semantics (each edge draws"
+        " a firing time uniform within its own upper bound, exponential where it has none;"
+        " the earliest fires) and estimate the probability that a run violates a property,"
+        " with a Clopper-Pearson interval.  An estimate, never a proof: a simulation never"
+        " says 'holds'.  Exit 0 = no violation sampled, 1 = a violation was sampled,"
+        " 2 = bad input.",
+    )
+    sim.add_argument("spec", metavar="SPEC")
+    _add_param_args(sim)
+    sim.add_argument("--runs", type=positive_int, metavar="N",
+                     help="number of runs (default 1000; with --sprt, the most it may use)")
+    sim.add_argument("--seed", type=int, default=0, metavar="S",
+                     help="random seed (default 0); run i draws from (S, i) alone")
+    sim.add_argument("--delay", action="append", default=[], metavar="NAME=DIST",
+                     help="distribution of the clock bounded by parameter NAME when the edge"
+                     " it bounds fires, or (NAME = actor.event) of that event's delay since"
+                     " it became enabled: uniform(a,b), exp(rate), lognormal(mu,sigma),"
+                     " empirical(FILE.csv) or mixture(w1*D1, w2*D2, ...); truncated to the"
+                     " edge's window (repeatable)")
+    sim.add_argument("--rate", type=positive_float, default=1.0, metavar="R",
+                     help="rate of the exponential delay of an edge without an upper bound"
+                     " (default 1 per time unit)")
+    sim.add_argument("--time-bound", type=positive_float, metavar="T",
+                     help="estimate P(violation by model time T): runs stop at T")
+    sim.add_argument("--max-steps", type=positive_int, default=10_000, metavar="K",
+                     help="runs stop after K events (default 10000)")
+    sim.add_argument("--confidence", type=probability, default=0.95, metavar="C",
+                     help="confidence of the intervals (default 0.95)")
+    sim.add_argument("--epsilon", type=probability, metavar="E",
+                     help="with --delta: as many runs as the Chernoff-Hoeffding bound needs"
+                     " for the estimate to be within E with probability 1-delta")
+    sim.add_argument("--delta", type=probability, metavar="D")
+    sim.add_argument("--sprt", type=probability, metavar="P0",
+                     help="sequential test of P(violation) >= P0 (Wald's SPRT, error"
+                     " probabilities 1-confidence); stops as soon as it decides")
+    sim.add_argument("--indifference", type=probability, default=0.01, metavar="D",
+                     help="half-width of the SPRT's indifference region (default 0.01)")
+    sim.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
+                     help="worker processes (results do not depend on N)")
+    sim.add_argument("--traces", metavar="DIR",
+                     help="write violating runs as traces DIR/run-<i>.json (kvrace draw reads"
+                     " them)")
+    sim.add_argument("--max-traces", type=positive_int, default=5, metavar="K",
+                     help="write at most K traces (the first violating runs; default 5)")
+    sim.add_argument("--sweep", metavar="NAME=LO:HI:STEP",
+                     help="estimate at every value of parameter NAME from LO to HI")
+    sim.add_argument("--csv", metavar="FILE", help="with --sweep: write the estimates as CSV")
+    sim.add_argument("--plot", metavar="FILE",
+                     help="with --sweep: plot P(violation) against NAME (.svg, .png, .pdf)")
+    sim.add_argument("--no-synth", action="store_true",
+                     help="with --sweep: do not compute the exact safe bound by synthesis")
+    sim.add_argument("--json", action="store_true", help="print the result as JSON")
+    sim.add_argument("--quiet", "-q", action="store_true", help="no progress lines")

@@ -1,0 +1,97 @@
+"""Values of command-line options: numbers, counts, durations, probabilities."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from fractions import Fraction
+
+from checker.errors import UsageError
+from checker.language.syntax import MAX_NUMBER_DIGITS
+
+_NUMBER = re.compile(
+    r"(?P<sign>[+-]?)(?P<mant>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?"
+    r"|(?P<num>[+-]?\d+)/(?P<den>\d+)"
+)
+
+
+def parse_number(text: str) -> Fraction:
+    """A command-line number: decimal (``7.5``, ``1e3``) or fraction (``15/2``).
+
+    Like a spec's literals it has at most ``MAX_NUMBER_DIGITS`` digits, and an
+    exponent of at most that size, so no value can make kvrace compute for ever
+    (``1e99999999999``).  Raises ValueError with a message for the user.
+    """
+    m = _NUMBER.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"{text!r} is not a number (write e.g. 7, 7.5, 15/2 or 1e3)")
+    if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"{clip(text)} has more than {MAX_NUMBER_DIGITS} digits")
+    if m.group("exp") is not None and abs(int(m.group("exp"))) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"{clip(text)}: the exponent is outside"
+                         f" [-{MAX_NUMBER_DIGITS}, {MAX_NUMBER_DIGITS}]")
+    if m.group("den") is not None and int(m.group("den")) == 0:
+        raise ValueError(f"{clip(text)} divides by zero")
+    return Fraction(text.strip())
+
+
+def clip(text: str, width: int = 40) -> str:
+    """``text`` quoted, shortened to about ``width`` characters for a message."""
+    return repr(text if len(text) <= width else text[:width] + "...")
+
+
+def parse_param(text: str) -> tuple[str, Fraction]:
+    """``NAME=VALUE`` with a decimal or fractional value."""
+    if "=" not in text:
+        raise UsageError(f"--param expects NAME=VALUE, got {clip(text)}")
+    name, _, value = text.partition("=")
+    try:
+        return name.strip(), parse_number(value)
+    except ValueError as exc:
+        raise UsageError(f"--param {name.strip()}: {exc}") from None
+
+
+def positive_int(text: str) -> int:
+    """An option value that counts something: a whole number, at least 1."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {clip(text)}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {clip(text)}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A time limit: a finite number of seconds, more than 0."""
+    try:
+        value = float(parse_number(text))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, got {clip(text)}") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {clip(text)}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0."""
+    try:
+        value = float(parse_number(text))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"expected a number, got {clip(text)}") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {clip(text)}")
+    return value
+
+
+def probability(text: str) -> float:
+    """A number strictly between 0 and 1."""
+    try:
+        value = float(parse_number(text))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"expected a number, got {clip(text)}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {clip(text)}")
+    return value

@@ -1,0 +1,69 @@
+"""``kvrace view``."""
+
+from __future__ import annotations
+
+import argparse
+
+from checker import api
+from checker.cli.common import EXIT_BAD_INPUT, EXIT_OK, Session, load_spec, params_of
+from checker.cli.tracefile import read_trace
+from checker.errors import UsageError
+from checker.model.compiled import ParamError, SpecModel
+from checker.model.trace import Trace
+from checker.present.text import verdict_text
+from checker.view import page, server, steps
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    """Step through a counterexample in a browser, or write it as one HTML file."""
+    out, err = session.out, session.err
+    spec = load_spec(args.spec, args)
+    overrides = params_of(args)
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port: {args.port} is not a port number (0 to 65535)")
+    try:
+        trace: Trace | None
+        if args.trace:
+            trace = read_trace(args.trace)
+            known = {p.name for p in spec.params}
+            model = SpecModel(spec, {**{k: v for k, v in trace.params.items() if k in known},
+                                     **overrides})
+        else:
+            outcome = api.check(spec, overrides, limits=session.limits(args))
+            trace = outcome.trace
+            model = outcome.raw[0] if outcome.raw is not None else SpecModel(spec, overrides)
+            out.write(verdict_text(outcome) + "\n")
+    except ParamError as e:
+        err.write(f"{args.spec}: error[KVR400]: {e}\n")
+        return EXIT_BAD_INPUT
+    try:
+        run = steps.run_of_trace(model, trace) if trace is not None else steps.Run(model)
+    except steps.RunError as exc:
+        where = args.trace or args.spec
+        raise UsageError(f"{where}: cannot replay the trace on {args.spec}: {exc}") from None
+    check = steps.check_info(trace) if trace is not None else None
+    if check is None and not args.trace:
+        check = {"verdict": outcome.verdict, "property": None, "message": outcome.limit,
+                 "violating": None}
+    view = steps.view_json(run)
+    if args.html:
+        text = page.page_html(view, check, live=False)
+        try:
+            with open(args.html, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+        out.write(f"wrote {args.html}\n")
+        return EXIT_OK
+    try:
+        srv = server.make_server(model, view, check, args.port)
+    except OSError as exc:
+        raise UsageError(f"cannot serve on 127.0.0.1:{args.port}:"
+                         f" {exc.strerror or exc}") from None
+    try:
+        out.write(f"kvrace view: {spec.name} at {srv.url}  (Ctrl-C stops)\n")
+        out.flush()
+        srv.serve_forever()
+    finally:
+        srv.server_close()
+    return EXIT_OK
