@@ -91,7 +91,11 @@ class PropertyRef:
     @classmethod
     def of_label(cls, kind: PropertyKind, label: str) -> PropertyRef:
         """The reference of a property instance named as the model names it
-        (``bounded_release[A]``: name ``bounded_release``, instance ``[A]``)."""
+        (``bounded_release[A]``: name ``bounded_release``, instance ``[A]``).  An
+        ``assert`` and deadlock freedom have no name (the engines call them ``assert``
+        and ``deadlock``)."""
+        if kind in (PropertyKind.ASSERT, PropertyKind.DEADLOCK):
+            return cls(kind)
         name, bracket, rest = label.partition("[")
         return cls(kind, name, bracket + rest)
 
