@@ -1,0 +1,60 @@
+"""The specs added or split by the third edition of the SGLang library (issue #27).
+
+Each version a spec models is pinned: its verdict, the counterexample's key
+events and, where it has a safe region, the synthesized region.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from checker.api import Outcome, check
+from checker.language import load_text
+from checker.model.compiled import SpecModel
+from checker.smt import synth as sy
+
+ROOT = Path(__file__).resolve().parent.parent / "spec"
+
+
+def run(name: str, *edits: tuple[str, str], system: str = "sglang",
+        **params: int | str) -> Outcome:
+    path = ROOT / system / f"{name}.kvr"
+    text = path.read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    spec = load_text(text, str(path), {k: Fraction(v) for k, v in params.items()})
+    timing = {p.name for p in spec.params}
+    return check(spec, {k: v for k, v in params.items() if k in timing})
+
+
+def labels(o: Outcome) -> list[str]:
+    assert o.trace is not None
+    return [s.label for s in o.trace.steps]
+
+
+def region(name: str, free: list[str], system: str = "sglang") -> str:
+    spec = load_text((ROOT / system / f"{name}.kvr").read_text(encoding="utf-8"))
+    result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
+    assert result.complete, result.limit
+    return sy.region_text(sy.safe_region(result), free)
+
+
+# ---- admission rejection: before #36988, #36988, #38935 ----------------------------------
+
+
+def test_retire_aborted_prefill_36988_holds() -> None:
+    o = run("retire_aborted_prefill")
+    o.assert_holds()
+
+
+def test_before_36988_the_stub_is_decoded_over_unwritten_pages() -> None:
+    o = run("retire_aborted_prefill", RETIRE=0)
+    assert o.verdict == "violated" and o.prop == "assert"
+    assert o.message == "A decodes over pages of slot s0 never written for it"
+    assert labels(o) == ["initial", "router.arrive(A, too_long)", "decode.allocate(A, s0)",
+                         "prefill.post(A, 0)", "prefill.placeholder(A)", "decode.land(A, 0)",
+                         "decode.start(A)"]
