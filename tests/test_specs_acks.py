@@ -319,7 +319,8 @@ def test_generation_tagged_ack_without_the_error_return_holds() -> None:
 
 def test_paired_abort_acks_when_the_timeout_covers_the_call() -> None:
     # the drained ack comes (#40645); with the call inside the timeout it is the exit
-    o = mutated("paired_abort", ("param T_flight  in (0, 60] = 33", "param T_flight  in (0, 60] = 29"))
+    o = mutated("paired_abort",
+                ("param T_flight  in (0, 60] = 33", "param T_flight  in (0, 60] = 29"))
     o.assert_holds()
 
 

@@ -58,3 +58,36 @@ def test_before_36988_the_stub_is_decoded_over_unwritten_pages() -> None:
     assert labels(o) == ["initial", "router.arrive(A, too_long)", "decode.allocate(A, s0)",
                          "prefill.post(A, 0)", "prefill.placeholder(A)", "decode.land(A, 0)",
                          "decode.start(A)"]
+
+
+# ---- prefill-reported failure: the other ranks are told, a running call still leaks --------
+
+
+def test_prefill_failure_release_leaks_only_a_running_call() -> None:
+    o = run("prefill_failure_release")
+    names = labels(o)
+    assert names.index("prefill.post(A, p0)") < names.index("prefill.fail(A, p1)")
+    # telling p0 (clear) cannot stop the call it already started
+    guard = "  when not failed[r, p] and exists q: Rank . origin[r, q]\n"
+    told = run("prefill_failure_release", (guard, guard + "       and write[r, p] == unsent\n"))
+    assert told.verdict == "violated"
+
+
+@pytest.mark.slow
+def test_paired_abort_v1_no_timing_is_safe() -> None:
+    assert region("paired_abort_v1", ["T_route", "T_status", "T_flight"]) == "false"
+
+
+@pytest.mark.slow
+def test_paired_abort_38961_region() -> None:
+    assert region("paired_abort", ["T_flight", "T_timeout"]) == "T_flight < T_timeout"
+
+
+@pytest.mark.slow
+def test_premature_ack_with_36707_safe_for_every_timing() -> None:
+    spec = load_text((ROOT / "sglang" / "premature_ack.kvr").read_text(encoding="utf-8")
+                     .replace("var fix_36707   : bool = false", "var fix_36707   : bool = true "))
+    free = [p.name for p in spec.params]
+    result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
+    assert result.complete
+    assert sy.region_text(sy.safe_region(result), free) == "true"
