@@ -91,3 +91,53 @@ def test_premature_ack_with_36707_safe_for_every_timing() -> None:
     result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
     assert result.complete
     assert sy.region_text(sy.safe_region(result), free) == "true"
+
+
+# ---- #31357 QUIESCE_V1 (proposal): closes the early ack, leaves the engine's early -1 ------
+
+
+ENGINE_WAITS = ("var engine_waits : bool = false", "var engine_waits : bool = true ")
+
+
+def test_quiesce_v1_still_leaks_through_the_engines_early_error_return() -> None:
+    o = run("quiesce_v1")
+    assert o.message == "write of A lands in slot s0 owned by B"
+    assert labels(o) == ["initial", "decode.allocate(A, s0)", "prefill.post(A)",
+                         "prefill.error_return(A)", "prefill.report_failed(A)",
+                         "decode.poll_failed(A)", "decode.allocate(B, s0)", "decode.land(A)"]
+    assert region("quiesce_v1", ["T_prop", "T_ack", "T_flight"]) == "false"
+
+
+def test_quiesce_v1_with_an_engine_that_waits_holds() -> None:
+    run("quiesce_v1", ENGINE_WAITS).assert_holds()
+
+
+# ---- new mechanisms: RL memory release, the staging ring -----------------------------------
+
+
+def test_memory_release_clears_the_queue_under_a_running_write() -> None:
+    o = run("memory_release_rl")
+    assert o.message == "A's write lands in pages owned by B"
+    assert labels(o) == ["initial", "decode.allocate_a()", "prefill.post()", "trainer.release()",
+                         "trainer.resume()", "decode.allocate_b()", "decode.land()"]
+    assert region("memory_release_rl", ["T_prop", "T_flight"]) == "false"
+
+
+def test_memory_release_with_abort_and_drain_first_holds() -> None:
+    run("memory_release_rl", ("var drain_first : bool = false", "var drain_first : bool = true ")
+        ).assert_holds()
+
+
+def test_staging_ring_late_write_corrupts_the_next_rooms_scatter() -> None:
+    o = run("staging_ring")
+    assert o.message == "room B scatters ring data written by A"
+    names = labels(o)
+    assert names.index("decode.fail()") < names.index("decode.assign(B)") \
+        < names.index("decode.land(B)") < names.index("decode.land(A)") \
+        < names.index("decode.scatter()")
+    assert region("staging_ring", ["T_prop", "T_flight"]) == "false"
+
+
+def test_staging_ring_held_until_the_drained_ack_holds() -> None:
+    run("staging_ring", ("var hold_ring : bool = false", "var hold_ring : bool = true ")
+        ).assert_holds()

@@ -95,19 +95,16 @@ def test_lease_renewal_first_heartbeat_must_beat_the_initial_lease() -> None:
     run("lease_renewal", T_enter="23.9", T_hb=1).assert_holds()
 
 
-@pytest.mark.slow
 def test_lease_renewal_region_over_entry_and_heartbeat_delay() -> None:
     # T_enter + H + T_hb < L at H = 5, L = 30
     assert region("lease_renewal", ["T_enter", "T_hb"]) == "T_enter + T_hb < 25"
 
 
-@pytest.mark.slow
 def test_lease_renewal_region_over_the_extension() -> None:
     # H + T_hb < E at H = 5, T_hb = 1
     assert region("lease_renewal", ["E"]) == "E > 6"
 
 
-@pytest.mark.slow
 def test_lease_renewal_lossy_no_timing_is_safe() -> None:
     assert region("lease_renewal", ["T_enter", "T_hb"], LOSSY) == "false"
 
