@@ -141,3 +141,19 @@ def test_staging_ring_late_write_corrupts_the_next_rooms_scatter() -> None:
 def test_staging_ring_held_until_the_drained_ack_holds() -> None:
     run("staging_ring", ("var hold_ring : bool = false", "var hold_ring : bool = true ")
         ).assert_holds()
+
+
+# ---- #37077 (proposal): Mori drains a failed transfer before it acks ------------------------
+
+
+def test_mori_drain_ack_holds_for_every_timing() -> None:
+    run("mori_drain_ack").assert_holds()
+    assert region("mori_drain_ack", ["T_prop", "T_ack", "T_flight"]) == "true"
+
+
+def test_mori_drain_ack_counting_the_error_as_drained_is_error_return_ack() -> None:
+    o = run("mori_drain_ack", ("  do call[r] := error; failed[r] := true\n",
+                               "  do call[r] := error; failed[r] := true; outstanding[r] := 0\n"
+                               "     reset since_ready[r]\n"))
+    assert o.verdict == "violated"
+    assert o.message == "write of A lands in slot s0 owned by B"

@@ -179,9 +179,12 @@ VERSION_MATRIX = [
     " (safe iff T_flight < T_timeout) | pinned |",
     "| **open** #38961 (hold prefill source pages) | any | - | `prefill_source_release` with"
     " `hold_source` | holds (violated without it) | pinned |",
-    "| **open** #37077 (Mori drain-aware acks), failed sends no longer ack | Mooncake, NIXL,"
-    " Mori | strict, prefill failures deferred | `failed_send_no_ack` | holds (a target"
-    " design: needs #38961 item 4 and strict release) | pinned |",
+    "| **open** #37077 (Mori drain-aware acks: failed transfers drained, then acked) | Mori"
+    " | deferred on | `mori_drain_ack` | holds (leaves an unbounded wait, ROCm/mori#655) |"
+    " pinned |",
+    "| failed sends no longer ack (poisoned rooms) | Mooncake, NIXL | strict, prefill"
+    " failures deferred | `failed_send_no_ack` | holds (a target design: needs #38961 item 4"
+    " and strict release) | pinned |",
     "| failed sends no longer ack | Mooncake, NIXL | 30 s timeout | `drained_ack_or_timeout`"
     " bound T_timeout > T_prop + T_flight | violated when a call outlives the timeout"
     " | inferred |",
