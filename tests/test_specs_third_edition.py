@@ -157,3 +157,20 @@ def test_mori_drain_ack_counting_the_error_as_drained_is_error_return_ack() -> N
                                "     reset since_ready[r]\n"))
     assert o.verdict == "violated"
     assert o.message == "write of A lands in slot s0 owned by B"
+
+
+# ---- concurrent room sharing by n>1 samples (#40297) ---------------------------------------
+
+
+def test_shared_room_second_sample_decodes_unwritten_pages() -> None:
+    o = run("shared_room_samples")
+    assert o.message == ("sample S2 decodes over pages never written for it"
+                         " (its room's Success was another sample's)")
+    assert labels(o) == ["initial", "decode.register(S1)", "decode.register(S2)",
+                         "prefill.post(R1)", "decode.land(R1)", "decode.start(S2)"]
+    assert region("shared_room_samples", ["T_flight"]) == "false"
+
+
+def test_shared_room_with_distinct_rooms_holds() -> None:
+    run("shared_room_samples",
+        ("var distinct_rooms : bool = false", "var distinct_rooms : bool = true ")).assert_holds()

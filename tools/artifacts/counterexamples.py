@@ -190,6 +190,10 @@ VERSION_MATRIX = [
     " | inferred |",
     "| **open** #31357 (`QUIESCE_V1` drain barrier), #32564 (in-flight cancel) | Mooncake |"
     " - | none yet | - | inferred |",
+    "| before #40297 (closed 2026-09-19; #26486, #24223) | any | OpenAI n>1 | "
+    "`shared_room_samples` | violated (a sample decodes unwritten pages) | pinned |",
+    "| #40297 (one room per sample) | any | OpenAI n>1 | `shared_room_samples` with"
+    " `distinct_rooms` | holds | pinned |",
     "| any | any | heartbeat loss (control-plane partition, bootstrap leader lost) |"
     " `heartbeat_loss` | violated | pinned |",
     "| any with decode radix cache / HiCache | any | timeout exit | `radix_prefix_poison`"
