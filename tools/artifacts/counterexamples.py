@@ -138,54 +138,108 @@ def _spec_readme(rows: Sequence[SpecRow], root: Path) -> str:
 VERSION_MATRIX = [
     "## Which specs apply to your deployment",
     "",
-    "SGLang version (PR) x transfer backend x settings -> the specs that model it and their",
-    "verdict at the defaults above.  *Pinned*: the verdict is that spec's, checked by the",
-    "tests.  *Inferred*: read from the sources (PR/issue numbers), not pinned by a spec of",
-    "its own.  Release numbers are not pinned down; rows are ordered by the PRs.",
+    "Release or PR x transfer backend x settings -> the specs that model it and their",
+    "verdict.  *Pinned*: the verdict is a spec's, checked by the tests (at its defaults,",
+    "or with the switch named).  *Inferred*: read from the sources (PR/issue numbers), not",
+    "pinned by a spec of its own.  Rows marked **open** are proposals, not releases.",
+    "Release numbers are not pinned down; rows are ordered by the PRs.",
+    "",
+    "### SGLang",
     "",
     "| SGLang (PR) | backend | settings | specs | verdict | basis |",
     "| --- | --- | --- | --- | --- | --- |",
     "| before the abort notification | any | - | `immediate_release` | violated | pinned |",
-    "| abort notification, ack ignored | Mooncake, NIXL | - | `immediate_release`"
-    " (`abort_ack_before_drain` is the hypothetical ack-driven variant) | violated | pinned |",
-    "| deferred release v1 (#38961 holes) | Mooncake, NIXL | deferred on, 30 s timeout |"
-    " `drained_ack_or_timeout`, `single_ack_fanout` (MLA, DCP/TP fan-out), `paired_abort`"
-    " (PD router #2114), `prefill_failure_release`, `error_return_ack`, `room_reuse`"
+    "| abort notification (#27372), ack ignored | Mooncake (immediate `[ABORT_ACK, room]`"
+    " in `mooncake/conn.py`, never consumed); NIXL (no ack at all, #30352) | - |"
+    " `immediate_release` (`abort_ack_before_drain` is the hypothetical ack-driven variant)"
     " | violated | pinned |",
-    "| deferred release v1 | Mooncake, NIXL | deferred off | `immediate_release` | violated"
-    " | inferred |",
-    "| deferred release v1 | Mori | any | `immediate_release` (no deferred support yet) |"
-    " violated | inferred |",
-    "| #40645 (ack target kept, cleared rooms acked) | Mooncake, NIXL | deferred on, 30 s"
-    " timeout | `drained_ack_or_timeout`, `all_ranks_ack`, `error_return_ack` | violated"
-    " (timeout exit; error return) | pinned |",
-    "| #40645 | Mooncake, NIXL | strict (host destination, DCP>1) |"
-    " `strict_no_release_on_timeout` | no leak; slot may be held for ever | pinned |",
+    "| deferred release v1 (#35049, #35360) | Mooncake, NIXL | **off by default**"
+    " (`environ.py` EnvBool(False)) | `immediate_release`, `paired_abort_v1` | violated |"
+    " pinned |",
+    "| deferred release v1 | Mooncake, NIXL | deferred on, 30 s timeout |"
+    " `drained_ack_or_timeout` (timeout exit), `single_ack_fanout` (MLA fan-out, #38961 item"
+    " 2), `paired_abort_v1` (a polled Failed is freed at once), `prefill_failure_release`,"
+    " `error_return_ack` (Mooncake), `room_reuse` (hypothetical trigger) | violated | pinned |",
+    "| deferred release v1 | Mori, Common | any | `immediate_release`"
+    " (`supports_deferred_decode_kv_release` false) | violated | inferred |",
+    "| #40645 (merged: ack target kept, late aborts registered) | Mooncake, NIXL | deferred"
+    " on, 30 s timeout | `drained_ack_or_timeout`, `all_ranks_ack`, `error_return_ack`,"
+    " `single_ack_fanout`, `paired_abort_v1`, `prefill_failure_release` | violated | pinned |",
+    "| #40645 | Mori | strict (decode DCP>1, `requires_strict_deferred_release`) |"
+    " `strict_no_release_on_timeout` | no leak; bounded release violated | pinned |",
     "| generation-tagged acks | Mooncake, NIXL | deferred on | `generation_tagged_ack`"
     " | violated (error return) | pinned |",
-    "| NIXL errored transfer group (#36707) | NIXL | deferred on | `premature_ack` |"
-    " violated | pinned |",
-    "| failed sends no longer ack | Mooncake, NIXL, Mori (#37077) | strict |"
-    " `failed_send_no_ack` | holds | pinned |",
+    "| NIXL after 30a50a2 | NIXL | deferred on | `premature_ack` (skip-path pop) | violated"
+    " | pinned |",
+    "| NIXL before #30352 (plain max in update_status) | NIXL | - | none yet | - |"
+    " inferred |",
+    "| **open** #36707 (NIXL errored groups) | NIXL | deferred on | `premature_ack` with"
+    " `fix_36707` | holds (closes the erased count; leaves the timeout exit) | pinned |",
+    "| **open** #38961 (defer all failures) on #40645 | Mooncake, NIXL | deferred on, 30 s"
+    " timeout | `paired_abort` | violated when the call outlives the timeout"
+    " (safe iff T_flight < T_timeout) | pinned |",
+    "| **open** #38961 (hold prefill source pages) | any | - | `prefill_source_release` with"
+    " `hold_source` | holds (violated without it) | pinned |",
+    "| **open** #37077 (Mori drain-aware acks: failed transfers drained, then acked) | Mori"
+    " | deferred on | `mori_drain_ack` | holds (leaves an unbounded wait, ROCm/mori#655) |"
+    " pinned |",
+    "| failed sends no longer ack (poisoned rooms) | Mooncake, NIXL | strict, prefill"
+    " failures deferred | `failed_send_no_ack` | holds (a target design: needs #38961 item 4"
+    " and strict release) | pinned |",
     "| failed sends no longer ack | Mooncake, NIXL | 30 s timeout | `drained_ack_or_timeout`"
     " bound T_timeout > T_prop + T_flight | violated when a call outlives the timeout"
     " | inferred |",
-    "| any | any | heartbeat loss | `heartbeat_loss` | violated | pinned |",
+    "| **open** #31357 (`QUIESCE_V1` drain barrier), #32564 (in-flight cancel) | Mooncake |"
+    " - | none yet | - | inferred |",
+    "| before #40297 (closed 2026-09-19; #26486, #24223) | any | OpenAI n>1 | "
+    "`shared_room_samples` | violated (a sample decodes unwritten pages) | pinned |",
+    "| #40297 (one room per sample) | any | OpenAI n>1 | `shared_room_samples` with"
+    " `distinct_rooms` | holds | pinned |",
+    "| any | any | heartbeat loss (control-plane partition, bootstrap leader lost) |"
+    " `heartbeat_loss` | violated | pinned |",
     "| any with decode radix cache / HiCache | any | timeout exit | `radix_prefix_poison`"
     " | violated (spreads to sharers) | pinned |",
-    "| before 'hold prefill source pages' (#38961) | any | - | `prefill_source_release` |"
-    " violated (holds with the hold) | pinned |",
-    "| before early reject (#30325, #35421) | any | admission rejection | `early_reject`"
-    " with early reject off | violated | pinned |",
-    "| with early reject | any | admission rejection | `early_reject` | holds | pinned |",
-    "| NIXL before #30352 (plain max in update_status) | NIXL | - | none yet | - |"
-    " inferred |",
+    "| before #36988 | any | admission rejection | `retire_aborted_prefill` RETIRE=0,"
+    " `early_reject` with early_reject off | violated (stale-page read) | pinned |",
+    "| #36988 (post-forward retire) | any | admission rejection | `retire_aborted_prefill`"
+    " | holds | pinned |",
+    "| #38935 (early reject at the doors; waste and latency) | any | admission rejection |"
+    " `early_reject` | holds | pinned |",
     "",
     "`deferred_release`, `repro_harness` and `kv_checksum` are not deployments: the seed's",
     "idealised hold timer, the seed's test harness, and the KV checksum (`kv_checksum.py`,",
     "SGLANG_DISAGGREGATION_KV_CHECKSUM, off by default; its SAMPLED level misses a stale",
     "write into unsampled layers, and no level sees one that lands after verification)",
     "over immediate release.",
+    "",
+    "### vLLM (NixlConnector)",
+    "",
+    "| vLLM (PR) | mode | settings | specs | verdict | basis |",
+    "| --- | --- | --- | --- | --- | --- |",
+    "| before #41383 (one `VLLM_NIXL_ABORT_REQUEST_TIMEOUT`, 480 s) | pull | - |"
+    " `lease_expired_read` with L = 480 | holds while D's gap + read < 480 s | inferred |",
+    "| #41383 (lease renewal by heartbeat) | pull | `kv_lease_duration` 30 s, heartbeats"
+    " reach P | `lease_renewal` | holds (safe iff T_enter + H + T_hb < L and H + T_hb < E)"
+    " | pinned |",
+    "| #41383 as measured (aws-samples/aws-do-eks #84) | pull | 30 s lease, no renewal"
+    " reached P, 50-62 s gaps | `lease_expired_read` | violated (HTTP 200; safe iff"
+    " Q_max + T_read < L) | pinned |",
+    "| aws-do-eks #84's remedy | pull | `KV_LEASE_DURATION` 300 s | `lease_expired_read`"
+    " L=300 | holds | pinned |",
+    "| heartbeats that do not renew (#53095) | push | - | `lease_renewal` with `hb_lossy`"
+    " | violated | pinned |",
+    "| before #47021 | bidirectional turn 2 | `decoder_kv_blocks_ttl` 480 s |"
+    " `turn2_expiry_check` with check off | violated | pinned |",
+    "| #47021 (clock offset, expiry in kv_transfer_params) | bidirectional turn 2 | margin M"
+    " | `turn2_expiry_check` | holds (safe iff T_skew + T_read < M) | pinned |",
+    "| before #56104 | pull, heterogeneous TP | - | `multi_handle_invalidation` | violated"
+    " | pinned |",
+    "| #56104 (invalidate when every handle stopped) | pull, heterogeneous TP | - |"
+    " `multi_handle_invalidation` with `wait_all` | holds | pinned |",
+    "| #58222 / #50789 (reaper ordering strands expired blocks) | any | - | none (a"
+    " liveness failure) | - | inferred |",
+    "| **open** #58875 (count unrecognized-request reads) | pull | - | none (detection, not"
+    " prevention) | - | inferred |",
 ]
 
 

@@ -11,11 +11,14 @@ chunk), and one call on the wire.  Each row fixes a transfer layout and a
 context length and gives two instances of that window:
 
 * **typical**: every call moves its bytes at the link's bandwidth;
-* **errored**: every call of the current chunk runs until Mooncake gives up
-  on it (``batchTransferSync``, Mooncake ``transfer_engine_py.cpp``: 30 s +
-  1 ns per byte; the retries of a slice share that one deadline), the worst a
-  call can take before it returns.  Returning -1 does not cancel the posted
-  writes; no hold covers a write that outlives its call's return.
+* **errored**: one call of the current chunk runs until Mooncake gives up on
+  it (``batchTransferSync``, Mooncake ``transfer_engine_py.cpp``: 30 s + 1 ns
+  per byte; the retries of a slice share that one deadline), the worst a call
+  can take before it returns.  ``_send_kvcache_generic`` (``mooncake/conn.py``)
+  returns after the *first* failed index batch, so an errored chunk costs one
+  deadline, not one per batch: the worst case is the chunk's other calls at
+  the typical speed, then the errored one.  Returning -1 does not cancel the
+  posted writes; no hold covers a write that outlives its call's return.
 
 For each instance the script synthesizes the safe region over ``T_hold``
 alone with the other three parameters fixed (parametric zone exploration,
@@ -37,13 +40,16 @@ Inputs (all stated here, with their sources; change them and rerun):
   as one chunk.
 * Calls per chunk: one on Mooncake's default path
   (``SGLANG_MOONCAKE_MAX_TRANSFER_BATCH_INDICES`` unset, ``environ.py``).
-  Layout ``split`` sets it to 1,024 indices at one token per index, so a
-  chunk becomes 8 sequential calls, each with its own timeout budget
-  (``mooncake/conn.py``).
+  The batches count *page* indices: layout ``split`` sets it to 1,024 at page
+  size 1 (an assumption), so an 8,192-token chunk becomes 8 sequential calls;
+  layout ``split_p64`` is the same setting at page size 64 (an assumption),
+  where 1,024 pages hold 65,536 tokens and a chunk is one call.
 * Link bandwidth: 12 to 50 GB/s, the line rate of one 100 to 400 Gb/s RDMA
   NIC; the typical instance uses the slow end (the hold must cover it), the
   fast end is reported for scale.
 * ``T_prop``: 1 s (an assumption: the ABORT message from decode to prefill).
+* The 12 GB/s of the typical instance is an assumption (the slow end of the
+  line rates above), as are the page sizes.
 * The default hold: SGLang's deferred-release timeout, 30 s
   (``SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE`` timeout, ``environ.py``).
 
@@ -81,8 +87,8 @@ MLA_VALUES_PER_LAYER = 512 + 64
 BF16_BYTES = 2
 KV_BYTES_PER_TOKEN = MLA_LAYERS * MLA_VALUES_PER_LAYER * BF16_BYTES
 CHUNK_TOKENS = 8_192  # chunked-prefill size
-SPLIT_INDICES = 1_024  # SGLANG_MOONCAKE_MAX_TRANSFER_BATCH_INDICES in layout `split`
-TOKENS_PER_INDEX = 1  # page size 1: one index per token
+SPLIT_INDICES = 1_024  # SGLANG_MOONCAKE_MAX_TRANSFER_BATCH_INDICES in the split layouts
+PAGE_SIZES = {"split": 1, "split_p64": 64}  # tokens per page index (assumed page sizes)
 GB = 10**9
 LINK_SLOW = 12 * GB  # bytes/s: a 100 Gb/s RDMA NIC (12.5 GB/s line rate), rounded down
 LINK_FAST = 50 * GB  # bytes/s: a 400 Gb/s RDMA NIC
@@ -93,7 +99,7 @@ DEFAULT_HOLD = Fraction(30)  # SGLang's default deferred-release timeout
 EPS = Fraction(1, 1000)  # "just below" / "just above" the bound, seconds
 
 SIZES = {"8k": 8_192, "32k": 32_768, "128k": 131_072, "512k": 524_288, "1M": 1_048_576}
-LAYOUTS = ("chunked", "split", "unchunked")
+LAYOUTS = ("chunked", "split", "split_p64", "unchunked")
 CASES = ("typical", "errored")
 
 WIDE_PARAMS = {
@@ -168,11 +174,11 @@ def layout(tokens: int, name: str) -> tuple[int, int, int]:
     """(tokens of the current chunk, calls per chunk, bytes per call)."""
     if name == "unchunked":
         chunk = tokens
-    elif name in ("chunked", "split"):
+    elif name == "chunked" or name in PAGE_SIZES:
         chunk = min(tokens, CHUNK_TOKENS)
     else:
         raise ValueError(f"unknown layout {name!r}")
-    per_call = SPLIT_INDICES * TOKENS_PER_INDEX if name == "split" else chunk
+    per_call = SPLIT_INDICES * PAGE_SIZES[name] if name in PAGE_SIZES else chunk
     calls = -(-chunk // per_call)
     return chunk, calls, min(chunk, per_call) * KV_BYTES_PER_TOKEN
 
@@ -187,9 +193,13 @@ def call_time(call_bytes: int, case: str) -> Fraction:
 
 
 def parameters(calls: int, call_bytes: int, case: str) -> dict[str, Fraction]:
-    """T_prop, T_chunk (the rest of the current chunk's calls) and T_flight (one call)."""
+    """T_prop, T_chunk (the rest of the current chunk's calls) and T_flight (one call).
+
+    An errored chunk costs one deadline: the send returns after its first failed
+    batch, so the chunk's other calls run at the typical speed."""
     t = call_time(call_bytes, case)
-    return {"T_prop": T_PROP, "T_chunk": (calls - 1) * t, "T_flight": t}
+    return {"T_prop": T_PROP, "T_chunk": (calls - 1) * call_time(call_bytes, "typical"),
+            "T_flight": t}
 
 
 def hold_bound(cnf: Sequence[Sequence[Lin]]) -> tuple[Fraction, bool]:
@@ -311,15 +321,19 @@ def readme_lines(rows: Sequence[dict[str, str]]) -> list[str]:
         f" {LINK_FAST // GB}-{LINK_SLOW // GB} GB/s).  *Errored*: each call",
         f"runs to Mooncake's `batchTransferSync` timeout, {fmt(MOONCAKE_BASE)} s +"
         f" {fmt(MOONCAKE_PER_BYTE * 10**9)} ns per byte",
-        f"(about {float(MOONCAKE_PER_BYTE * 2**30):.2f} s per GiB).  Layouts: `chunked`, one"
-        " call per chunk (Mooncake's",
+        f"(about {float(MOONCAKE_PER_BYTE * 2**30):.2f} s per GiB); the send returns after the"
+        " first failed batch",
+        "(`_send_kvcache_generic`), so an errored chunk costs one deadline, its other calls",
+        "running at the typical speed.  Layouts: `chunked`, one call per chunk (Mooncake's",
         "default); `split`, SGLANG_MOONCAKE_MAX_TRANSFER_BATCH_INDICES ="
-        f" {SPLIT_INDICES:,} (each call its",
-        "own budget); `unchunked`, chunked prefill off.  T_prop ="
-        f" {fmt(T_PROP)} s.",
+        f" {SPLIT_INDICES:,} page indices at",
+        f"page size {PAGE_SIZES['split']}; `split_p64`, the same at page size"
+        f" {PAGE_SIZES['split_p64']} (one call per chunk); `unchunked`,",
+        f"chunked prefill off.  T_prop = {fmt(T_PROP)} s, 12 GB/s and the page sizes are"
+        " assumptions.",
         "",
         "| layout | context | calls per chunk | chunk GB | typical write (s) | hold needed |"
-        " errored calls (s) | hold needed | 30 s default covers |",
+        " errored chunk (s) | hold needed | 30 s default covers |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:

@@ -1,0 +1,176 @@
+"""The specs added or split by the third edition of the SGLang library (issue #27).
+
+Each version a spec models is pinned: its verdict, the counterexample's key
+events and, where it has a safe region, the synthesized region.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from checker.api import Outcome, check
+from checker.language import load_text
+from checker.model.compiled import SpecModel
+from checker.smt import synth as sy
+
+ROOT = Path(__file__).resolve().parent.parent / "spec"
+
+
+def run(name: str, *edits: tuple[str, str], system: str = "sglang",
+        **params: int | str) -> Outcome:
+    path = ROOT / system / f"{name}.kvr"
+    text = path.read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    spec = load_text(text, str(path), {k: Fraction(v) for k, v in params.items()})
+    timing = {p.name for p in spec.params}
+    return check(spec, {k: v for k, v in params.items() if k in timing})
+
+
+def labels(o: Outcome) -> list[str]:
+    assert o.trace is not None
+    return [s.label for s in o.trace.steps]
+
+
+def region(name: str, free: list[str], system: str = "sglang") -> str:
+    spec = load_text((ROOT / system / f"{name}.kvr").read_text(encoding="utf-8"))
+    result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
+    assert result.complete, result.limit
+    return sy.region_text(sy.safe_region(result), free)
+
+
+# ---- admission rejection: before #36988, #36988, #38935 ----------------------------------
+
+
+def test_retire_aborted_prefill_36988_holds() -> None:
+    o = run("retire_aborted_prefill")
+    o.assert_holds()
+
+
+def test_before_36988_the_stub_is_decoded_over_unwritten_pages() -> None:
+    o = run("retire_aborted_prefill", RETIRE=0)
+    assert o.verdict == "violated" and o.prop == "assert"
+    assert o.message == "A decodes over pages of slot s0 never written for it"
+    assert labels(o) == ["initial", "router.arrive(A, too_long)", "decode.allocate(A, s0)",
+                         "prefill.post(A, 0)", "prefill.placeholder(A)", "decode.land(A, 0)",
+                         "decode.start(A)"]
+
+
+# ---- prefill-reported failure: the other ranks are told, a running call still leaks --------
+
+
+def test_prefill_failure_release_leaks_only_a_running_call() -> None:
+    o = run("prefill_failure_release")
+    names = labels(o)
+    assert names.index("prefill.post(A, p0)") < names.index("prefill.fail(A, p1)")
+    # telling p0 (clear) cannot stop the call it already started
+    guard = "  when not failed[r, p] and exists q: Rank . origin[r, q]\n"
+    told = run("prefill_failure_release", (guard, guard + "       and write[r, p] == unsent\n"))
+    assert told.verdict == "violated"
+
+
+@pytest.mark.slow
+def test_paired_abort_v1_no_timing_is_safe() -> None:
+    assert region("paired_abort_v1", ["T_route", "T_status", "T_flight"]) == "false"
+
+
+@pytest.mark.slow
+def test_paired_abort_38961_region() -> None:
+    assert region("paired_abort", ["T_flight", "T_timeout"]) == "T_flight < T_timeout"
+
+
+@pytest.mark.slow
+def test_premature_ack_with_36707_safe_for_every_timing() -> None:
+    spec = load_text((ROOT / "sglang" / "premature_ack.kvr").read_text(encoding="utf-8")
+                     .replace("var fix_36707   : bool = false", "var fix_36707   : bool = true "))
+    free = [p.name for p in spec.params]
+    result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
+    assert result.complete
+    assert sy.region_text(sy.safe_region(result), free) == "true"
+
+
+# ---- #31357 QUIESCE_V1 (proposal): closes the early ack, leaves the engine's early -1 ------
+
+
+ENGINE_WAITS = ("var engine_waits : bool = false", "var engine_waits : bool = true ")
+
+
+def test_quiesce_v1_still_leaks_through_the_engines_early_error_return() -> None:
+    o = run("quiesce_v1")
+    assert o.message == "write of A lands in slot s0 owned by B"
+    assert labels(o) == ["initial", "decode.allocate(A, s0)", "prefill.post(A)",
+                         "prefill.error_return(A)", "prefill.report_failed(A)",
+                         "decode.poll_failed(A)", "decode.allocate(B, s0)", "decode.land(A)"]
+    assert region("quiesce_v1", ["T_prop", "T_ack", "T_flight"]) == "false"
+
+
+def test_quiesce_v1_with_an_engine_that_waits_holds() -> None:
+    run("quiesce_v1", ENGINE_WAITS).assert_holds()
+
+
+# ---- new mechanisms: RL memory release, the staging ring -----------------------------------
+
+
+def test_memory_release_clears_the_queue_under_a_running_write() -> None:
+    o = run("memory_release_rl")
+    assert o.message == "A's write lands in pages owned by B"
+    assert labels(o) == ["initial", "decode.allocate_a()", "prefill.post()", "trainer.release()",
+                         "trainer.resume()", "decode.allocate_b()", "decode.land()"]
+    assert region("memory_release_rl", ["T_prop", "T_flight"]) == "false"
+
+
+def test_memory_release_with_abort_and_drain_first_holds() -> None:
+    run("memory_release_rl", ("var drain_first : bool = false", "var drain_first : bool = true ")
+        ).assert_holds()
+
+
+def test_staging_ring_late_write_corrupts_the_next_rooms_scatter() -> None:
+    o = run("staging_ring")
+    assert o.message == "room B scatters ring data written by A"
+    names = labels(o)
+    assert names.index("decode.fail()") < names.index("decode.assign(B)") \
+        < names.index("decode.land(B)") < names.index("decode.land(A)") \
+        < names.index("decode.scatter()")
+    assert region("staging_ring", ["T_prop", "T_flight"]) == "false"
+
+
+def test_staging_ring_held_until_the_drained_ack_holds() -> None:
+    run("staging_ring", ("var hold_ring : bool = false", "var hold_ring : bool = true ")
+        ).assert_holds()
+
+
+# ---- #37077 (proposal): Mori drains a failed transfer before it acks ------------------------
+
+
+def test_mori_drain_ack_holds_for_every_timing() -> None:
+    run("mori_drain_ack").assert_holds()
+    assert region("mori_drain_ack", ["T_prop", "T_ack", "T_flight"]) == "true"
+
+
+def test_mori_drain_ack_counting_the_error_as_drained_is_error_return_ack() -> None:
+    o = run("mori_drain_ack", ("  do call[r] := error; failed[r] := true\n",
+                               "  do call[r] := error; failed[r] := true; outstanding[r] := 0\n"
+                               "     reset since_ready[r]\n"))
+    assert o.verdict == "violated"
+    assert o.message == "write of A lands in slot s0 owned by B"
+
+
+# ---- concurrent room sharing by n>1 samples (#40297) ---------------------------------------
+
+
+def test_shared_room_second_sample_decodes_unwritten_pages() -> None:
+    o = run("shared_room_samples")
+    assert o.message == ("sample S2 decodes over pages never written for it"
+                         " (its room's Success was another sample's)")
+    assert labels(o) == ["initial", "decode.register(S1)", "decode.register(S2)",
+                         "prefill.post(R1)", "decode.land(R1)", "decode.start(S2)"]
+    assert region("shared_room_samples", ["T_flight"]) == "false"
+
+
+def test_shared_room_with_distinct_rooms_holds() -> None:
+    run("shared_room_samples",
+        ("var distinct_rooms : bool = false", "var distinct_rooms : bool = true ")).assert_holds()

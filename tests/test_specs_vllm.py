@@ -1,0 +1,144 @@
+"""The vLLM NIXL spec family (spec/vllm/): leases, turn-2 expiry, multiple handles.
+
+Each spec is pinned at its defaults (verdict, counterexample) and by its
+synthesized region, over the parameters said at each test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.api import Outcome, check
+from checker.language import load_text
+from checker.model.compiled import SpecModel
+from checker.smt import synth as sy
+
+SPECS = Path(__file__).resolve().parent.parent / "spec" / "vllm"
+
+
+def run(name: str, *edits: tuple[str, str], **params: int | str) -> Outcome:
+    text = (SPECS / f"{name}.kvr").read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return check(load_text(text, str(SPECS / f"{name}.kvr")), params)
+
+
+def labels(o: Outcome) -> list[str]:
+    assert o.trace is not None
+    return [s.label for s in o.trace.steps]
+
+
+def region(name: str, free: list[str], *edits: tuple[str, str]) -> str:
+    text = (SPECS / f"{name}.kvr").read_text(encoding="utf-8")
+    for old, new in edits:
+        text = text.replace(old, new)
+    result = sy.explore_parametric(SpecModel(load_text(text)), free, timeout=120)
+    assert result.complete, result.limit
+    return sy.region_text(sy.safe_region(result), free)
+
+
+# ---- the measured case: aws-samples/aws-do-eks #84 ---------------------------------------
+
+
+def test_measured_case_reads_released_blocks_and_answers_200() -> None:
+    o = run("lease_expired_read")
+    assert o.verdict == "violated" and o.prop == "assert"
+    assert o.message == ("client of A gets HTTP 200 from KV blocks P released and gave to B"
+                         " (P logged it: true)")
+    assert labels(o) == ["initial", "prefill.expire()", "prefill.reuse()", "decode.read()",
+                         "decode.read_done()", "decode.respond()"]
+    assert o.trace is not None
+    times = [s.time for s in o.trace.steps]
+    assert times[1] == 30 and times[3] is not None and 50 <= times[3] <= 62
+
+
+@pytest.mark.parametrize(("params", "verdict"), [
+    ({"L": 300}, "holds"),                        # #84's remedy: KV_LEASE_DURATION=300
+    ({"L": "63.01"}, "holds"),                    # 62 s gap + 1 s read < L: strict bound
+    ({"L": 63}, "violated"),
+    ({"Q_min": 0, "Q_max": 28, "T_read": 1}, "holds"),
+])
+def test_measured_case_straddles_its_bound(params: dict[str, int | str], verdict: str) -> None:
+    assert run("lease_expired_read", **params).verdict == verdict
+
+
+def test_measured_case_region() -> None:
+    assert region("lease_expired_read", ["L", "Q_max", "T_read"]) == (
+        "(L > Q_max or Q_max >= 50) and (L > Q_max + T_read or Q_max < 50)"
+        " and (L <= Q_max or Q_max >= 50)")
+
+
+# ---- the design: lease renewal by heartbeat (#41383) -------------------------------------
+
+
+def test_lease_renewal_holds_at_the_defaults() -> None:
+    run("lease_renewal").assert_holds()
+
+
+LOSSY = ("var hb_lossy : bool = false", "var hb_lossy : bool = true ")
+
+
+def test_lease_renewal_with_lost_heartbeats_expires_under_the_wait() -> None:
+    o = run("lease_renewal", LOSSY)
+    assert o.verdict == "violated"
+    names = labels(o)
+    assert names.index("decode.enter()") < names.index("prefill.expire()") \
+        < names.index("prefill.reuse()") < names.index("decode.read()")
+    assert "prefill.renew()" not in names
+
+
+def test_lease_renewal_first_heartbeat_must_beat_the_initial_lease() -> None:
+    assert run("lease_renewal", T_enter=24, T_hb=1).verdict == "violated"
+    run("lease_renewal", T_enter="23.9", T_hb=1).assert_holds()
+
+
+def test_lease_renewal_region_over_entry_and_heartbeat_delay() -> None:
+    # T_enter + H + T_hb < L at H = 5, L = 30
+    assert region("lease_renewal", ["T_enter", "T_hb"]) == "T_enter + T_hb < 25"
+
+
+def test_lease_renewal_region_over_the_extension() -> None:
+    # H + T_hb < E at H = 5, T_hb = 1
+    assert region("lease_renewal", ["E"]) == "E > 6"
+
+
+def test_lease_renewal_lossy_no_timing_is_safe() -> None:
+    assert region("lease_renewal", ["T_enter", "T_hb"], LOSSY) == "false"
+
+
+# ---- turn-2 reads of D's blocks (#47021) ------------------------------------------------
+
+
+def test_turn2_with_the_expiry_check_holds() -> None:
+    run("turn2_expiry_check").assert_holds()
+
+
+def test_turn2_before_47021_reads_reused_blocks() -> None:
+    o = run("turn2_expiry_check", ("var check : bool = true ", "var check : bool = false"))
+    assert o.verdict == "violated"
+    assert labels(o) == ["initial", "decode.expire()", "decode.reuse()", "prefill.read()",
+                         "prefill.read_done()"]
+
+
+def test_turn2_region() -> None:
+    assert region("turn2_expiry_check", ["M", "T_skew", "T_read"]) == "M > T_skew + T_read"
+
+
+# ---- several handles per request (#56104) ------------------------------------------------
+
+
+def test_multi_handle_first_err_invalidates_under_a_sibling() -> None:
+    o = run("multi_handle_invalidation")
+    assert o.message == "handle h1 of A lands in blocks owned by B"
+    assert labels(o) == ["initial", "nixl.post()", "nixl.error(h0)", "decode.invalidate()",
+                         "decode.reassign()", "nixl.land(h1)"]
+    assert region("multi_handle_invalidation", ["T_flight"]) == "false"
+
+
+def test_multi_handle_with_56104_holds() -> None:
+    fixed = ("var wait_all : bool = false", "var wait_all : bool = true ")
+    run("multi_handle_invalidation", fixed).assert_holds()
+    assert region("multi_handle_invalidation", ["T_flight"], fixed) == "true"
