@@ -57,10 +57,13 @@ from checker.explorer.search import (
     INCONCLUSIVE,
     CheckResult,
     Options,
-    _Explorer,
-    _Restart,
-    _Timelocked,
 )
+from checker.explorer.search import DeadlockUnconfirmed as _Restart
+from checker.explorer.search import ZoneCheck as _Explorer
+
+
+class _Timelocked(Exception):
+    state: State
 from checker.explorer.traces import TraceStep
 from checker.model.interface import ModelRuntimeError, State, Symmetry, TimedModel
 

@@ -45,7 +45,7 @@ import z3
 
 from checker.explorer.canon import canonizer
 from checker.explorer.limits import LimitHit, Limits
-from checker.explorer.liveness import live_clocks
+from checker.explorer.clockbounds import live_clocks
 from checker.explorer.reach import Reachability, Stats
 from checker.model.interface import (
     GT,

@@ -28,20 +28,20 @@ The pass over-approximates the reachable graph, in one of two ways:
 * **untimed**: clock constraints are ignored (every data-enabled edge counts),
   which can be many times larger when timing orders the events.
 
-The pass runs under the same limits as the search; when it stops early every
+The pass runs under the same limits as the search (a
+:class:`~checker.explorer.limits.Budget`, with a states limit of its own); when it stops early every
 clock counts as live with the model's largest constant, which is still exact.
 """
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Sequence
 
 from checker.explorer.backend import DbmOps
 from checker.explorer.canon import Canonizer
 from checker.explorer.dbm import LE_ZERO, Dbm, bound
-from checker.explorer.limits import peak_rss_mb
+from checker.explorer.limits import Budget, LimitHit, Limits, MemoryLimitHit
 from checker.model.interface import (
     LE,
     LT,
@@ -168,10 +168,6 @@ def _note(atoms: Sequence[ClockAtom], bounds: Sequence[int], lu: Bounds) -> None
             lu[a.clock] = (lo, up)
 
 
-class _Stop(Exception):
-    pass
-
-
 class _TooWide(Exception):
     """The timed pass's hulls would take more than :data:`HULL_BUDGET_MB`."""
 
@@ -184,17 +180,16 @@ past it the pass starts again untimed."""
 def clock_bounds(
     model: TimedModel,
     bounds: Sequence[int],
-    cap: int | None,
-    deadline: float | None,
+    budget: Budget | None = None,
     canon: Canonizer | None = None,
     edge_cache: dict[State, Sequence[Edge]] | None = None,
-    max_memory_mb: int | None = None,
     local: bool = True,
     timed: DbmOps | None = None,
 ) -> Liveness:
     """See :func:`_clock_bounds`; the timed pass falls back to the untimed one when
     its hulls outgrow :data:`HULL_BUDGET_MB`."""
-    args = (model, bounds, cap, deadline, canon, edge_cache, max_memory_mb, local)
+    budget = Budget(Limits()) if budget is None else budget
+    args = (model, bounds, budget, canon, edge_cache, local)
     try:
         return _clock_bounds(*args, timed=timed)
     except _TooWide:
@@ -204,20 +199,18 @@ def clock_bounds(
 def _clock_bounds(
     model: TimedModel,
     bounds: Sequence[int],
-    cap: int | None,
-    deadline: float | None,
+    budget: Budget,
     canon: Canonizer | None = None,
     edge_cache: dict[State, Sequence[Edge]] | None = None,
-    max_memory_mb: int | None = None,
     local: bool = True,
     timed: DbmOps | None = None,
 ) -> Liveness:
     """The pre-pass (see the module docstring).
 
     Stops (leaving :attr:`Liveness.complete` False: every clock live, with the
-    largest constant) past ``cap`` states, the ``time.monotonic()`` ``deadline``
-    or ``max_memory_mb``.  Without ``local``, only liveness and the global
-    per-clock constants are computed.
+    largest constant) at a limit of ``budget``: once it holds more states than the
+    budget's states limit, at its time limit, past its memory limit.  Without
+    ``local``, only liveness and the global per-clock constants are computed.
 
     With ``timed`` (DBM operations), the pass follows time coarsely: each discrete
     state keeps one zone over every clock, the convex hull of every zone that
@@ -331,11 +324,7 @@ def _clock_bounds(
         assert timed is not None
         if len(states) * n * n * 40 > HULL_BUDGET_MB * 2**20:
             raise _TooWide
-        if (cap is not None and len(states) > cap) or (
-            deadline is not None and time.monotonic() > deadline
-        ) or (max_memory_mb is not None and len(states) % 256 == 0
-              and peak_rss_mb() > max_memory_mb):
-            raise _Stop
+        budget.count(len(states) - 1)
         z = hulls[i]
         assert z is not None
         lu = lus[i]
@@ -413,11 +402,7 @@ def _clock_bounds(
                 waiting[i] = False
                 expand_timed(i, s)
                 continue
-            if (cap is not None and len(states) > cap) or (
-                deadline is not None and time.monotonic() > deadline
-            ) or (max_memory_mb is not None and len(states) % 256 == 0
-                  and peak_rss_mb() > max_memory_mb):
-                raise _Stop
+            budget.count(len(states) - 1)
             lu = lus[i]
             failed = False
             try:
@@ -440,8 +425,8 @@ def _clock_bounds(
                 r |= _atoms_mask(h.atoms)
                 _note(h.atoms, bounds, lu)
             for k, e in enumerate(edges):
-                if k & 4095 == 4095 and deadline is not None and time.monotonic() > deadline:
-                    raise _Stop
+                if k & 4095 == 4095:
+                    budget.check_time()
                 r |= _atoms_mask(e.guard)
                 _note(e.guard, bounds, lu)
                 if e.failure is not None:
@@ -453,7 +438,9 @@ def _clock_bounds(
             reads[i] |= r
             if failed:
                 unknown(i)
-    except _Stop:
+    except LimitHit as hit:
+        if isinstance(hit, MemoryLimitHit):
+            raise  # the memory guard's: it ends the whole run
         return live
     # Global constants (for states the search meets that the pass did not, which
     # can only be with symmetry off in one and on in the other: never) and for the
@@ -504,7 +491,7 @@ def _clock_bounds(
             if i == j and sym is None:
                 continue  # a self-loop adds nothing to what the state already has
             steps += 1
-            if steps & 1023 == 0 and deadline is not None and time.monotonic() > deadline:
+            if steps & 1023 == 0 and budget.over_time():
                 return live
             changed = False
             if mj:
@@ -549,5 +536,6 @@ def live_clocks(model: TimedModel, max_states: int | None = None,
     """Per reachable (untimed) discrete state, the bitmask of clocks it may still
     read before resetting them; None if the untimed pass hit ``max_states`` or
     the ``time.monotonic()`` deadline (then every clock counts as live)."""
-    live = clock_bounds(model, [0] * len(model.bounds), max_states, deadline, local=False)
+    budget = Budget(Limits(max_states, deadline=deadline))
+    live = clock_bounds(model, [0] * len(model.bounds), budget, local=False)
     return live.live if live.complete else None
