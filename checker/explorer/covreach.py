@@ -166,8 +166,13 @@ class Passed(Generic[Z]):
     def add(self, succ: Succ[Z], parent: int, depth: int) -> int | None:
         """Store a successor unless covered; its node id, or None (:attr:`subsumer`
         then names the covering node)."""
-        s = succ.state
-        z = succ.zone
+        e = succ.edge
+        return self.insert(succ.state, succ.zone, parent, -1 if e is None else e.event,
+                           succ.branch, succ.sym, depth)
+
+    def insert(self, s: State, z: Z, parent: int, event: int, branch: int,
+               sym: Symmetry | None, depth: int) -> int | None:
+        """:meth:`add`, given the parts of a successor."""
         stats = self.stats
         zones = self.by_state.get(s)
         if zones is None:
@@ -191,9 +196,7 @@ class Passed(Generic[Z]):
                 stats.zones -= len(retired)
                 gone = set(retired)
                 zones[:] = [k for k in zones if k not in gone]
-        e = succ.edge
-        node = self.record(s, z, parent, -1 if e is None else e.event, succ.branch, succ.sym,
-                           depth)
+        node = self.record(s, z, parent, event, branch, sym, depth)
         zones.append(node)
         stats.zones += 1
         stats.stored += 1

@@ -245,18 +245,24 @@ class FirstViolation:
                 return self.check.finish(CheckResult(HOLDS))
             if found and node is None:
                 node = wnode
-        if not found:
-            if node is not None:
-                self.waiting.push(node)
+        if bad is None:
+            self.queue(node, found, lambda: self.store.node(succ, parent, depth))
             return None
         if node is None:
             # Covered, but still the first state found breaking the property.
             node = self.store.node(succ, parent, depth)
-        if bad is None:
-            self.stuck.add(node)
-            self.waiting.push(node)
-            return None
         return self.check.violation(node, bad.name, bad.message)
+
+    def queue(self, node: int | None, stuck: bool, record: Callable[[], int]) -> None:
+        """Queue a stored ``node`` (None: covered).  One whose exact zone holds a
+        deadlocked valuation is queued even when covered (``record`` records it), and
+        reported when its turn comes."""
+        if stuck:
+            if node is None:
+                node = record()
+            self.stuck.add(node)
+        if node is not None:
+            self.waiting.push(node)
 
     def expand(self, node: int) -> CheckResult | bool:
         """A stuck node is reported when its turn comes."""
@@ -312,13 +318,14 @@ class ZoneCheck:
             return ALL_LABELS - {LabelKind.DEADLOCK}
         return ALL_LABELS
 
-    def restart(self, extrapolation: Extrapolation) -> None:
-        """A fresh search over a new zone graph abstracted by ``extrapolation``."""
+    def restart(self, extrapolation: Extrapolation, waiting: Waiting | None = None) -> None:
+        """A fresh search over a new zone graph abstracted by ``extrapolation`` (with
+        ``waiting`` as its waiting list, if given)."""
         self.ts = ZoneTS(self.model, self.bounds, self.live, extrapolation=extrapolation,
                          canonical=self.canon, labels=self.labels(), ops=self.D,
                          max_memory_mb=self.limits.max_memory_mb, edge_cache=self.edge_cache)
         self.store: Passed[dbm.Dbm] = Passed(self.ts.includes, keep_shallower=True)
-        self.waiting = waiting_list(self.options.search)
+        self.waiting = waiting_list(self.options.search) if waiting is None else waiting
         self.goal = FirstViolation(self, self.store, self.waiting)
 
     def prepare(self) -> None:

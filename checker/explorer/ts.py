@@ -202,6 +202,25 @@ class DomainTS(Generic[Z, F]):
         """The model's edges out of ``s``."""
         return self.model.edges(s)
 
+    def initial(self) -> Iterator[Succ[Z]]:
+        """Every clock at zero, closed (an initial state that breaks a deadline at once
+        is skipped)."""
+        zones = self.zones
+        for s0 in self.model.initial_states():
+            self.initial_state = s0
+            f0 = zones.frame(s0)
+            z0 = zones.close(f0, zones.zero(f0))
+            if z0 is not None:
+                yield self.arrive(s0, f0, z0, None, 0)
+
+    def includes(self, state: State, big: Z, small: Z) -> bool:
+        """Zone inclusion."""
+        return self.zones.includes(self.zones.frame(state), big, small)
+
+    def equal(self, state: State, a: Z, b: Z) -> bool:
+        """Inclusion both ways."""
+        return self.includes(state, a, b) and self.includes(state, b, a)
+
     def labels(self, s: State, f: F, z: Z) -> tuple[Label, ...]:
         """The labels of (s, z), z exact."""
         return ()
