@@ -196,6 +196,363 @@ def clock_bounds(
         return _clock_bounds(*args, timed=None)
 
 
+class _Pass:
+    """The pre-pass (see the module docstring and :func:`_clock_bounds`): the graph
+    explored forwards, then the bounds solved backwards."""
+
+    def __init__(self, model: TimedModel, bounds: Sequence[int], budget: Budget,
+                 canon: Canonizer | None, edge_cache: dict[State, Sequence[Edge]] | None,
+                 local: bool, timed: DbmOps | None) -> None:
+        self.model = model
+        self.bounds = bounds
+        self.budget = budget
+        self.canon = canon
+        self.edge_cache = edge_cache
+        self.local = local
+        self.timed = timed
+        self.n_clocks = n_clocks = len(model.clock_names)
+        self.top = top = max(bounds, default=0)
+        self.live = Liveness(n_clocks, canon, top)
+        self.index: dict[State, int] = {}
+        self.states: list[State] = []
+        self.reads: list[int] = []
+        self.lus: list[Bounds] = []
+        self.preds: list[list[tuple[int, tuple[int, ...], Symmetry | None]]] = []
+        """preds[j]: (i, resets, sym): an edge from states[i] to sym^-1(states[j])."""
+        self.queue: deque[int] = deque()
+        self.everything: Bounds | None = None
+        # The timed pass: per state its hull, whether it waits, which edges count already.
+        self.n = n_clocks + 1
+        self.hulls: list[Dbm | None] = []
+        self.waiting: list[bool] = []
+        self.counted: list[set[int]] = []
+        self.noted: list[bool] = []
+        self.top_m = [0] + [max(top, 0)] * n_clocks
+        self.dl_memo: dict[State, Sequence[ClockAtom] | ModelRuntimeError] = {}
+
+    def intern(self, s: State) -> tuple[int, Symmetry | None]:
+        """The index of the representative of ``s`` (a new one is queued), and the
+        permutation that gives it."""
+        rep, sym = self.live.canon(s)
+        j = self.index.get(rep)
+        if j is None:
+            j = len(self.states)
+            self.index[rep] = j
+            self.states.append(rep)
+            self.preds.append([])
+            self.reads.append(0)
+            self.lus.append({})
+            if self.timed is None:
+                self.queue.append(j)
+            else:
+                self.hulls.append(None)
+                self.waiting.append(False)
+                self.counted.append(set())
+                self.noted.append(False)
+        return j, sym
+
+    def constrain(self, z: Dbm, atoms: Sequence[ClockAtom]) -> bool:
+        """Intersect a hull with clock atoms in place; False if it became empty."""
+        timed = self.timed
+        assert timed is not None
+        n = self.n
+        bounds = self.bounds
+        for a in atoms:
+            b = bounds[a.bound]
+            if a.op in (LT, LE):
+                ok = timed.constrain(z, n, a.clock + 1, 0, bound(b, a.op == LT))
+            else:
+                ok = timed.constrain(z, n, 0, a.clock + 1, bound(-b, a.op == ">"))
+            if not ok:
+                return False
+        return True
+
+    def deadlines_of(self, t: State) -> Sequence[ClockAtom]:
+        """The model's deadlines in ``t`` (memoised, faults too)."""
+        got = self.dl_memo.get(t)
+        if got is None:
+            try:
+                got = self.model.deadlines(t)
+            except ModelRuntimeError as err:
+                got = err
+            self.dl_memo[t] = got
+        if isinstance(got, ModelRuntimeError):
+            raise got
+        return got
+
+    def settle(self, t: State, z: Dbm) -> bool:
+        """Deadlines, time passing, deadlines, extrapolation (in place)."""
+        timed = self.timed
+        assert timed is not None
+        try:
+            inv = self.deadlines_of(t)
+        except ModelRuntimeError:
+            inv = []  # reported when the search meets t; the hull only needs to be large
+        if not self.constrain(z, inv):
+            return False
+        timed.up(z, self.n)
+        if not self.constrain(z, inv):
+            return False
+        timed.extrapolate_m(z, self.n, self.top_m)
+        return self.constrain(z, inv)
+
+    def merge(self, j: int, z: Dbm) -> None:
+        """Add ``z`` to the hull of state ``j`` (queued again when it grew)."""
+        h = self.hulls[j]
+        if h is None:
+            self.hulls[j] = z
+        elif self.timed is not None and not self.timed.includes(h, z, self.n):
+            # The entrywise maximum of canonical DBMs is canonical: their convex hull.
+            self.hulls[j] = [a if a >= b else b for a, b in zip(h, z, strict=True)]
+        else:
+            return
+        if not self.waiting[j]:
+            self.waiting[j] = True
+            self.queue.append(j)
+
+    def unknown(self, i: int) -> None:
+        """A model error at state ``i``: no constants known, every bound of the model
+        may matter."""
+        self.reads[i] = self.live.all_mask
+        if self.everything is None:
+            self.everything = {c: (self.top, self.top) for c in range(self.n_clocks)}
+        self.lus[i] = dict(self.everything)
+
+    def edges_of(self, s: State) -> Sequence[Edge]:
+        """The model's edges out of ``s``, kept in the edge cache (the search expands
+        these representatives again)."""
+        cache = self.edge_cache
+        edges = cache.get(s) if cache is not None else None
+        if edges is None:
+            edges = self.model.edges(s)
+            if cache is not None and len(cache) < EDGE_CACHE:
+                cache[s] = edges
+        return edges
+
+    def first_visit(self, i: int, s: State, edges: Sequence[Edge]) -> None:
+        """The clocks the timed pass's state ``i`` reads, and their constants."""
+        bounds = self.bounds
+        lu = self.lus[i]
+        dls = self.deadlines_of(s)
+        hz = self.model.hazards(s)
+        r = _atoms_mask(dls)
+        _note(dls, bounds, lu)
+        for h in hz:
+            r |= _atoms_mask(h.atoms)
+            _note(h.atoms, bounds, lu)
+        for e in edges:
+            r |= _atoms_mask(e.guard)
+            _note(e.guard, bounds, lu)
+            if e.failure is not None:
+                continue
+            # Whether the edge can fire also depends on its target's deadlines on
+            # the clocks it keeps.  The untimed pass gets them from the target's
+            # own reads; here the target may never be reached (the hull says the
+            # edge cannot fire), and the search, which cannot know that, must
+            # still see the conflict: those clocks are read here.
+            try:
+                target_dls = self.deadlines_of(e.target)
+            except ModelRuntimeError:
+                target_dls = []
+            kept = [a for a in target_dls if a.clock not in e.resets]
+            r |= _atoms_mask(kept)
+            _note(kept, bounds, lu)
+        self.reads[i] |= r
+
+    def expand_timed(self, i: int, s: State) -> None:
+        """Expand state ``i`` of the timed pass from its hull."""
+        timed = self.timed
+        assert timed is not None
+        n = self.n
+        if len(self.states) * n * n * 40 > HULL_BUDGET_MB * 2**20:
+            raise _TooWide
+        self.budget.count(len(self.states) - 1)
+        z = self.hulls[i]
+        assert z is not None
+        first = not self.noted[i]
+        self.noted[i] = True
+        try:
+            edges = self.edges_of(s)
+            if first:
+                self.first_visit(i, s, edges)
+        except ModelRuntimeError:
+            self.unknown(i)
+            return
+        seen = self.counted[i]
+        every_clock = range(self.n_clocks)
+        for k, e in enumerate(edges):
+            if e.failure is not None:
+                continue
+            g = list(z)
+            if not self.constrain(g, e.guard):
+                continue
+            for c in e.resets:
+                timed.reset(g, n, c + 1)
+            if not self.settle(e.target, g):
+                continue  # the edge cannot fire from the hull: no run takes it
+            j, sym = self.intern(e.target)
+            if k not in seen:
+                seen.add(k)
+                self.preds[j].append((i, e.resets, sym))
+            if sym is not None:
+                g = timed.permute(g, n, [0] + [sym.clocks[c] + 1 for c in every_clock])
+            self.merge(j, g)
+
+    def expand_untimed(self, i: int, s: State) -> None:
+        """Expand state ``i`` of the untimed pass: every data-enabled edge counts."""
+        model = self.model
+        bounds = self.bounds
+        budget = self.budget
+        budget.count(len(self.states) - 1)
+        lu = self.lus[i]
+        failed = False
+        try:
+            dls = model.deadlines(s)
+            hz = model.hazards(s)
+        except ModelRuntimeError:
+            dls, hz = [], []
+            failed = True
+        try:
+            edges = model.edges(s)
+        except ModelRuntimeError:
+            edges = []
+            failed = True
+        else:
+            cache = self.edge_cache
+            if cache is not None and len(cache) < EDGE_CACHE:
+                cache[s] = edges  # the search expands these representatives again
+        r = _atoms_mask(dls)
+        _note(dls, bounds, lu)
+        for h in hz:
+            r |= _atoms_mask(h.atoms)
+            _note(h.atoms, bounds, lu)
+        preds = self.preds
+        for k, e in enumerate(edges):
+            if k & 4095 == 4095:
+                budget.check_time()
+            r |= _atoms_mask(e.guard)
+            _note(e.guard, bounds, lu)
+            if e.failure is not None:
+                continue
+            j, sym = self.intern(e.target)
+            # The reset clocks, not their bitmask: with thousands of clocks one mask
+            # per edge would take more memory than the whole model.
+            preds[j].append((i, e.resets, sym))
+        self.reads[i] |= r
+        if failed:
+            self.unknown(i)
+
+    def explore(self) -> None:
+        """The graph, forwards from the initial states."""
+        timed = self.timed
+        n_clocks = self.n_clocks
+        for s in self.model.initial_states():
+            j, sym = self.intern(s)
+            if timed is not None:
+                z0 = [LE_ZERO] * (self.n * self.n)
+                if self.settle(s, z0):
+                    self.merge(j, z0 if sym is None else timed.permute(
+                        z0, self.n, [0] + [sym.clocks[c] + 1 for c in range(n_clocks)]))
+        queue = self.queue
+        states = self.states
+        while queue:
+            i = queue.popleft()
+            if timed is not None:
+                self.waiting[i] = False
+                self.expand_timed(i, states[i])
+            else:
+                self.expand_untimed(i, states[i])
+
+    def global_constants(self) -> None:
+        """The largest constants per clock over every state (for states the search
+        meets that the pass did not, which can only be with symmetry off in one and on
+        in the other: never) and for the liveness-only mode."""
+        n_clocks = self.n_clocks
+        lower, upper = [-1] * n_clocks, [-1] * n_clocks
+        for lu in self.lus:
+            for c, (lo, up) in lu.items():
+                if lo > lower[c]:
+                    lower[c] = lo
+                if up > upper[c]:
+                    upper[c] = up
+        if self.canon is not None:
+            # Constants were seen on representatives only: make them the same across
+            # orbits, closing under generators of the permutation group.
+            gens = self.canon.generators()
+            changed = True
+            while changed:
+                changed = False
+                for sym in gens:
+                    for c, img in enumerate(sym.clocks):
+                        if c == img:
+                            continue
+                        if lower[img] != lower[c] or upper[img] != upper[c]:
+                            lower[img] = lower[c] = max(lower[img], lower[c])
+                            upper[img] = upper[c] = max(upper[img], upper[c])
+                            changed = True
+        self.live.lower, self.live.upper = lower, upper
+
+    def solve(self) -> bool:
+        """Backwards to a fixpoint, propagating only what changed since a state was
+        last processed (each bit and each constant moves once per increase); False when
+        time ran out."""
+        local = self.local
+        lus, preds = self.lus, self.preds
+        mask = list(self.reads)
+        dmask = list(self.reads)
+        dlus: list[Bounds] = [dict(lu) for lu in lus] if local else []
+        work = deque(range(len(self.states)))
+        queued = [True] * len(self.states)
+        steps = 0
+        while work:
+            j = work.popleft()
+            queued[j] = False
+            mj = dmask[j]
+            dmask[j] = 0
+            luj: Bounds = {}
+            if local:
+                luj = dlus[j]
+                dlus[j] = {}
+            if not mj and not luj:
+                continue
+            for i, resets, sym in preds[j]:
+                if i == j and sym is None:
+                    continue  # a self-loop adds nothing to what the state already has
+                steps += 1
+                if steps & 1023 == 0 and self.budget.over_time():
+                    return False
+                changed = False
+                if mj:
+                    got = Liveness.unmap(mj, sym)
+                    for c in resets:
+                        if got >> c & 1:
+                            got ^= 1 << c
+                    fresh = got & ~mask[i]
+                    if fresh:
+                        mask[i] |= fresh
+                        dmask[i] |= fresh
+                        changed = True
+                if luj:
+                    lui, dlui = lus[i], dlus[i]
+                    inv = sym.clock_inverse() if sym is not None else None
+                    for c2, pair in luj.items():
+                        c = inv[c2] if inv is not None else c2
+                        if resets and c in resets:
+                            continue
+                        old = lui.get(c)
+                        if old is None:
+                            lui[c] = dlui[c] = pair
+                            changed = True
+                        elif pair[0] > old[0] or pair[1] > old[1]:
+                            lui[c] = dlui[c] = (max(pair[0], old[0]), max(pair[1], old[1]))
+                            changed = True
+                if changed and not queued[i]:
+                    queued[i] = True
+                    work.append(i)
+        self.reads = mask
+        return True
+
+
 def _clock_bounds(
     model: TimedModel,
     bounds: Sequence[int],
@@ -219,314 +576,24 @@ def _clock_bounds(
     valuation of the state, so the graph still over-approximates the reachable one
     (the bounds stay sound), and it is usually much closer to it than the untimed
     graph, which lets events happen in orders no timing allows."""
-    n_clocks = len(model.clock_names)
-    top = max(bounds, default=0)
-    live = Liveness(n_clocks, canon, top)
-    index: dict[State, int] = {}
-    states: list[State] = []
-    reads: list[int] = []
-    lus: list[Bounds] = []
-    # preds[j]: (i, resets, sym): an edge from states[i] to sym^-1(states[j]).
-    preds: list[list[tuple[int, tuple[int, ...], Symmetry | None]]] = []
-    queue: deque[int] = deque()
-    everything: Bounds | None = None
-    # The timed pass: per state its hull, whether it waits, which edges count already.
-    n = n_clocks + 1
-    hulls: list[Dbm | None] = []
-    waiting: list[bool] = []
-    counted: list[set[int]] = []
-    noted: list[bool] = []
-    top_m = [0] + [max(top, 0)] * n_clocks
-
-    def intern(s: State) -> tuple[int, Symmetry | None]:
-        rep, sym = live.canon(s)
-        j = index.get(rep)
-        if j is None:
-            j = len(states)
-            index[rep] = j
-            states.append(rep)
-            preds.append([])
-            reads.append(0)
-            lus.append({})
-            if timed is None:
-                queue.append(j)
-            else:
-                hulls.append(None)
-                waiting.append(False)
-                counted.append(set())
-                noted.append(False)
-        return j, sym
-
-    def constrain(z: Dbm, atoms: Sequence[ClockAtom]) -> bool:
-        assert timed is not None
-        for a in atoms:
-            b = bounds[a.bound]
-            if a.op in (LT, LE):
-                ok = timed.constrain(z, n, a.clock + 1, 0, bound(b, a.op == LT))
-            else:
-                ok = timed.constrain(z, n, 0, a.clock + 1, bound(-b, a.op == ">"))
-            if not ok:
-                return False
-        return True
-
-    dl_memo: dict[State, Sequence[ClockAtom] | ModelRuntimeError] = {}
-
-    def deadlines_of(t: State) -> Sequence[ClockAtom]:
-        """The model's deadlines in ``t`` (memoised, faults too)."""
-        got = dl_memo.get(t)
-        if got is None:
-            try:
-                got = model.deadlines(t)
-            except ModelRuntimeError as err:
-                got = err
-            dl_memo[t] = got
-        if isinstance(got, ModelRuntimeError):
-            raise got
-        return got
-
-    def settle(t: State, z: Dbm) -> bool:
-        """Deadlines, time passing, deadlines, extrapolation (in place)."""
-        assert timed is not None
-        try:
-            inv = deadlines_of(t)
-        except ModelRuntimeError:
-            inv = []  # reported when the search meets t; the hull only needs to be large
-        if not constrain(z, inv):
-            return False
-        timed.up(z, n)
-        if not constrain(z, inv):
-            return False
-        timed.extrapolate_m(z, n, top_m)
-        return constrain(z, inv)
-
-    def merge(j: int, z: Dbm) -> None:
-        h = hulls[j]
-        if h is None:
-            hulls[j] = z
-        elif timed is not None and not timed.includes(h, z, n):
-            # The entrywise maximum of canonical DBMs is canonical: their convex hull.
-            hulls[j] = [a if a >= b else b for a, b in zip(h, z, strict=True)]
-        else:
-            return
-        if not waiting[j]:
-            waiting[j] = True
-            queue.append(j)
-
-    def unknown(i: int) -> None:
-        # A model error here: no constants known, every bound of the model may matter.
-        nonlocal everything
-        reads[i] = live.all_mask
-        if everything is None:
-            everything = {c: (top, top) for c in range(n_clocks)}
-        lus[i] = dict(everything)
-
-    def expand_timed(i: int, s: State) -> None:
-        assert timed is not None
-        if len(states) * n * n * 40 > HULL_BUDGET_MB * 2**20:
-            raise _TooWide
-        budget.count(len(states) - 1)
-        z = hulls[i]
-        assert z is not None
-        lu = lus[i]
-        first = not noted[i]
-        noted[i] = True
-        try:
-            edges = edge_cache.get(s) if edge_cache is not None else None
-            if edges is None:
-                edges = model.edges(s)
-                if edge_cache is not None and len(edge_cache) < EDGE_CACHE:
-                    edge_cache[s] = edges  # the search expands these states again
-            if first:
-                dls = deadlines_of(s)
-                hz = model.hazards(s)
-        except ModelRuntimeError:
-            unknown(i)
-            return
-        if first:
-            r = _atoms_mask(dls)
-            _note(dls, bounds, lu)
-            for h in hz:
-                r |= _atoms_mask(h.atoms)
-                _note(h.atoms, bounds, lu)
-            for e in edges:
-                r |= _atoms_mask(e.guard)
-                _note(e.guard, bounds, lu)
-                if e.failure is not None:
-                    continue
-                # Whether the edge can fire also depends on its target's deadlines on
-                # the clocks it keeps.  The untimed pass gets them from the target's
-                # own reads; here the target may never be reached (the hull says the
-                # edge cannot fire), and the search, which cannot know that, must
-                # still see the conflict: those clocks are read here.
-                try:
-                    target_dls = deadlines_of(e.target)
-                except ModelRuntimeError:
-                    target_dls = []
-                kept = [a for a in target_dls if a.clock not in e.resets]
-                r |= _atoms_mask(kept)
-                _note(kept, bounds, lu)
-            reads[i] |= r
-        seen = counted[i]
-        for k, e in enumerate(edges):
-            if e.failure is not None:
-                continue
-            g = list(z)
-            if not constrain(g, e.guard):
-                continue
-            for c in e.resets:
-                timed.reset(g, n, c + 1)
-            if not settle(e.target, g):
-                continue  # the edge cannot fire from the hull: no run takes it
-            j, sym = intern(e.target)
-            if k not in seen:
-                seen.add(k)
-                preds[j].append((i, e.resets, sym))
-            if sym is not None:
-                g = timed.permute(g, n, [0] + [sym.clocks[c] + 1 for c in every_clock])
-            merge(j, g)
-
-    every_clock = range(n_clocks)
-
+    p = _Pass(model, bounds, budget, canon, edge_cache, local, timed)
+    live = p.live
     try:
-        for s in model.initial_states():
-            j, sym = intern(s)
-            if timed is not None:
-                z0 = [LE_ZERO] * (n * n)
-                if settle(s, z0):
-                    merge(j, z0 if sym is None else timed.permute(
-                        z0, n, [0] + [sym.clocks[c] + 1 for c in range(n_clocks)]))
-        while queue:
-            i = queue.popleft()
-            s = states[i]
-            if timed is not None:
-                waiting[i] = False
-                expand_timed(i, s)
-                continue
-            budget.count(len(states) - 1)
-            lu = lus[i]
-            failed = False
-            try:
-                dls = model.deadlines(s)
-                hz = model.hazards(s)
-            except ModelRuntimeError:
-                dls, hz = [], []
-                failed = True
-            try:
-                edges = model.edges(s)
-            except ModelRuntimeError:
-                edges = []
-                failed = True
-            else:
-                if edge_cache is not None and len(edge_cache) < EDGE_CACHE:
-                    edge_cache[s] = edges  # the search expands these representatives again
-            r = _atoms_mask(dls)
-            _note(dls, bounds, lu)
-            for h in hz:
-                r |= _atoms_mask(h.atoms)
-                _note(h.atoms, bounds, lu)
-            for k, e in enumerate(edges):
-                if k & 4095 == 4095:
-                    budget.check_time()
-                r |= _atoms_mask(e.guard)
-                _note(e.guard, bounds, lu)
-                if e.failure is not None:
-                    continue
-                j, sym = intern(e.target)
-                # The reset clocks, not their bitmask: with thousands of clocks one mask
-                # per edge would take more memory than the whole model.
-                preds[j].append((i, e.resets, sym))
-            reads[i] |= r
-            if failed:
-                unknown(i)
+        p.explore()
     except LimitHit as hit:
         if isinstance(hit, MemoryLimitHit):
             raise  # the memory guard's: it ends the whole run
         return live
-    # Global constants (for states the search meets that the pass did not, which
-    # can only be with symmetry off in one and on in the other: never) and for the
-    # liveness-only mode.
-    lower, upper = [-1] * n_clocks, [-1] * n_clocks
-    for lu in lus:
-        for c, (lo, up) in lu.items():
-            if lo > lower[c]:
-                lower[c] = lo
-            if up > upper[c]:
-                upper[c] = up
-    if canon is not None:
-        # Constants were seen on representatives only: make them the same across
-        # orbits, closing under generators of the permutation group.
-        gens = canon.generators()
-        changed = True
-        while changed:
-            changed = False
-            for sym in gens:
-                for c, img in enumerate(sym.clocks):
-                    if c == img:
-                        continue
-                    if lower[img] != lower[c] or upper[img] != upper[c]:
-                        lower[img] = lower[c] = max(lower[img], lower[c])
-                        upper[img] = upper[c] = max(upper[img], upper[c])
-                        changed = True
-    live.lower, live.upper = lower, upper
-    # Backwards to a fixpoint, propagating only what changed since a state was last
-    # processed (each bit and each constant moves once per increase).
-    mask = list(reads)
-    dmask = list(reads)
-    dlus: list[Bounds] = [dict(lu) for lu in lus] if local else []
-    work = deque(range(len(states)))
-    queued = [True] * len(states)
-    steps = 0
-    while work:
-        j = work.popleft()
-        queued[j] = False
-        mj = dmask[j]
-        dmask[j] = 0
-        luj: Bounds = {}
-        if local:
-            luj = dlus[j]
-            dlus[j] = {}
-        if not mj and not luj:
-            continue
-        for i, resets, sym in preds[j]:
-            if i == j and sym is None:
-                continue  # a self-loop adds nothing to what the state already has
-            steps += 1
-            if steps & 1023 == 0 and budget.over_time():
-                return live
-            changed = False
-            if mj:
-                got = Liveness.unmap(mj, sym)
-                for c in resets:
-                    if got >> c & 1:
-                        got ^= 1 << c
-                fresh = got & ~mask[i]
-                if fresh:
-                    mask[i] |= fresh
-                    dmask[i] |= fresh
-                    changed = True
-            if luj:
-                lui, dlui = lus[i], dlus[i]
-                inv = sym.clock_inverse() if sym is not None else None
-                for c2, pair in luj.items():
-                    c = inv[c2] if inv is not None else c2
-                    if resets and c in resets:
-                        continue
-                    old = lui.get(c)
-                    if old is None:
-                        lui[c] = dlui[c] = pair
-                        changed = True
-                    elif pair[0] > old[0] or pair[1] > old[1]:
-                        lui[c] = dlui[c] = (max(pair[0], old[0]), max(pair[1], old[1]))
-                        changed = True
-            if changed and not queued[i]:
-                queued[i] = True
-                work.append(i)
+    p.global_constants()
+    if not p.solve():
+        return live
     # A state the timed pass never expanded (no valuation reaches it, e.g. an initial
     # state that breaks a deadline) stays unknown: every clock live there.
-    known = [k for k in range(len(states)) if timed is None or noted[k]]
-    live.live = {states[k]: mask[k] for k in known}
+    states = p.states
+    known = [k for k in range(len(states)) if timed is None or p.noted[k]]
+    live.live = {states[k]: p.reads[k] for k in known}
     if local:
-        live.local = {states[k]: lus[k] for k in known}
+        live.local = {states[k]: p.lus[k] for k in known}
     live.complete = True
     return live
 
