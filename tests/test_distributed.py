@@ -26,6 +26,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+# Every test here starts Ray or talks to it: slow, and all on one xdist worker, so that
+# one Ray instance serves the module (a second worker would start a second one).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+
 ray = pytest.importorskip("ray")
 
 from modelgen import model_for_seed  # noqa: E402
@@ -123,7 +127,6 @@ def test_random_model_restarted_with_extra_m() -> None:
     assert_same(one, two)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40, 200))
 def test_random_models_more(seed: int) -> None:
     spec = load_text(model_for_seed(seed), "<generated>")
@@ -251,7 +254,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.slow
 def test_ray_auto_on_a_started_cluster(tmp_path: Path) -> None:
     """``ray start --head`` then ``kvrace check --ray auto`` in another process: the
     package travels to the cluster's workers, the verdicts are the single-process ones."""

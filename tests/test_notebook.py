@@ -13,6 +13,7 @@ from tests.conftest import ROOT
 NOTEBOOK = ROOT / "docs" / "flagship.ipynb"
 
 
+@pytest.mark.slow  # starts a Jupyter kernel
 def test_flagship_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
