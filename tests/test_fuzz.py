@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
 import fuzz

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import FLAGSHIPS, ROOT, run_cli
+from helpers import FLAGSHIPS, ROOT, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 pytestmark = pytest.mark.slow
 

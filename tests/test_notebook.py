@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import ROOT
+from helpers import ROOT
 
 NOTEBOOK = ROOT / "docs" / "flagship.ipynb"
 

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ROOT, run_cli
 
 from checker import api
 from checker.model import trace as tr
 from checker.view import server, steps
-from tests.conftest import ROOT, run_cli
 
 IMMEDIATE = str(ROOT / "spec/sglang/immediate_release.kvr")
 ARTIFACTS = Path(os.environ.get("KVRACE_ARTIFACTS", ROOT / "tests" / "artifacts"))
