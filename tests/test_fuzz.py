@@ -68,6 +68,7 @@ def test_corpus_is_complete() -> None:
 
 
 @pytest.mark.slow  # a kvrace process per case
+@pytest.mark.alone  # the cases bound its wall-clock time
 @pytest.mark.parametrize("name", CASES)
 def test_regression(name: str) -> None:
     case = json.loads((CORPUS / f"{name}.json").read_text(encoding="utf-8"))

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-pytestmark = pytest.mark.slow
+# Every case times how fast a process reacts to a signal.
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 DEFERRED = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 SPEC = Path(tempfile.mkdtemp(prefix="kvrace-interrupts-")) / "big.kvr"

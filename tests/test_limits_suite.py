@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-pytestmark = pytest.mark.slow
+# Every case bounds a process's wall-clock time.
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 DEFERRED = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 STARTUP = 1.5
