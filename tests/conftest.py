@@ -1,26 +1,14 @@
-"""Shared fixtures of the kvrace test suite."""
+"""Shared fixtures of the kvrace test suite (shared functions and paths: ``helpers``)."""
 
 from __future__ import annotations
 
-import io
+import contextlib
+import fcntl
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from checker.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
-"""The repository root: spec paths in golden outputs are relative to it."""
-
-FLAGSHIPS = ("spec/sglang/deferred_release.kvr", "spec/sglang/immediate_release.kvr")
-"""The flagship specs, relative to :data:`ROOT`."""
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    """``kvrace ARGV`` in-process: exit code, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
+from helpers import ROOT
 
 
 @pytest.fixture
@@ -28,3 +16,60 @@ def in_root(monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run the test from the repository root (so relative spec paths resolve)."""
     monkeypatch.chdir(ROOT)
     return ROOT
+
+
+@contextlib.contextmanager
+def _flock(path: Path, mode: int) -> Iterator[None]:
+    with open(path, "a+b") as f:
+        fcntl.flock(f, mode)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The ``alone`` tests run on one xdist worker (never two waiting for each other).
+
+    pytest-xdist's ``--dist loadgroup`` sends the tests of one ``xdist_group`` to one
+    worker by suffixing their node ids with ``@GROUP``; since pytest 9.2 a node id lives
+    in ``Node._id`` and xdist (3.8)'s suffix no longer takes, so it is set here."""
+    for item in items:
+        if item.get_closest_marker("alone") is not None:
+            item.add_marker(pytest.mark.xdist_group("alone"))
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # pytest < 9.2: xdist's own suffix works
+        return
+    for item in items:
+        groups = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                  for m in item.iter_markers("xdist_group")}
+        if groups and isinstance(getattr(item, "_id", None), NodeId):
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(sorted(groups))}")
+
+
+@pytest.fixture(autouse=True)
+def _alone_when_marked(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests marked ``alone`` bound a run's wall-clock time: while they run, no other
+    test of this session runs in another xdist worker (every other test holds a shared
+    lock, the ``alone`` ones an exclusive one).  A turnstile lets a waiting ``alone``
+    test in before the next shared holder."""
+    # Under xdist every worker's base temp dir is a child of the same session dir.
+    root = tmp_path_factory.getbasetemp()
+    if root.name.startswith("popen-gw"):
+        root = root.parent
+    turnstile, room = root / "alone.turnstile", root / "alone.lock"
+    if request.node.get_closest_marker("alone") is None:
+        with _flock(turnstile, fcntl.LOCK_EX):
+            pass
+        with _flock(room, fcntl.LOCK_SH):
+            yield
+        return
+    with contextlib.ExitStack() as stack:
+        with _flock(turnstile, fcntl.LOCK_EX):
+            stack.enter_context(_flock(room, fcntl.LOCK_EX))
+        yield

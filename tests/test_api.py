@@ -6,12 +6,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from checker.api import Limits, check, load_spec
 from checker.diagnostics import SpecError
 from checker.model.compiled import ParamError
 
-ROOT = Path(__file__).resolve().parent.parent
 DEFERRED = ROOT / "spec/sglang/deferred_release.kvr"
 IMMEDIATE = ROOT / "spec/sglang/immediate_release.kvr"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from helpers import ROOT
 
 from checker import api
-from tests.conftest import ROOT
 
 IMMEDIATE = str(ROOT / "spec/sglang/immediate_release.kvr")
 DEFERRED = str(ROOT / "spec/sglang/deferred_release.kvr")

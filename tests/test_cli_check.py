@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -10,21 +9,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, run_cli
 
-from checker.cli import main
 from checker.model import trace as tr
 
-ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "spec").rglob("*.kvr"))
-GOLDEN = Path(__file__).resolve().parent / "golden" / "cli"
+GOLDEN = ROOT / "tests" / "golden" / "cli"
 IMMEDIATE = str(ROOT / "spec/sglang/immediate_release.kvr")
 DEFERRED = str(ROOT / "spec/sglang/deferred_release.kvr")
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _stable(text: str) -> str:
@@ -41,7 +33,7 @@ def test_check_golden(spec: Path) -> None:
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
-        code, out, err = run("check", rel, "--quiet")
+        code, out, err = run_cli("check", rel, "--quiet")
     finally:
         os.chdir(cwd)
     golden = GOLDEN / f"{spec.stem}.check.txt"
@@ -53,15 +45,15 @@ def test_check_golden(spec: Path) -> None:
 
 
 def test_exit_codes() -> None:
-    assert run("check", IMMEDIATE, "-q")[0] == 1
-    assert run("check", DEFERRED, "-q")[0] == 0
-    assert run("check", DEFERRED, "-q", "-p", "T_hold=7")[0] == 1
-    assert run("check", DEFERRED, "-q", "-p", "T_hold=7.5")[0] == 0
-    assert run("check", DEFERRED, "-q", "--max-states", "10")[0] == 3
+    assert run_cli("check", IMMEDIATE, "-q")[0] == 1
+    assert run_cli("check", DEFERRED, "-q")[0] == 0
+    assert run_cli("check", DEFERRED, "-q", "-p", "T_hold=7")[0] == 1
+    assert run_cli("check", DEFERRED, "-q", "-p", "T_hold=7.5")[0] == 0
+    assert run_cli("check", DEFERRED, "-q", "--max-states", "10")[0] == 3
 
 
 def test_inconclusive_says_what_was_explored() -> None:
-    code, out, _ = run("check", DEFERRED, "-q", "--max-states", "10")
+    code, out, _ = run_cli("check", DEFERRED, "-q", "--max-states", "10")
     assert code == 3
     assert "INCONCLUSIVE: state limit (10) reached" in out
     m = re.search(r"explored (\d+) states, (\d+) zones", out)
@@ -69,38 +61,38 @@ def test_inconclusive_says_what_was_explored() -> None:
 
 
 def test_unknown_parameter_is_bad_input() -> None:
-    code, out, err = run("check", DEFERRED, "-p", "T_hld=3")
+    code, out, err = run_cli("check", DEFERRED, "-p", "T_hld=3")
     assert code == 2 and out == ""
     assert "unknown parameter `T_hld`" in err and "Traceback" not in err
 
 
 def test_parameter_outside_its_range() -> None:
-    code, _, err = run("check", DEFERRED, "-p", "T_flight=0")
+    code, _, err = run_cli("check", DEFERRED, "-p", "T_flight=0")
     assert code == 2
     assert "T_flight=0 is outside its declared range (0, 10]" in err
 
 
 @pytest.mark.parametrize("bad", ["T_hold", "T_hold=abc", "T_hold=1/0"])
 def test_malformed_parameter(bad: str) -> None:
-    code, _, err = run("check", DEFERRED, "-p", bad)
+    code, _, err = run_cli("check", DEFERRED, "-p", bad)
     assert code == 2 and err.strip()
 
 
 def test_missing_file() -> None:
-    code, _, err = run("check", "no/such/spec.kvr")
+    code, _, err = run_cli("check", "no/such/spec.kvr")
     assert code == 2
     assert "no/such/spec.kvr: error[KVR000]: no such file" in err
 
 
 def test_usage_errors_exit_2() -> None:
-    assert run()[0] == 2
-    assert run("frobnicate")[0] == 2
-    assert run("check")[0] == 2
-    assert run("check", DEFERRED, "--max-states", "-1")[0] == 2
+    assert run_cli()[0] == 2
+    assert run_cli("frobnicate")[0] == 2
+    assert run_cli("check")[0] == 2
+    assert run_cli("check", DEFERRED, "--max-states", "-1")[0] == 2
 
 
 def test_json_output() -> None:
-    code, out, _ = run("check", IMMEDIATE, "--json", "-q")
+    code, out, _ = run_cli("check", IMMEDIATE, "--json", "-q")
     doc = json.loads(out)
     assert code == 1
     assert doc["verdict"] == "violated" and doc["property"] == "assert in decode.land(A, 0)"
@@ -114,7 +106,7 @@ def test_json_output() -> None:
 
 def test_trace_file_round_trips(tmp_path: Path) -> None:
     path = tmp_path / "race.json"
-    code, _, _ = run("check", IMMEDIATE, "-q", "--trace", str(path))
+    code, _, _ = run_cli("check", IMMEDIATE, "-q", "--trace", str(path))
     assert code == 1
     trace = tr.from_itf(json.loads(path.read_text()))
     assert trace.steps[-1].failure == "write of A chunk 0 lands in slot s0 owned by B"
@@ -123,7 +115,7 @@ def test_trace_file_round_trips(tmp_path: Path) -> None:
 
 
 def test_explain_gives_the_bound() -> None:
-    code, out, _ = run("check", DEFERRED, "-q", "-p", "T_hold=7", "--explain")
+    code, out, _ = run_cli("check", DEFERRED, "-q", "-p", "T_hold=7", "--explain")
     assert code == 1
     assert "possible exactly when: T_hold <= T_prop + T_chunk + T_flight" in out
 
@@ -131,7 +123,7 @@ def test_explain_gives_the_bound() -> None:
 @pytest.mark.skipif(shutil.which("dot") is None, reason="needs the Graphviz dot program")
 def test_diagram_svg(tmp_path: Path) -> None:
     svg = tmp_path / "race.svg"
-    code, _, err = run("check", IMMEDIATE, "-q", "--diagram", str(svg))
+    code, _, err = run_cli("check", IMMEDIATE, "-q", "--diagram", str(svg))
     assert code == 1 and err == f"wrote {svg} (and its source {tmp_path / 'race.dot'})\n"
     text = svg.read_text()
     assert text.lstrip().startswith("<?xml") and "land(A, 0)" in text
@@ -142,23 +134,23 @@ def test_diagram_without_dot_keeps_exit_code(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     svg = tmp_path / "race.svg"
-    code, _, err = run("check", IMMEDIATE, "-q", "--diagram", str(svg))
+    code, _, err = run_cli("check", IMMEDIATE, "-q", "--diagram", str(svg))
     assert code == 1
     assert (tmp_path / "race.dot").exists() and not svg.exists()
     assert "dot -Tsvg" in err and "graphviz" in err.lower()
 
 
 def test_diagram_unknown_extension(tmp_path: Path) -> None:
-    code, _, err = run("check", IMMEDIATE, "-q", "--diagram", str(tmp_path / "x.gif"))
+    code, _, err = run_cli("check", IMMEDIATE, "-q", "--diagram", str(tmp_path / "x.gif"))
     assert code == 2 and "gif" in err
 
 
 def test_trace_file_is_announced_only_when_written(tmp_path: Path) -> None:
     trace = tmp_path / "t.json"
-    code, _, err = run("check", IMMEDIATE, "-q", "--trace", str(trace))
+    code, _, err = run_cli("check", IMMEDIATE, "-q", "--trace", str(trace))
     assert code == 1 and err == f"wrote {trace}\n" and trace.exists()
     held = tmp_path / "held.json"
-    code, _, err = run("check", DEFERRED, "-q", "--trace", str(held), "--diagram",
+    code, _, err = run_cli("check", DEFERRED, "-q", "--trace", str(held), "--diagram",
                        str(tmp_path / "held.svg"))
     assert code == 0 and not held.exists() and not (tmp_path / "held.svg").exists()
     assert err == ("no trace file: there is no counterexample\n"
@@ -167,9 +159,9 @@ def test_trace_file_is_announced_only_when_written(tmp_path: Path) -> None:
 
 def test_draw_from_trace_file(tmp_path: Path) -> None:
     trace = tmp_path / "t.json"
-    run("check", IMMEDIATE, "-q", "--trace", str(trace))
+    run_cli("check", IMMEDIATE, "-q", "--trace", str(trace))
     dot = tmp_path / "t.dot"
-    code, out, _ = run("draw", str(trace), "-o", str(dot))
+    code, out, _ = run_cli("draw", str(trace), "-o", str(dot))
     assert code == 0 and "wrote" in out
     assert dot.read_text() == (ROOT / "counterexamples/immediate_release.dot").read_text()
 
@@ -177,21 +169,21 @@ def test_draw_from_trace_file(tmp_path: Path) -> None:
 def test_draw_rejects_garbage(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert run("draw", str(bad), "-o", str(tmp_path / "x.dot"))[0] == 2
+    assert run_cli("draw", str(bad), "-o", str(tmp_path / "x.dot"))[0] == 2
     bad.write_text('{"states": 3}')
-    code, _, err = run("draw", str(bad), "-o", str(tmp_path / "x.dot"))
+    code, _, err = run_cli("draw", str(bad), "-o", str(tmp_path / "x.dot"))
     assert code == 2 and "not a kvrace trace" in err
-    assert run("draw", str(tmp_path / "missing.json"), "-o", str(tmp_path / "x.dot"))[0] == 2
+    assert run_cli("draw", str(tmp_path / "missing.json"), "-o", str(tmp_path / "x.dot"))[0] == 2
 
 
 def test_graph_refuses_hairballs(tmp_path: Path) -> None:
-    code, _, err = run("graph", DEFERRED, "-o", str(tmp_path / "g.dot"), "--max-nodes", "50")
+    code, _, err = run_cli("graph", DEFERRED, "-o", str(tmp_path / "g.dot"), "--max-nodes", "50")
     assert code == 2 and "more than 50" in err
 
 
 def test_graph_highlights_the_violating_path(tmp_path: Path) -> None:
     out_dot = tmp_path / "g.dot"
-    code, out, _ = run("graph", IMMEDIATE, "-o", str(out_dot))
+    code, out, _ = run_cli("graph", IMMEDIATE, "-o", str(out_dot))
     assert code == 0 and "41 states" in out
     text = out_dot.read_text()
     # The six events of the race (and the states they reach) are drawn in red.

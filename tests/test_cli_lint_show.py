@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FLAGSHIPS, run_cli
+from helpers import FLAGSHIPS, run_cli
 
 from checker.language import MAX_FILE_BYTES
 

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 from checker.diagnostics import Diagnostic, Span, SpecError
 

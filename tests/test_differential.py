@@ -58,6 +58,7 @@ from diffcheck import (
     show_zone,
     zone_run,
 )
+from helpers import ROOT
 from modelgen import FEATURES, features, model_for_seed
 from reference import (
     DEADLOCK,
@@ -79,7 +80,6 @@ from checker.model.interp import InterpretedModel
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "spec").glob("**/*.kvr"))
 
 # ---- (a) the specs in spec/ ------------------------------------------------------------------

@@ -26,11 +26,15 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+# Every test here starts Ray or talks to it: slow, and all on one xdist worker, so that
+# one Ray instance serves the module (a second worker would start a second one).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+
 ray = pytest.importorskip("ray")
 
+from helpers import ROOT, run_cli  # noqa: E402
 from modelgen import model_for_seed  # noqa: E402
 
-from checker import cli  # noqa: E402
 from checker.explorer import distributed as dist  # noqa: E402
 from checker.explorer.limits import Limits  # noqa: E402
 from checker.explorer.search import CheckResult, Options, explore  # noqa: E402
@@ -38,8 +42,7 @@ from checker.language import load, load_text  # noqa: E402
 from checker.model import ir  # noqa: E402
 from checker.model.compiled import SpecModel  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-SPECS = sorted((REPO / "spec").glob("*/*.kvr"))
+SPECS = sorted((ROOT / "spec").glob("*/*.kvr"))
 COUNTS = ("states", "zones", "transitions", "stored", "explored", "depth")
 
 
@@ -82,7 +85,7 @@ def test_spec_library(path: Path) -> None:
 
 
 def test_pinned_counts_on_the_flagship() -> None:
-    _, two = both(load(REPO / "spec/sglang/deferred_release.kvr"))
+    _, two = both(load(ROOT / "spec/sglang/deferred_release.kvr"))
     assert (two.verdict, two.stats.states, two.stats.zones, two.stats.transitions) == (
         "holds", 120, 120, 216)
     d = two.distributed
@@ -123,7 +126,6 @@ def test_random_model_restarted_with_extra_m() -> None:
     assert_same(one, two)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40, 200))
 def test_random_models_more(seed: int) -> None:
     spec = load_text(model_for_seed(seed), "<generated>")
@@ -131,7 +133,7 @@ def test_random_models_more(seed: int) -> None:
 
 
 def test_three_workers_and_no_symmetry() -> None:
-    spec = load(REPO / "spec/sglang/premature_ack.kvr")
+    spec = load(ROOT / "spec/sglang/premature_ack.kvr")
     assert_same(*both(spec, workers=3))
     assert_same(*both(spec, options=Options(symmetry=False, clock_reduction=False)))
 
@@ -139,7 +141,7 @@ def test_three_workers_and_no_symmetry() -> None:
 # ---- limits and failures -------------------------------------------------------------------
 
 def test_state_limit_is_inconclusive() -> None:
-    spec = load(REPO / "spec/sglang/deferred_release.kvr")
+    spec = load(ROOT / "spec/sglang/deferred_release.kvr")
     _, two = both(spec, Limits(max_states=50))
     assert two.verdict == "inconclusive"
     assert two.limit == "state limit (50) reached"
@@ -147,14 +149,14 @@ def test_state_limit_is_inconclusive() -> None:
 
 
 def test_time_limit_is_inconclusive() -> None:
-    spec = load(REPO / "spec/sglang/deferred_release.kvr")
+    spec = load(ROOT / "spec/sglang/deferred_release.kvr")
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
                                    dist.Cluster(2), Limits(timeout=1e-6))
     assert (two.verdict, two.limit) == ("inconclusive", "time limit (1e-06 s) reached")
 
 
 def test_memory_limit_per_worker_is_inconclusive() -> None:
-    spec = load(REPO / "spec/sglang/deferred_release.kvr")
+    spec = load(ROOT / "spec/sglang/deferred_release.kvr")
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
                                    dist.Cluster(2), Limits(max_memory_mb=1))
     assert two.verdict == "inconclusive"
@@ -162,7 +164,7 @@ def test_memory_limit_per_worker_is_inconclusive() -> None:
 
 
 def test_a_dead_worker_ends_the_run_never_holds(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = load(REPO / "spec/sglang/deferred_release.kvr")
+    spec = load(ROOT / "spec/sglang/deferred_release.kvr")
     search = dist._Driver.search
 
     def kill_one(self: Any, ex: Any, mode: str) -> CheckResult:
@@ -181,14 +183,6 @@ def test_a_dead_worker_ends_the_run_never_holds(monkeypatch: pytest.MonkeyPatch)
 
 # ---- the command line ----------------------------------------------------------------------
 
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def _without_timing(doc: dict[str, Any]) -> dict[str, Any]:
     doc = dict(doc)
     doc.pop("distributed", None)
@@ -201,12 +195,12 @@ def _without_timing(doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("name", ["premature_ack", "deferred_release"])
 def test_cli_json_equals_single_process(name: str) -> None:
-    spec = str(REPO / f"spec/sglang/{name}.kvr")
+    spec = str(ROOT / f"spec/sglang/{name}.kvr")
     c1, o1, _ = run_cli("check", spec, "--json", "-q")
     c2, o2, _ = run_cli("check", spec, "--json", "-q", "--workers", "2")
     assert c1 == c2
     d1, d2 = json.loads(o1), json.loads(o2)
-    schema = json.loads((REPO / "docs/schema/kvrace-output-1.schema.json").read_text())
+    schema = json.loads((ROOT / "docs/schema/kvrace-output-1.schema.json").read_text())
     Draft202012Validator(schema).validate(d2)
     assert d2["distributed"]["workers"] == 2
     assert d2["distributed"]["bytes_per_explored_zone"] > 0
@@ -221,7 +215,7 @@ def test_cli_json_equals_single_process(name: str) -> None:
 
 
 def test_cli_text_adds_one_line() -> None:
-    spec = str(REPO / "spec/sglang/premature_ack.kvr")
+    spec = str(ROOT / "spec/sglang/premature_ack.kvr")
     _, o1, _ = run_cli("check", spec, "-q")
     code, o2, _ = run_cli("check", spec, "-q", "--workers", "2")
     assert code == 1
@@ -232,7 +226,7 @@ def test_cli_text_adds_one_line() -> None:
 
 
 def test_cli_refuses_dfs_and_missing_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = str(REPO / "spec/sglang/premature_ack.kvr")
+    spec = str(ROOT / "spec/sglang/premature_ack.kvr")
     code, _, err = run_cli("check", spec, "--workers", "2", "--dfs")
     assert (code, err) == (2, "--workers/--ray explore breadth-first: drop --dfs\n")
     import importlib.util
@@ -251,13 +245,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.slow
 def test_ray_auto_on_a_started_cluster(tmp_path: Path) -> None:
     """``ray start --head`` then ``kvrace check --ray auto`` in another process: the
     package travels to the cluster's workers, the verdicts are the single-process ones."""
     port = _free_port()
     env = {**os.environ, "RAY_ADDRESS": f"127.0.0.1:{port}", "RAY_AUTH_MODE": "token",
-           "PYTHONPATH": str(REPO)}
+           "PYTHONPATH": str(ROOT)}
     head = subprocess.Popen(
         [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
          f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
@@ -266,7 +259,7 @@ def test_ray_auto_on_a_started_cluster(tmp_path: Path) -> None:
     try:
         time.sleep(15)
         for name in ("premature_ack", "deferred_release", "strict_no_release_on_timeout"):
-            spec = str(REPO / f"spec/sglang/{name}.kvr")
+            spec = str(ROOT / f"spec/sglang/{name}.kvr")
             got = subprocess.run([sys.executable, "-m", "checker", "check", spec, "--json",
                                   "-q", "--ray", "auto"], env=env, capture_output=True,
                                  text=True, timeout=240)

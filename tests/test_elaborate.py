@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from conftest import FLAGSHIPS, ROOT
+from helpers import FLAGSHIPS, ROOT
 
 from checker.diagnostics import SpecError
 from checker.language import load, load_text

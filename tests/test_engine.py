@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from checker.explorer import Options, backend, explore, search
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 
-ROOT = Path(__file__).resolve().parents[1]
 FLAGSHIP = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 FISCHER = ROOT / "spec" / "classic" / "fischer.kvr"
 REGRESSION = ROOT / "tests" / "regressions" / "lu_spurious_deadlock.kvr"

@@ -7,12 +7,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, explore_file
 
-from checker.explorer import Limits, Options, explore
+from checker.explorer import Limits, explore
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 
-ROOT = Path(__file__).resolve().parent.parent
 IMMEDIATE = ROOT / "spec/sglang/immediate_release.kvr"
 DEFERRED = ROOT / "spec/sglang/deferred_release.kvr"
 
@@ -27,13 +27,8 @@ RACE = [
 ]
 
 
-def run(path: Path, values: dict[str, Fraction] | None = None, **opts: bool):
-    model = SpecModel(load(path), values or {})
-    return explore(model, options=Options(**opts))  # type: ignore[arg-type]
-
-
 def test_immediate_release_is_the_race() -> None:
-    r = run(IMMEDIATE)
+    r = explore_file(IMMEDIATE)
     assert r.verdict == "violated"
     assert r.prop == "assert"
     assert r.message == "write of A chunk 0 lands in slot s0 owned by B"
@@ -43,16 +38,16 @@ def test_immediate_release_is_the_race() -> None:
 @pytest.mark.parametrize("sym", [True, False])
 @pytest.mark.parametrize("cr", [True, False])
 def test_race_trace_is_the_same_with_and_without_reductions(sym: bool, cr: bool) -> None:
-    r = run(IMMEDIATE, symmetry=sym, clock_reduction=cr)
+    r = explore_file(IMMEDIATE, symmetry=sym, clock_reduction=cr)
     assert [s.label for s in r.trace] == RACE
 
 
 def test_deferred_release_verdicts() -> None:
-    assert run(DEFERRED).verdict == "holds"
-    low = run(DEFERRED, {"T_hold": Fraction(7)})
+    assert explore_file(DEFERRED).verdict == "holds"
+    low = explore_file(DEFERRED, {"T_hold": Fraction(7)})
     assert low.verdict == "violated" and low.prop == "assert"
     assert low.trace[-1].label == "decode.land(A, 0)"
-    assert run(DEFERRED, {"T_hold": Fraction(15, 2)}).verdict == "holds"
+    assert explore_file(DEFERRED, {"T_hold": Fraction(15, 2)}).verdict == "holds"
 
 
 # Exact sizes: (symmetry, clock reduction, deadlock check) -> (states, zones, transitions).
@@ -81,7 +76,7 @@ IMMEDIATE_COUNTS = {
 @pytest.mark.parametrize("key", sorted(DEFERRED_COUNTS))
 def test_deferred_counts(key: tuple[bool, bool, bool]) -> None:
     sym, cr, dl = key
-    r = run(DEFERRED, symmetry=sym, clock_reduction=cr, deadlock=dl)
+    r = explore_file(DEFERRED, symmetry=sym, clock_reduction=cr, deadlock=dl)
     assert r.verdict == "holds"
     assert (r.stats.states, r.stats.zones, r.stats.transitions) == DEFERRED_COUNTS[key]
 
@@ -89,14 +84,14 @@ def test_deferred_counts(key: tuple[bool, bool, bool]) -> None:
 @pytest.mark.parametrize("key", sorted(IMMEDIATE_COUNTS))
 def test_immediate_counts(key: tuple[bool, bool, bool]) -> None:
     sym, cr, dl = key
-    r = run(IMMEDIATE, symmetry=sym, clock_reduction=cr, deadlock=dl)
+    r = explore_file(IMMEDIATE, symmetry=sym, clock_reduction=cr, deadlock=dl)
     assert r.verdict == "violated"
     assert (r.stats.states, r.stats.zones, r.stats.transitions) == IMMEDIATE_COUNTS[key]
 
 
 def test_symmetry_halves_the_discrete_states() -> None:
-    with_sym = run(DEFERRED, symmetry=True)
-    without = run(DEFERRED, symmetry=False)
+    with_sym = explore_file(DEFERRED, symmetry=True)
+    without = explore_file(DEFERRED, symmetry=False)
     # Two interchangeable requests: every state but the symmetric ones has a twin.
     assert with_sym.stats.states < without.stats.states <= 2 * with_sym.stats.states
 
@@ -144,7 +139,7 @@ def test_time_limit_is_inconclusive() -> None:
 
 
 def test_dfs_finds_the_violation_too() -> None:
-    r = run(IMMEDIATE, search="dfs")  # type: ignore[arg-type]
+    r = explore_file(IMMEDIATE, search="dfs")  # type: ignore[arg-type]
     assert r.verdict == "violated" and r.prop == "assert"
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from test_reference import TableModel
 
 from checker import api

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
 import fuzz
@@ -67,6 +67,8 @@ def test_corpus_is_complete() -> None:
         assert (CORPUS / f"{name}.kvr").exists(), name
 
 
+@pytest.mark.slow  # a kvrace process per case
+@pytest.mark.alone  # the cases bound its wall-clock time
 @pytest.mark.parametrize("name", CASES)
 def test_regression(name: str) -> None:
     case = json.loads((CORPUS / f"{name}.json").read_text(encoding="utf-8"))
@@ -103,6 +105,7 @@ def test_mutations_are_deterministic_and_varied() -> None:
     assert (out, done) == fuzz.mutate(random.Random(3), text, 4)
 
 
+@pytest.mark.slow  # a campaign of processes
 def test_ci_slice(tmp_path: Path) -> None:
     """Deterministic: 400 lint inputs, 20 check and 3 synth command lines of seed 1
     (about 20 s)."""

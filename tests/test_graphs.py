@@ -6,7 +6,7 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from conftest import FLAGSHIPS, ROOT, run_cli
+from helpers import FLAGSHIPS, ROOT, run_cli
 
 from checker.graphs import graph_bytes, summarise, write_graph
 

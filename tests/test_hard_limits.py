@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 from checker.cli import main
 

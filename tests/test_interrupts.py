@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
-pytestmark = pytest.mark.slow
+# Every case times how fast a process reacts to a signal.
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 DEFERRED = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 SPEC = Path(tempfile.mkdtemp(prefix="kvrace-interrupts-")) / "big.kvr"

@@ -8,7 +8,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 from oracle import compare_models
 
 from checker import api

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from helpers import ROOT, run_cli
 from jsonschema import Draft202012Validator
 
 from checker import jsonout
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "docs" / "schema" / "kvrace-output-1.schema.json"
 IMMEDIATE = "spec/sglang/immediate_release.kvr"
 DEFERRED = "spec/sglang/deferred_release.kvr"

@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
-pytestmark = pytest.mark.slow
+# Every case bounds a process's wall-clock time.
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 DEFERRED = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 STARTUP = 1.5

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
+from helpers import run_cli
 
 from checker import api, render
 from checker.language import load_text

@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import ROOT
+from helpers import ROOT
 
 NOTEBOOK = ROOT / "docs" / "flagship.ipynb"
 
 
+@pytest.mark.slow  # starts a Jupyter kernel
 def test_flagship_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import tomllib
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 import checker
 

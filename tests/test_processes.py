@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from checker.api import check, load_spec
 from checker.cli import main
@@ -19,7 +20,6 @@ from checker.language import load_text
 from checker.model import trace as tr
 from checker.render import sequence_dot
 
-ROOT = Path(__file__).resolve().parent.parent
 CLASSIC = ROOT / "spec" / "classic"
 NOSYM = Options(symmetry=False)
 

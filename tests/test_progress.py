@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
-from checker.cli import main
 from checker.explorer import Stats
 from checker.progress import Progress, mode_for
 from checker.smt import synth as sy
@@ -21,12 +21,6 @@ WEAK = "T_hold > T_prop + T_flight"
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
-
-
-def _run(argv: list[str], err: io.StringIO) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(argv, out, err)
-    return code, out.getvalue()
 
 
 def test_modes() -> None:
@@ -55,7 +49,7 @@ def test_periodic_lines_when_not_a_terminal(in_root: Path, monkeypatch: pytest.M
                                             argv: list[str]) -> None:
     monkeypatch.setenv("KVRACE_PROGRESS_INTERVAL", "0.05")
     err = io.StringIO()
-    code, out = _run(argv, err)
+    code, out = run_cli(*argv, stderr=err)[:2]
     lines = err.getvalue().splitlines()
     assert code in (0, 1) and out
     assert len(lines) >= 2
@@ -68,7 +62,7 @@ def test_periodic_lines_when_not_a_terminal(in_root: Path, monkeypatch: pytest.M
 def test_check_lines_and_quiet(in_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVRACE_PROGRESS_INTERVAL", "0.02")
     err = io.StringIO()
-    code, _ = _run(["check", "spec/sglang/kv_checksum.kvr"], err)
+    code, _ = run_cli("check", "spec/sglang/kv_checksum.kvr", stderr=err)[:2]
     lines = err.getvalue().splitlines()
     assert code == 1 and lines
     pattern = (r"kvrace check: [0-9.]+ s, (model and clock pre-pass|exploring: [0-9,]+ zones,"
@@ -77,13 +71,13 @@ def test_check_lines_and_quiet(in_root: Path, monkeypatch: pytest.MonkeyPatch) -
     for argv in (["check", DEFERRED, "-q"], ["synth", DEFERRED, "--quiet", "--max-states", "50"],
                  ["prove", DEFERRED, "--assume", WEAK, "-q", "--max-states", "50"]):
         err = io.StringIO()
-        _run(argv, err)
+        run_cli(*argv, stderr=err)
         assert err.getvalue() == "", argv
 
 
 def test_live_display_on_a_terminal_is_erased(in_root: Path) -> None:
     err = _Terminal()
-    code, out = _run(["synth", DEFERRED], err)
+    code, out = run_cli("synth", DEFERRED, stderr=err)[:2]
     shown = err.getvalue()
     assert code == 0 and out.startswith("model deferred_release: synthesis")
     assert "kvrace synth: " in shown and "\x1b[2K" in shown  # drawn, then erased

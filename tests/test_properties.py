@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from helpers import check_text
 
 from checker.api import check
 from checker.explorer import Options
@@ -25,14 +26,10 @@ property prompt: asked leadsto served within W
 """
 
 
-def run(text: str, **params: int | str):
-    return check(load_text(text, "<test>"), params)
-
-
 @pytest.mark.parametrize(("w", "verdict"), [(5, "holds"), (4.5, "violated"), (6, "holds")])
 def test_bounded_response_boundary(w: float, verdict: str) -> None:
     # The server answers at the latest T+1 = 5 after the request.
-    o = run(RESPONSE, W=str(w))
+    o = check_text(RESPONSE, W=str(w))
     assert o.verdict == verdict
     if verdict == "violated":
         assert o.prop == "prompt"
@@ -42,7 +39,7 @@ def test_bounded_response_boundary(w: float, verdict: str) -> None:
 
 
 def test_response_violation_trace_ends_before_the_response() -> None:
-    o = run(RESPONSE, W=2)
+    o = check_text(RESPONSE, W=2)
     assert o.trace is not None
     assert [s.label for s in o.trace.steps] == ["initial", "client.ask()"]
     assert o.timing_note is not None and "its bound has passed" in o.timing_note
@@ -59,7 +56,7 @@ invariant small: n <= 2
 
 
 def test_invariant_violation_is_shortest() -> None:
-    o = run(INVARIANT)
+    o = check_text(INVARIANT)
     assert o.verdict == "violated" and o.prop == "small"
     assert o.trace is not None and len(o.trace.steps) == 4
 
@@ -76,7 +73,7 @@ deadline hurry: c <= 2 while go
 
 
 def test_deadlock_when_a_deadline_blocks_time() -> None:
-    o = run(DEADLOCK)
+    o = check_text(DEADLOCK)
     assert o.verdict == "violated" and o.prop == "deadlock"
     assert o.trace is not None and [s.label for s in o.trace.steps] == ["initial", "a.start()"]
     no_dl = check(load_text(DEADLOCK, "<test>"), options=Options(deadlock=False))
@@ -85,15 +82,15 @@ def test_deadlock_when_a_deadline_blocks_time() -> None:
 
 def test_no_deadlock_when_time_can_pass_for_ever() -> None:
     text = DEADLOCK.replace("deadline hurry: c <= 2 while go\n", "")
-    assert run(text).verdict == "holds"
+    assert check_text(text).verdict == "holds"
 
 
 def test_deadlock_respects_strict_guards() -> None:
     # finish needs c > 2 but time stops at c = 2: a deadlock, exactly at the boundary.
     text = DEADLOCK.replace("c >= 3", "c > 2")
-    assert run(text).prop == "deadlock"
+    assert check_text(text).prop == "deadlock"
     text = DEADLOCK.replace("c >= 3", "c >= 2")
-    assert run(text).verdict == "holds"
+    assert check_text(text).verdict == "holds"
 
 
 ERROR = """
@@ -107,7 +104,7 @@ event a.touch() when not used[s0] do used[slot[true]] := true
 
 
 def test_runtime_none_dereference_is_a_model_error() -> None:
-    o = run(ERROR)
+    o = check_text(ERROR)
     assert o.verdict == "error"
     assert o.message is not None and "`none` dereferenced" in o.message
     assert "a.touch()" in o.message
@@ -123,7 +120,7 @@ event a.inc() do n := n + 1
 
 
 def test_runtime_out_of_range_is_a_model_error() -> None:
-    o = run(RANGE)
+    o = check_text(RANGE)
     assert o.verdict == "error"
     assert o.message is not None and "value 3 outside 0..2" in o.message
     assert o.trace is not None and len(o.trace.steps) == 3
@@ -143,26 +140,26 @@ invariant never_both_late: not (x and y)
 
 
 def test_strict_bounds_are_exact() -> None:
-    assert run(STRICT).prop == "never_both_late"
-    assert run(STRICT, T=0).verdict == "holds"  # `c < 0` never holds
-    assert run(STRICT, T="0.001").prop == "never_both_late"
+    assert check_text(STRICT).prop == "never_both_late"
+    assert check_text(STRICT, T=0).verdict == "holds"  # `c < 0` never holds
+    assert check_text(STRICT, T="0.001").prop == "never_both_late"
 
 
 def test_deadline_closed_at_the_boundary_is_a_deadlock() -> None:
     # At c = T exactly, `c < T` no longer holds and the deadline stops time.
     text = STRICT.replace("invariant", "deadline d: c <= T while not x\ninvariant")
-    assert run(text).prop == "deadlock"
+    assert check_text(text).prop == "deadlock"
 
 
 def test_initial_state_breaking_a_deadline_is_a_model_error() -> None:
     text = STRICT.replace("invariant", "deadline d: c < T while not x\ninvariant")
-    o = run(text, T=0)
+    o = check_text(text, T=0)
     assert o.verdict == "error"
     assert o.message is not None and "initial state" in o.message
 
 
 def test_fraction_parameters_scale_exactly() -> None:
-    o = run(RESPONSE, T="1/3", W="4/3")
+    o = check_text(RESPONSE, T="1/3", W="4/3")
     assert o.verdict == "holds"
-    assert run(RESPONSE, T="1/3", W="1.3").verdict == "violated"
+    assert check_text(RESPONSE, T="1/3", W="1.3").verdict == "violated"
     assert Fraction("1/3") + 1 == Fraction(4, 3)

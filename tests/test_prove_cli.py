@@ -15,15 +15,14 @@ is wrapped so that a call with exactly the same arguments reuses it; every other
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import z3
+from helpers import ROOT, run_cli
 from test_synth import (
     DEFERRED_RANGES,
     DEFERRED_SAFE,
@@ -38,9 +37,7 @@ from test_synth import (
 
 import checker.smt.synth as synth_module
 from checker.api import check
-from checker.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
 DEFERRED = str(ROOT / "spec/sglang/deferred_release.kvr")
 WEAK = "T_hold > T_prop + T_flight"
 EXACT = "T_hold > T_prop + T_chunk + T_flight"
@@ -66,12 +63,6 @@ def cached_deferred(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(synth_module, "explore_parametric", explore)
     return hits
-
-
-def run(argv: Sequence[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def parse_point(text: str) -> dict[str, Fraction]:
@@ -101,7 +92,7 @@ def assert_violates(point: dict[str, Fraction], spec: str = DEFERRED) -> None:
 # ---- prove on the flagship ----------------------------------------------------------------
 
 def test_prove_is_refuted_under_a_too_weak_assumption(cached_deferred: list[str]) -> None:
-    code, out, err = run(["prove", DEFERRED, "--assume", WEAK])
+    code, out, err = run_cli("prove", DEFERRED, "--assume", WEAK)
     assert code == 1, out + err
     assert cached_deferred == ["deferred_release"]
     m = re.search(r"REFUTED: at (.*) \(inside the assumption\)", out)
@@ -118,7 +109,7 @@ def test_prove_is_refuted_under_a_too_weak_assumption(cached_deferred: list[str]
 
 
 def test_prove_is_refuted_json(cached_deferred: list[str]) -> None:
-    code, out, _ = run(["prove", DEFERRED, "--assume", WEAK, "--json"])
+    code, out, _ = run_cli("prove", DEFERRED, "--assume", WEAK, "--json")
     assert code == 1
     doc = json.loads(out)
     assert doc["status"] == "refuted"
@@ -130,14 +121,14 @@ def test_prove_is_refuted_json(cached_deferred: list[str]) -> None:
     assert_violates(point)
     assert doc["trace"]["states"], "the JSON carries the counterexample trace"
     # The same facts as the text output.
-    _, text, _ = run(["prove", DEFERRED, "--assume", WEAK])
+    _, text, _ = run_cli("prove", DEFERRED, "--assume", WEAK)
     m = re.search(r"REFUTED: at (.*) \(inside the assumption\)", text)
     assert m is not None and parse_point(m.group(1)) == point
 
 
 def test_prove_holds_under_the_exact_assumption_and_the_bound_is_tight(
         cached_deferred: list[str]) -> None:
-    code, out, err = run(["prove", DEFERRED, "--assume", EXACT])
+    code, out, err = run_cli("prove", DEFERRED, "--assume", EXACT)
     assert code == 0, out + err
     assert "PROVED" in out
     m = re.search(r"tight: a property breaks on its boundary, at (.*)", out)
@@ -147,7 +138,7 @@ def test_prove_holds_under_the_exact_assumption_and_the_bound_is_tight(
     assert point["T_hold"] == window(point), f"{point} is not on the boundary"
     assert_violates(point)
     # JSON: the same facts.
-    code, out, _ = run(["prove", DEFERRED, "--assume", EXACT, "--json"])
+    code, out, _ = run_cli("prove", DEFERRED, "--assume", EXACT, "--json")
     assert code == 0
     doc = json.loads(out)
     assert doc["status"] == "proved"
@@ -162,10 +153,10 @@ def test_prove_equivalent_assumption_forms(cached_deferred: list[str]) -> None:
     for text in ("T_hold - T_flight > T_prop + T_chunk",
                  "2 * T_hold > 2 * (T_prop + T_chunk + T_flight) and T_prop <= 10",
                  "T_prop + T_chunk + T_flight < T_hold"):
-        code, out, err = run(["prove", DEFERRED, "--assume", text])
+        code, out, err = run_cli("prove", DEFERRED, "--assume", text)
         assert code == 0, (text, out + err)
     # On the boundary (not strict) there is a counterexample.
-    code, out, _ = run(["prove", DEFERRED, "--assume", "T_hold >= T_prop + T_chunk + T_flight"])
+    code, out, _ = run_cli("prove", DEFERRED, "--assume", "T_hold >= T_prop + T_chunk + T_flight")
     assert code == 1
     m = re.search(r"REFUTED: at (.*) \(inside the assumption\)", out)
     assert m is not None
@@ -190,7 +181,7 @@ def test_prove_equivalent_assumption_forms(cached_deferred: list[str]) -> None:
 )
 def test_bad_assumption_is_a_positioned_error(assume: str, code_id: str | None,
                                               column: int) -> None:
-    code, out, err = run(["prove", DEFERRED, "--assume", assume])
+    code, out, err = run_cli("prove", DEFERRED, "--assume", assume)
     assert code == 2, out + err
     assert out == ""
     m = re.search(r"<--assume>:(\d+):(\d+): error\[(KVR\d+)\]", err)
@@ -204,7 +195,7 @@ def test_bad_assumption_is_a_positioned_error(assume: str, code_id: str | None,
 
 
 def test_unknown_free_parameter_is_bad_input() -> None:
-    code, _, err = run(["prove", DEFERRED, "--assume", EXACT, "--free", "T_nope"])
+    code, _, err = run_cli("prove", DEFERRED, "--assume", EXACT, "--free", "T_nope")
     assert code == 2
     assert "T_nope" in err
 
@@ -214,17 +205,17 @@ def test_unknown_free_parameter_is_bad_input() -> None:
 @pytest.mark.parametrize("limit", [["--timeout", "0.001"], ["--max-states", "3"]])
 @pytest.mark.parametrize("assume", [EXACT, WEAK])
 def test_prove_limits_are_inconclusive(limit: list[str], assume: str) -> None:
-    code, out, err = run(["prove", DEFERRED, "--assume", assume, *limit])
+    code, out, err = run_cli("prove", DEFERRED, "--assume", assume, *limit)
     assert code == 3, out + err
     assert "PROVED" not in out
     assert "INCONCLUSIVE" in out
-    code, out, _ = run(["prove", DEFERRED, "--assume", assume, *limit, "--json"])
+    code, out, _ = run_cli("prove", DEFERRED, "--assume", assume, *limit, "--json")
     assert code == 3
     assert json.loads(out)["status"] == "inconclusive"
 
 
 def test_synth_limit_is_inconclusive() -> None:
-    code, out, _ = run(["synth", DEFERRED, "--max-states", "3", "--json"])
+    code, out, _ = run_cli("synth", DEFERRED, "--max-states", "3", "--json")
     assert code == 3
     doc = json.loads(out)
     assert doc["complete"] is False
@@ -240,7 +231,7 @@ def smtlib_region(text: str) -> z3.BoolRef:
 
 
 def test_synth_json_smtlib_is_the_flagship_region(cached_deferred: list[str]) -> None:
-    code, out, err = run(["synth", DEFERRED, "--json"])
+    code, out, err = run_cli("synth", DEFERRED, "--json")
     assert code == 0, err
     assert cached_deferred == ["deferred_release"]
     doc = json.loads(out)
@@ -257,13 +248,13 @@ def test_synth_json_small_spec_end_to_end(tmp_path: Path) -> None:
     spec = tmp_path / "relay.kvr"
     spec.write_text(RELAY)
     ranges = z3.And(in_range("T_a", 0, 5), in_range("T_b", 0, 5), in_range("T_hold", 0, 20))
-    code, out, err = run(["synth", str(spec), "--json"])
+    code, out, err = run_cli("synth", str(spec), "--json")
     assert code == 0, err
     region = smtlib_region(json.loads(out)["smtlib"])
     assert equivalent(region, z3.And(ranges, R["T_hold"] > R["T_a"] + R["T_b"]))
     # With some parameters fixed.
-    code, out, err = run(["synth", str(spec), "--json", "--free", "T_hold", "-p", "T_a=1.5",
-                          "-p", "T_b=1/3"])
+    code, out, err = run_cli("synth", str(spec), "--json", "--free", "T_hold", "-p", "T_a=1.5",
+                          "-p", "T_b=1/3")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["free"] == ["T_hold"]
@@ -276,7 +267,7 @@ def test_prove_small_spec_with_fixed_parameters(tmp_path: Path) -> None:
     spec = tmp_path / "relay.kvr"
     spec.write_text(RELAY)
     base = ["prove", str(spec), "--free", "T_hold", "-p", "T_a=1", "-p", "T_b=2"]
-    code, out, _ = run([*base, "--assume", "T_hold > 3"])
+    code, out, _ = run_cli(*base, "--assume", "T_hold > 3")
     assert code == 0, out
     m = re.search(r"tight: a property breaks on its boundary, at (.*)", out)
     assert m is not None
@@ -284,7 +275,7 @@ def test_prove_small_spec_with_fixed_parameters(tmp_path: Path) -> None:
     assert point == {"T_a": 1, "T_b": 2, "T_hold": 3}
     assert_violates(point, str(spec))
     # A fixed parameter inside the assumption is substituted: T_hold > T_a + 1 = 2.
-    code, out, _ = run([*base, "--assume", "T_hold > T_a + 1"])
+    code, out, _ = run_cli(*base, "--assume", "T_hold > T_a + 1")
     assert code == 1, out
     m = re.search(r"REFUTED: at (.*) \(inside the assumption\)", out)
     assert m is not None
@@ -313,7 +304,7 @@ def test_printed_counterexample_values_are_exact(tmp_path: Path) -> None:
     spec = tmp_path / "third.kvr"
     spec.write_text(THIRD)
     assert check(str(spec), {"T_a": Fraction(1, 3)}).verdict == "violated"
-    code, out, _ = run(["prove", str(spec), "--assume", "T_a >= 0"])
+    code, out, _ = run_cli("prove", str(spec), "--assume", "T_a >= 0")
     assert code == 1, out
     m = re.search(r"REFUTED: at (.*) \(inside the assumption\)", out)
     assert m is not None, out
@@ -323,7 +314,7 @@ def test_printed_counterexample_values_are_exact(tmp_path: Path) -> None:
 def test_synth_region_text_is_exact(tmp_path: Path) -> None:
     spec = tmp_path / "third.kvr"
     spec.write_text(THIRD)
-    code, out, _ = run(["synth", str(spec), "--json"])
+    code, out, _ = run_cli("synth", str(spec), "--json")
     assert code == 0
     doc = json.loads(out)
     exact = z3.And(in_range("T_a", 0, 10), z3.Real("T_a") < z3.RealVal("1/3"))
@@ -336,7 +327,7 @@ def test_synth_region_text_is_exact(tmp_path: Path) -> None:
 def test_not_tight_claim_is_true(tmp_path: Path, assume: str) -> None:
     spec = tmp_path / "relay.kvr"
     spec.write_text(RELAY)
-    code, out, _ = run(["prove", str(spec), "--assume", assume])
+    code, out, _ = run_cli("prove", str(spec), "--assume", assume)
     assert code == 0, out
     # Outside the assumption there is a violation, e.g. at the defaults with T_hold = 1.
     outside = {"T_a": Fraction(1), "T_b": Fraction(1), "T_hold": Fraction(1)}
@@ -357,8 +348,8 @@ event a.inc() when x >= T do n := n + 1; reset x
 def test_model_runtime_error_is_exit_2(tmp_path: Path, command: list[str]) -> None:
     spec = tmp_path / "erroring.kvr"
     spec.write_text(ERRORING)
-    assert run(["check", str(spec)])[0] == 2  # check reports it as bad input
-    code, _, err = run([command[0], str(spec), *command[1:]])
+    assert run_cli("check", str(spec))[0] == 2  # check reports it as bad input
+    code, _, err = run_cli(command[0], str(spec), *command[1:])
     assert code == 2
     assert "outside 0..2" in err
 
@@ -371,7 +362,7 @@ def test_tight_when_violations_only_approach_a_closed_boundary(tmp_path: Path) -
     spec = tmp_path / "third_closed.kvr"
     spec.write_text(THIRD_CLOSED)
     assert check(str(spec), {"T_a": Fraction(1, 3)}).verdict == "holds"
-    code, out, _ = run(["prove", str(spec), "--assume", "3 * T_a <= 1"])
+    code, out, _ = run_cli("prove", str(spec), "--assume", "3 * T_a <= 1")
     assert code == 0, out
     m = re.search(r"tight: no violation on its boundary itself, but violations arbitrarily"
                   r" close to it, e.g. at (.*)", out)
@@ -379,9 +370,9 @@ def test_tight_when_violations_only_approach_a_closed_boundary(tmp_path: Path) -
     point = parse_point(m.group(1))
     assert Fraction(1, 3) < point["T_a"] <= Fraction(1, 3) + Fraction(1, 1000)
     assert_violates(point, str(spec))
-    code, out, _ = run(["prove", str(spec), "--assume", "3 * T_a <= 1", "--json"])
+    code, out, _ = run_cli("prove", str(spec), "--assume", "3 * T_a <= 1", "--json")
     doc = json.loads(out)
     assert doc["tight"] is True and "near_boundary_counterexample" in doc
     # A strictly stronger assumption is not tight.
-    code, out, _ = run(["prove", str(spec), "--assume", "T_a <= 0.3"])
+    code, out, _ = run_cli("prove", str(spec), "--assume", "T_a <= 0.3")
     assert code == 0 and "not tight" in out, out

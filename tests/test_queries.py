@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from modelgen import model_for_seed
 from reference import INCONCLUSIVE, MODEL_ERROR, reference_explore
 

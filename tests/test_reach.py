@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from checker.explorer import search
 from checker.explorer.covreach import (
@@ -34,7 +34,6 @@ from checker.model.timeline import Elapse, Holds, Reset, TraceShape, timeline
 from checker.smt import synth
 from checker.smt.timing import timestamps
 
-ROOT = Path(__file__).resolve().parent.parent
 FISCHER = ROOT / "spec/classic/fischer.kvr"
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ROOT
 
 from checker import render as render_mod
 from checker.model.trace import Step, Trace, from_itf
@@ -348,7 +349,7 @@ def test_render_svg(tmp_path: Path) -> None:
 def test_lanes_are_straight(tmp_path: Path, name: str) -> None:
     # Notes alternate sides along these lanes; every lane segment must still be
     # vertical (a kink appears when an edge end leaves its port's centre).
-    root_dir = Path(__file__).resolve().parent.parent
+    root_dir = ROOT
     trace = from_itf(json.loads(
         (root_dir / "counterexamples" / f"{name}.json").read_text(encoding="utf-8")))
     out = tmp_path / f"{name}.svg"
@@ -387,13 +388,13 @@ def test_render_imports_no_engine() -> None:
             "or m.startswith(('checker.explorer', 'checker.language', 'checker.smt'))); "
             "print(','.join(bad))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, cwd=Path(__file__).parent.parent)
+                          check=True, cwd=ROOT)
     assert proc.stdout.strip() == ""
 
 
 # ---- long traces: the slot's reuse, idle gaps, labels that cannot overlap ------------
 
-COUNTEREXAMPLES = Path(__file__).resolve().parent.parent / "counterexamples"
+COUNTEREXAMPLES = ROOT / "counterexamples"
 
 
 def counterexample(name: str) -> Trace:

@@ -14,6 +14,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, run_cli
 
 from checker import api
 from checker.model.compiled import SpecModel
@@ -27,7 +28,6 @@ from checker.simulate import (
     simulate,
 )
 from checker.simulate.distributions import DistributionError
-from tests.conftest import ROOT, run_cli
 
 RACE = ROOT / "tests/sim/race.kvr"
 RACE_EXP = ROOT / "tests/sim/race_exp.kvr"

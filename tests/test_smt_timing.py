@@ -23,6 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from checker.api import check
 from checker.language import load_text
@@ -31,7 +32,6 @@ from checker.model.interface import ClockAtom, Edge, State
 from checker.model.trace import fmt_time
 from checker.smt.timing import TraceShape, timestamps
 
-ROOT = Path(__file__).resolve().parent.parent
 IMMEDIATE = ROOT / "spec/sglang/immediate_release.kvr"
 DEFERRED = ROOT / "spec/sglang/deferred_release.kvr"
 

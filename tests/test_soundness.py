@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from oracle import compare_models
 from reference import reference_explore
 

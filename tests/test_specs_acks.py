@@ -9,47 +9,18 @@ synthesized safe region is exactly the derived bound.
 
 from __future__ import annotations
 
-import functools
 import io
 import re
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 import z3
+from helpers import check_sglang, check_variant, labels, sglang_spec
 
-from checker.api import Outcome, check, load_spec
+from checker.api import check, load_spec
 from checker.cli import main
-from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.smt import synth as sy
-
-SPECS = Path(__file__).resolve().parent.parent / "spec" / "sglang"
-
-
-def spec(name: str) -> Path:
-    return SPECS / f"{name}.kvr"
-
-
-@functools.cache
-def run(name: str, **params: int | str) -> Outcome:
-    """Check ``name`` at ``params`` (cached: several tests read the same outcome)."""
-    return check(spec(name), params)
-
-
-def labels(o: Outcome) -> list[str]:
-    assert o.trace is not None
-    return [s.label for s in o.trace.steps]
-
-
-def mutated(name: str, *edits: tuple[str, str]) -> Outcome:
-    """Check ``name`` with textual edits applied (each must match exactly once)."""
-    text = spec(name).read_text(encoding="utf-8")
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return check(load_text(text, str(spec(name))))
-
 
 # ---- verdicts at the defaults ---------------------------------------------------------------
 
@@ -74,7 +45,7 @@ VIOLATED_AT_DEFAULTS = [
     pytest.param(*v, marks=pytest.mark.slow) if v[0] == "all_ranks_ack" else v
     for v in VIOLATED_AT_DEFAULTS], ids=[v[0] for v in VIOLATED_AT_DEFAULTS])
 def test_violated_at_defaults(name: str, message: str, last: str) -> None:
-    o = run(name)
+    o = check_sglang(name)
     assert o.verdict == "violated"
     assert o.prop == "assert"
     assert o.message == message
@@ -89,7 +60,7 @@ def test_violated_at_defaults(name: str, message: str, last: str) -> None:
 
 @pytest.mark.parametrize("name", ["failed_send_no_ack"])
 def test_holds_at_defaults(name: str) -> None:
-    o = run(name)
+    o = check_sglang(name)
     assert o.verdict == "holds", o.summary()
     assert o.trace is None
 
@@ -98,7 +69,7 @@ def test_holds_at_defaults(name: str) -> None:
 
 
 def test_abort_ack_before_drain_acks_while_the_write_flies() -> None:
-    o = run("abort_ack_before_drain")
+    o = check_sglang("abort_ack_before_drain")
     assert labels(o) == [
         "initial", "decode.allocate(A, s0)", "prefill.post(A)", "decode.abort(A)",
         "prefill.ack(A)", "decode.release(A)", "decode.allocate(B, s0)", "decode.land(A)",
@@ -109,7 +80,7 @@ def test_abort_ack_before_drain_acks_while_the_write_flies() -> None:
 
 
 def test_drained_ack_or_timeout_leaks_through_the_timeout_exit() -> None:
-    o = run("drained_ack_or_timeout")
+    o = check_sglang("drained_ack_or_timeout")
     names = labels(o)
     assert "decode.timeout(A)" in names
     assert "prefill.ack(A)" not in names and "decode.release(A)" not in names
@@ -125,7 +96,7 @@ def test_drained_ack_or_timeout_leaks_through_the_timeout_exit() -> None:
 
 
 def test_single_ack_fanout_second_abort_overwrites_the_target() -> None:
-    o = run("single_ack_fanout")
+    o = check_sglang("single_ack_fanout")
     assert labels(o) == [
         "initial", "decode.allocate(A, s0)", "decode.abort(A)", "prefill.post(A, d0)",
         "prefill.mark_failed(A, d0)", "prefill.mark_failed(A, d1)", "decode.timeout(A)",
@@ -140,7 +111,7 @@ def test_single_ack_fanout_second_abort_overwrites_the_target() -> None:
 
 
 def test_premature_ack_skip_path_erases_the_errored_groups_count() -> None:
-    o = run("premature_ack")
+    o = check_sglang("premature_ack")
     assert labels(o) == [
         "initial", "decode.allocate(A, s0)", "prefill.post(A)", "prefill.xfer_error(A, x0)",
         "prefill.skip_queued(A)", "decode.abort(A)", "prefill.mark_failed(A)",
@@ -155,12 +126,12 @@ def test_premature_ack_skip_path_erases_the_errored_groups_count() -> None:
 
 
 def test_premature_ack_with_36707_holds() -> None:
-    mutated("premature_ack", ("var fix_36707   : bool = false", "var fix_36707   : bool = true ")
-            ).assert_holds()
+    check_variant("premature_ack", ("var fix_36707   : bool = false",
+                                    "var fix_36707   : bool = true ")).assert_holds()
 
 
 def test_error_return_ack_acks_after_the_error_return() -> None:
-    names = labels(run("error_return_ack"))
+    names = labels(check_sglang("error_return_ack"))
     assert names.index("prefill.error_return(A)") < names.index("prefill.ack(A)")
     assert names.index("decode.release(A)") < names.index("decode.allocate(B, s0)")
     assert names[-1] == "decode.land(A)"
@@ -168,13 +139,13 @@ def test_error_return_ack_acks_after_the_error_return() -> None:
 
 @pytest.mark.slow
 def test_all_ranks_ack_leaks_through_one_ranks_error_return() -> None:
-    names = labels(run("all_ranks_ack"))
+    names = labels(check_sglang("all_ranks_ack"))
     assert "prefill.error_return(A, p0)" in names
     assert "decode.ack_in(A, p0)" in names and "decode.ack_in(A, p1)" in names
 
 
 def test_room_reuse_counts_As_late_ack_for_B() -> None:
-    o = run("room_reuse")
+    o = check_sglang("room_reuse")
     names = labels(o)
     assert o.trace is not None
     assert names.index("decode.timeout(A)") < names.index("decode.allocate(B, s0)")
@@ -187,7 +158,7 @@ def test_room_reuse_counts_As_late_ack_for_B() -> None:
 
 
 def test_generation_tagged_ack_leaks_through_the_error_return() -> None:
-    names = labels(run("generation_tagged_ack"))
+    names = labels(check_sglang("generation_tagged_ack"))
     assert names.index("prefill.error_return(A)") < names.index("prefill.ack(A)")
     assert names.index("decode.ack_in(A)") < names.index("decode.allocate(B, s0)")
 
@@ -195,7 +166,7 @@ def test_generation_tagged_ack_leaks_through_the_error_return() -> None:
 def test_paired_abort_cancels_prefill_first_and_releases_at_the_timeout() -> None:
     # the #38961 proposal on #40645: the ABORT for the cleared room is registered and
     # owed, but the write call outlives the timeout
-    o = run("paired_abort")
+    o = check_sglang("paired_abort")
     names = labels(o)
     assert names.index("router.disconnect(A)") < names.index("prefill.cancel(A)")
     assert names.index("prefill.cancel(A)") < names.index("decode.abort(A)")
@@ -206,7 +177,7 @@ def test_paired_abort_cancels_prefill_first_and_releases_at_the_timeout() -> Non
 
 
 def test_paired_abort_v1_frees_the_polled_failure_at_once() -> None:
-    o = run("paired_abort_v1")
+    o = check_sglang("paired_abort_v1")
     assert labels(o) == [
         "initial", "decode.allocate(A, s0)", "prefill.post(A)", "router.disconnect(A)",
         "prefill.cancel(A)", "decode.poll_failed(A)", "decode.allocate(B, s0)",
@@ -216,7 +187,7 @@ def test_paired_abort_v1_frees_the_polled_failure_at_once() -> None:
 
 
 def test_prefill_failure_release_is_immediate() -> None:
-    o = run("prefill_failure_release")
+    o = check_sglang("prefill_failure_release")
     assert labels(o) == [
         "initial", "decode.allocate(A, s0)", "prefill.post(A, p0)", "prefill.fail(A, p1)",
         "decode.release(A, p1)", "decode.allocate(B, s0)", "decode.land(A, p0)",
@@ -240,7 +211,7 @@ def test_prefill_failure_release_is_immediate() -> None:
     ],
 )
 def test_drained_ack_or_timeout_bound(params: dict[str, int | str], verdict: str) -> None:
-    o = run("drained_ack_or_timeout", **params)
+    o = check_sglang("drained_ack_or_timeout", **params)
     assert o.verdict == verdict, o.summary()
     if verdict == "violated":
         assert "decode.timeout(A)" in labels(o)
@@ -255,7 +226,7 @@ def test_drained_ack_or_timeout_bound(params: dict[str, int | str], verdict: str
     ],
 )
 def test_room_reuse_bound(params: dict[str, int | str], verdict: str) -> None:
-    o = run("room_reuse", **params)
+    o = check_sglang("room_reuse", **params)
     assert o.verdict == verdict, o.summary()
 
 
@@ -271,12 +242,12 @@ POINTS = [
 @pytest.mark.parametrize("name", ["abort_ack_before_drain", "premature_ack", "error_return_ack",
                                   "all_ranks_ack"])
 def test_unsafe_for_every_timing(name: str, params: dict[str, int | str]) -> None:
-    assert run(name, **params).verdict == "violated"
+    assert check_sglang(name, **params).verdict == "violated"
 
 
 @pytest.mark.parametrize("params", POINTS)
 def test_failed_send_no_ack_safe_for_every_timing(params: dict[str, int | str]) -> None:
-    run("failed_send_no_ack", **params).assert_holds()
+    check_sglang("failed_send_no_ack", **params).assert_holds()
 
 
 @pytest.mark.parametrize(
@@ -285,7 +256,7 @@ def test_failed_send_no_ack_safe_for_every_timing(params: dict[str, int | str]) 
      {"T_status": 10, "T_flight": 60}],
 )
 def test_prefill_failure_release_unsafe_for_every_timing(params: dict[str, int | str]) -> None:
-    assert run("prefill_failure_release", **params).verdict == "violated"
+    assert check_sglang("prefill_failure_release", **params).verdict == "violated"
 
 
 # ---- the fixes, applied to the broken specs, close each hole -----------------------------------
@@ -293,33 +264,33 @@ def test_prefill_failure_release_unsafe_for_every_timing(params: dict[str, int |
 
 @pytest.mark.slow
 def test_all_ranks_ack_without_the_error_return_holds() -> None:
-    mutated("all_ranks_ack", ("  when write[r, p] == flying\n  do write[r, p] := errored",
-                              "  when false\n  do write[r, p] := errored")).assert_holds()
+    check_variant("all_ranks_ack", ("  when write[r, p] == flying\n  do write[r, p] := errored",
+                                    "  when false\n  do write[r, p] := errored")).assert_holds()
 
 
 @pytest.mark.slow
 def test_all_ranks_ack_with_a_single_ack_target_leaks() -> None:
-    o = mutated("all_ranks_ack", ("if forall q: Rank . acked[r, q] {", "if true {"),
-                ("  when write[r, p] == flying\n  do write[r, p] := errored",
-                 "  when false\n  do write[r, p] := errored"))
+    o = check_variant("all_ranks_ack", ("if forall q: Rank . acked[r, q] {", "if true {"),
+                      ("  when write[r, p] == flying\n  do write[r, p] := errored",
+                       "  when false\n  do write[r, p] := errored"))
     assert o.verdict == "violated" and o.message is not None
     assert "from rank" in o.message
 
 
 def test_room_reuse_with_generations_holds() -> None:
-    mutated("room_reuse", ("var generations : bool = false", "var generations : bool = true")
-            ).assert_holds()
+    check_variant("room_reuse", ("var generations : bool = false", "var generations : bool = true")
+                  ).assert_holds()
 
 
 def test_generation_tagged_ack_without_the_error_return_holds() -> None:
-    mutated("generation_tagged_ack",
-            ("  when call[r] == running and data[r] == flying\n  do call[r] := error",
-             "  when false\n  do call[r] := error")).assert_holds()
+    check_variant("generation_tagged_ack",
+                  ("  when call[r] == running and data[r] == flying\n  do call[r] := error",
+                   "  when false\n  do call[r] := error")).assert_holds()
 
 
 def test_paired_abort_acks_when_the_timeout_covers_the_call() -> None:
     # the drained ack comes (#40645); with the call inside the timeout it is the exit
-    o = mutated("paired_abort",
+    o = check_variant("paired_abort",
                 ("param T_flight  in (0, 60] = 33", "param T_flight  in (0, 60] = 29"))
     o.assert_holds()
 
@@ -333,7 +304,7 @@ def test_paired_abort_acks_when_the_timeout_covers_the_call() -> None:
                                   "paired_abort_v1",
                                   "all_ranks_ack", "generation_tagged_ack"])
 def test_no_timing_is_safe(name: str) -> None:
-    sp = load_spec(spec(name))
+    sp = load_spec(sglang_spec(name))
     result = sy.explore_parametric(SpecModel(sp, {}), [p.name for p in sp.params], timeout=120)
     assert result.complete, result.limit
     region = sy.region_z3(sy.safe_region(result), result.ranges)
@@ -348,7 +319,7 @@ def test_no_timing_is_safe(name: str) -> None:
 
 @pytest.fixture(scope="module")
 def drained_synth() -> sy.SynthResult:
-    sp = load_spec(spec("drained_ack_or_timeout"))
+    sp = load_spec(sglang_spec("drained_ack_or_timeout"))
     model = SpecModel(sp, {})
     return sy.explore_parametric(model, [p.name for p in sp.params], timeout=600)
 
@@ -387,7 +358,7 @@ def test_defaults_lie_outside_the_synthesized_region(drained_synth: sy.SynthResu
 
 def test_prove_the_bound_and_its_tightness() -> None:
     out, err = io.StringIO(), io.StringIO()
-    code = main(["prove", str(spec("drained_ack_or_timeout")),
+    code = main(["prove", str(sglang_spec("drained_ack_or_timeout")),
                  "--assume", "T_timeout > T_prop + T_flight"], out, err)
     text = out.getvalue()
     assert code == 0, text + err.getvalue()
@@ -398,4 +369,4 @@ def test_prove_the_bound_and_its_tightness() -> None:
     witness = tight.group(1)
     point = {k: Fraction(v) for k, v in (kv.split("=") for kv in witness.split(", "))}
     assert point["T_timeout"] == point["T_prop"] + point["T_flight"]
-    assert check(spec("drained_ack_or_timeout"), point).verdict == "violated"
+    assert check(sglang_spec("drained_ack_or_timeout"), point).verdict == "violated"

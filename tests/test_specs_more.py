@@ -12,48 +12,13 @@ context-length study is tested in test_paper.py.
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-
 import pytest
+from helpers import check_sglang, check_variant, edited, labels
 
-from checker.api import Outcome, check
 from checker.explorer import Options
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.smt import synth as sy
-
-ROOT = Path(__file__).resolve().parent.parent
-SPECS = ROOT / "spec" / "sglang"
-
-
-def spec(name: str) -> Path:
-    return SPECS / f"{name}.kvr"
-
-
-@functools.cache
-def run(name: str, **params: int | str) -> Outcome:
-    """Check ``name`` at ``params`` (cached: several tests read the same outcome)."""
-    return check(spec(name), params)
-
-
-def text_of(name: str, *edits: tuple[str, str]) -> str:
-    """The spec's text with edits applied (each must match exactly once)."""
-    text = spec(name).read_text(encoding="utf-8")
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return text
-
-
-def variant(name: str, *edits: tuple[str, str], options: Options | None = None,
-            **params: int | str) -> Outcome:
-    return check(load_text(text_of(name, *edits), str(spec(name))), params, options=options)
-
-
-def labels(o: Outcome) -> list[str]:
-    assert o.trace is not None
-    return [s.label for s in o.trace.steps]
 
 
 def synth(text: str, free: list[str]) -> sy.SynthResult:
@@ -72,7 +37,7 @@ NO_PROPERTY = ("property bounded_release(r: Req): phase[r] == aborted leadsto ph
 
 
 def test_strict_mode_holds_a_slot_past_the_release_bound() -> None:
-    o = run(STRICT)
+    o = check_sglang(STRICT)
     assert o.verdict == "violated"
     assert o.prop == "bounded_release[A]"
     assert o.message == ("no response within T_bound: decode.ack_arrives(A), enabled after"
@@ -88,24 +53,24 @@ def test_strict_mode_holds_a_slot_past_the_release_bound() -> None:
 
 def test_strict_mode_never_leaks_and_never_deadlocks() -> None:
     # Every assert (the leak), and deadlock freedom, with the bounded release left out.
-    variant(STRICT, NO_PROPERTY).assert_holds()
+    check_variant(STRICT, NO_PROPERTY).assert_holds()
 
 
 def test_strict_mode_is_unbounded_only_because_acks_are_lost() -> None:
     # Without loss the slot is back within 2*T_prop + T_flight = 7 (ABORT, drain, ack) ...
-    assert variant(STRICT, LOSSY_ACK, T_bound=7).verdict == "holds"
-    o = variant(STRICT, LOSSY_ACK, T_bound="6.99")
+    assert check_variant(STRICT, LOSSY_ACK, T_bound=7).verdict == "holds"
+    o = check_variant(STRICT, LOSSY_ACK, T_bound="6.99")
     assert o.verdict == "violated" and o.prop == "bounded_release[A]"
     # ... with loss, not even within the largest bound of the range.
-    assert run(STRICT, T_bound=200).prop == "bounded_release[A]"
+    assert check_sglang(STRICT, T_bound=200).prop == "bounded_release[A]"
 
 
 @pytest.mark.slow
 def test_strict_mode_release_is_unbounded_for_every_bound() -> None:
-    lossy = synth(spec(STRICT).read_text(encoding="utf-8"), ["T_bound"])
+    lossy = synth(edited(STRICT), ["T_bound"])
     assert sy.safe_region(lossy) == [[]]  # "false": no T_bound in [0, 200] is safe
     assert set(lossy.properties.values()) == {"bounded_release[A]"}
-    lossless = synth(text_of(STRICT, LOSSY_ACK), ["T_bound"])
+    lossless = synth(edited(STRICT, LOSSY_ACK), ["T_bound"])
     assert sy.region_text(sy.safe_region(lossless), ["T_bound"]) == "T_bound >= 7"
 
 
@@ -116,13 +81,13 @@ NO_EARLY_REJECT = ("var early_reject : bool = true ", "var early_reject : bool =
 
 
 def test_early_reject_closes_the_stale_page_read() -> None:
-    o = run(EARLY)
+    o = check_sglang(EARLY)
     o.assert_holds()
     assert o.stats is not None
 
 
 def test_without_early_reject_a_rejected_request_decodes_over_unwritten_pages() -> None:
-    o = variant(EARLY, NO_EARLY_REJECT)
+    o = check_variant(EARLY, NO_EARLY_REJECT)
     assert o.verdict == "violated" and o.prop == "assert"
     assert o.message == "A decodes over pages of slot s0 never written for it"
     assert labels(o) == ["initial", "router.arrive(A, too_long)", "decode.allocate(A, s0)",
@@ -143,7 +108,7 @@ PAIRED = "paired_abort"
     ({"T_route": 2, "T_status": 2, "T_flight": 5, "T_timeout": "5.01"}, "holds"),
 ])
 def test_paired_abort_straddles_its_bound(params: dict[str, int | str], verdict: str) -> None:
-    o = run(PAIRED, **params)
+    o = check_sglang(PAIRED, **params)
     assert o.verdict == verdict, o.summary()
     if verdict == "violated":
         assert o.message == "write of A lands in slot s0 owned by B"
@@ -154,7 +119,7 @@ def test_paired_abort_straddles_its_bound(params: dict[str, int | str], verdict:
 
 @pytest.mark.slow
 def test_paired_abort_synthesized_region() -> None:
-    result = synth(spec(PAIRED).read_text(encoding="utf-8"), ["T_flight", "T_timeout"])
+    result = synth(edited(PAIRED), ["T_flight", "T_timeout"])
     assert sy.region_text(sy.safe_region(result), result.free) == "T_flight < T_timeout"
 
 
@@ -179,7 +144,7 @@ def test_sampled_digest_misses_a_stale_write_into_unsampled_layers() -> None:
     # At the defaults (SAMPLED level) the shortest leak is caught by nobody
     # before verification: A's write to the layers outside B's sample lands
     # after B's own, B's sampled layers still match, and B decodes over A's KV.
-    o = run(CHECKSUM)
+    o = check_sglang(CHECKSUM)
     assert o.verdict == "violated"
     assert o.prop == "no_undetected_corruption[B]"
     assert labels(o) == [*STALE_PREFIX, "decode.land(A, unsampled)", "decode.verify(B)"]
@@ -195,14 +160,14 @@ def test_sampled_digest_misses_a_stale_write_into_unsampled_layers() -> None:
 
 def test_sampled_digest_misses_it_even_with_no_late_landing() -> None:
     # The escape is the sample's, not a write after verification.
-    o = variant(CHECKSUM, NO_LATE_LANDING, options=Options(deadlock=False))
+    o = check_variant(CHECKSUM, NO_LATE_LANDING, options=Options(deadlock=False))
     assert o.verdict == "violated" and o.prop == "no_undetected_corruption[B]"
     assert labels(o)[-2:] == ["decode.land(A, unsampled)", "decode.verify(B)"]
 
 
 def test_full_digest_is_still_damaged_after_verification() -> None:
     # With every layer digested, the shortest leak is a write landing after B verified.
-    o = variant(CHECKSUM, FULL_DIGEST)
+    o = check_variant(CHECKSUM, FULL_DIGEST)
     assert o.verdict == "violated" and o.prop == "no_undetected_corruption[B]"
     assert labels(o) == [*STALE_PREFIX, "decode.verify(B)", "decode.land(A, sampled)"]
     assert o.trace is not None
@@ -213,16 +178,16 @@ def test_full_digest_is_still_damaged_after_verification() -> None:
 
 
 def test_full_digest_catches_every_write_that_lands_before_verification() -> None:
-    variant(CHECKSUM, FULL_DIGEST, NO_LATE_LANDING, options=Options(deadlock=False)
-            ).assert_holds()
+    check_variant(CHECKSUM, FULL_DIGEST, NO_LATE_LANDING, options=Options(deadlock=False)
+                  ).assert_holds()
 
 
 def test_checksum_catches_a_stale_write_into_sampled_layers() -> None:
     # Detection is reachable: A's write to B's sampled layers lands after B's
     # own and before B verifies, and the mismatch frees B.
-    o = variant(CHECKSUM, ("invariant no_undetected_corruption(r: Req):",
-                           "invariant never_detected: not detected\n"
-                           "invariant no_undetected_corruption(r: Req):"))
+    o = check_variant(CHECKSUM, ("invariant no_undetected_corruption(r: Req):",
+                                 "invariant never_detected: not detected\n"
+                                 "invariant no_undetected_corruption(r: Req):"))
     assert o.verdict == "violated" and o.prop == "never_detected"
     got = labels(o)
     assert got[-1] == "decode.verify(B)"
@@ -234,7 +199,7 @@ def test_checksum_catches_a_stale_write_into_sampled_layers() -> None:
 
 @pytest.mark.slow
 def test_checksum_synthesized_region_is_empty() -> None:
-    result = synth(spec(CHECKSUM).read_text(encoding="utf-8"), ["T_prop", "T_chunk", "T_flight"])
+    result = synth(edited(CHECKSUM), ["T_prop", "T_chunk", "T_flight"])
     assert result.complete
     assert sy.region_text(sy.safe_region(result), result.free) == "false"
 
@@ -245,7 +210,7 @@ HARNESS = "repro_harness"
 
 
 def test_repro_harness_leaks_at_a_shallow_depth() -> None:
-    o = run(HARNESS)
+    o = check_sglang(HARNESS)
     assert o.verdict == "violated" and o.prop == "assert"
     assert o.message == "write of A chunk 0 lands in slot s0 owned by B"
     assert labels(o) == ["initial", "decode.allocate(A, s0)", "prefill.post(A, 0)",
@@ -262,7 +227,7 @@ def test_repro_harness_leaks_at_a_shallow_depth() -> None:
 ])
 def test_repro_harness_with_a_sufficient_hold(params: dict[str, int | str], verdict: str
                                               ) -> None:
-    o = run(HARNESS, **params)
+    o = check_sglang(HARNESS, **params)
     assert o.verdict == verdict, o.summary()
     if verdict == "violated":
         assert o.prop == "assert" and labels(o)[-1] == "decode.land(A, 0)"

@@ -7,40 +7,23 @@ parameters where full synthesis is slow; said at each test).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import check_variant, labels, sglang_spec
 
-from checker.api import Outcome, check
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.smt import synth as sy
 
-SPECS = Path(__file__).resolve().parent.parent / "spec" / "sglang"
-
-
-def run(name: str, *edits: tuple[str, str], **params: int | str) -> Outcome:
-    text = (SPECS / f"{name}.kvr").read_text(encoding="utf-8")
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return check(load_text(text, str(SPECS / f"{name}.kvr")), params)
-
-
-def labels(o: Outcome) -> list[str]:
-    assert o.trace is not None
-    return [s.label for s in o.trace.steps]
-
 
 def region(name: str, free: list[str]) -> str:
-    spec = load_text((SPECS / f"{name}.kvr").read_text(encoding="utf-8"))
+    spec = load_text(sglang_spec(name).read_text(encoding="utf-8"))
     result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
     assert result.complete, result.limit
     return sy.region_text(sy.safe_region(result), free)
 
 
 def test_heartbeat_loss_posts_the_queued_chunk_after_the_release() -> None:
-    o = run("heartbeat_loss")
+    o = check_variant("heartbeat_loss")
     assert labels(o) == ["initial", "decode.allocate(A, s0)", "prefill.hang()",
                          "decode.heartbeat_lost(A)", "decode.allocate(B, s0)",
                          "prefill.resume()", "prefill.post(A)", "decode.land(A)"]
@@ -49,11 +32,11 @@ def test_heartbeat_loss_posts_the_queued_chunk_after_the_release() -> None:
 
 @pytest.mark.parametrize("params", [{"T_hb": 30, "T_flight": "0.01"}, {"T_hb": "0.1"}])
 def test_heartbeat_loss_unsafe_for_every_timing(params: dict[str, int | str]) -> None:
-    assert run("heartbeat_loss", **params).verdict == "violated"
+    assert check_variant("heartbeat_loss", **params).verdict == "violated"
 
 
 def test_prefill_source_release_reads_the_next_requests_kv() -> None:
-    o = run("prefill_source_release")
+    o = check_variant("prefill_source_release")
     assert o.message == "write call of A reads source p0 now holding B's KV"
     names = labels(o)
     assert names.index("prefill.post(A)") < names.index("prefill.release(A)") \
@@ -61,12 +44,12 @@ def test_prefill_source_release_reads_the_next_requests_kv() -> None:
 
 
 def test_prefill_source_release_with_the_hold_holds() -> None:
-    run("prefill_source_release",
+    check_variant("prefill_source_release",
         ("var hold_source : bool = false", "var hold_source : bool = true ")).assert_holds()
 
 
 def test_radix_prefix_poison_reaches_the_second_victim() -> None:
-    o = run("radix_prefix_poison")
+    o = check_variant("radix_prefix_poison")
     assert o.verdict == "violated"
     assert o.message == ("C shares B's cached prefix page g0, which holds A's KV"
                          " (B read it too: true)")
@@ -79,14 +62,15 @@ def test_radix_prefix_poison_reaches_the_second_victim() -> None:
 
 
 def test_radix_prefix_poison_holds_when_the_timeout_covers_the_call() -> None:
-    run("radix_prefix_poison", T_flight=20).assert_holds()
+    check_variant("radix_prefix_poison", T_flight=20).assert_holds()
 
 
 def test_failed_send_no_ack_never_acks_a_poisoned_room() -> None:
-    run("failed_send_no_ack").assert_holds()
+    check_variant("failed_send_no_ack").assert_holds()
     # without the poison check it is error_return_ack again
-    o = run("failed_send_no_ack", ("  when owed[r] and outstanding[r] == 0 and not poisoned[r]\n",
-                                   "  when owed[r] and outstanding[r] == 0\n"))
+    o = check_variant("failed_send_no_ack",
+                      ("  when owed[r] and outstanding[r] == 0 and not poisoned[r]\n",
+                       "  when owed[r] and outstanding[r] == 0\n"))
     assert o.verdict == "violated"
 
 
@@ -110,7 +94,7 @@ def test_single_ack_fanout_region() -> None:
 
 @pytest.mark.parametrize("name", ["error_return_ack", "premature_ack", "heartbeat_loss"])
 def test_no_timing_is_safe(name: str) -> None:
-    spec = load_text((SPECS / f"{name}.kvr").read_text(encoding="utf-8"))
+    spec = load_text(sglang_spec(name).read_text(encoding="utf-8"))
     free = [p.name for p in spec.params]
     result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
     assert result.complete

@@ -22,10 +22,10 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 import z3
+from helpers import ROOT
 
 from checker.api import check
 from checker.cli import main
@@ -42,7 +42,6 @@ from checker.smt.synth import (
 )
 from checker.smt.timing import TraceShape, timestamps
 
-ROOT = Path(__file__).resolve().parent.parent
 IMMEDIATE = ROOT / "spec/sglang/immediate_release.kvr"
 DEFERRED = ROOT / "spec/sglang/deferred_release.kvr"
 FREE = ["T_prop", "T_chunk", "T_flight", "T_hold"]

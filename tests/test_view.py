@@ -12,12 +12,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, run_cli
 
 from checker import api
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
 from checker.view import page, server, steps
-from tests.conftest import ROOT, run_cli
 
 IMMEDIATE = str(ROOT / "spec/sglang/immediate_release.kvr")
 DEFERRED = str(ROOT / "spec/sglang/deferred_release.kvr")

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ROOT, run_cli
 
 from checker import api
 from checker.model import trace as tr
 from checker.view import server, steps
-from tests.conftest import ROOT, run_cli
 
 IMMEDIATE = str(ROOT / "spec/sglang/immediate_release.kvr")
 ARTIFACTS = Path(os.environ.get("KVRACE_ARTIFACTS", ROOT / "tests" / "artifacts"))
@@ -95,6 +95,8 @@ def _steps_drawn(pg: Any) -> int:
     return int(pg.locator("#diagram-svg g.step").count())
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("browser")  # one worker starts Chromium, once
 def test_self_contained_html_steps_to_the_race(page: Any, tmp_path: Path) -> None:
     out = tmp_path / "race.html"
     assert run_cli("view", IMMEDIATE, "--html", str(out))[0] == 0
@@ -156,6 +158,8 @@ def served() -> Iterator[server.ViewServer]:
     srv.server_close()
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("browser")  # one worker starts Chromium, once
 def test_simulator_picks_events_goes_back_and_saves(page: Any, served: server.ViewServer,
                                                     tmp_path: Path) -> None:
     page.goto(served.url)
