@@ -25,7 +25,6 @@ import dataclasses
 import json
 import math
 import os
-import re
 import signal
 import socket
 import sys
@@ -39,6 +38,7 @@ from checker.diagnostics import SpecError, printable
 from checker.explorer import Limits, Options, Stats
 from checker.model import ir
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
+from checker.numbers import parse_number
 
 if TYPE_CHECKING:
     from checker.progress import Progress
@@ -375,34 +375,6 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help="keep every clock in every zone")
     g.add_argument("--no-deadlock", action="store_true", help="do not check deadlock freedom")
     g.add_argument("--quiet", "-q", action="store_true", help="no progress display")
-
-
-_NUMBER = re.compile(
-    r"(?P<sign>[+-]?)(?P<mant>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?"
-    r"|(?P<num>[+-]?\d+)/(?P<den>\d+)"
-)
-
-
-def parse_number(text: str) -> Fraction:
-    """A command-line number: decimal (``7.5``, ``1e3``) or fraction (``15/2``).
-
-    Like a spec's literals it has at most ``MAX_NUMBER_DIGITS`` digits, and an
-    exponent of at most that size, so no value can make kvrace compute for ever
-    (``1e99999999999``).  Raises ValueError with a message for the user.
-    """
-    from checker.language.syntax import MAX_NUMBER_DIGITS
-
-    m = _NUMBER.fullmatch(text.strip())
-    if m is None:
-        raise ValueError(f"{text!r} is not a number (write e.g. 7, 7.5, 15/2 or 1e3)")
-    if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
-        raise ValueError(f"{_clip(text)} has more than {MAX_NUMBER_DIGITS} digits")
-    if m.group("exp") is not None and abs(int(m.group("exp"))) > MAX_NUMBER_DIGITS:
-        raise ValueError(f"{_clip(text)}: the exponent is outside"
-                         f" [-{MAX_NUMBER_DIGITS}, {MAX_NUMBER_DIGITS}]")
-    if m.group("den") is not None and int(m.group("den")) == 0:
-        raise ValueError(f"{_clip(text)} divides by zero")
-    return Fraction(text.strip())
 
 
 def _clip(text: str, width: int = 40) -> str:

@@ -194,8 +194,9 @@ def served(flagship: tuple[SpecModel, api.Outcome]) -> Iterator[server.ViewServe
 
 
 def _post(srv: server.ViewServer, path: str, body: object) -> tuple[int, dict[str, object]]:
-    req = urllib.request.Request(srv.url + path.lstrip("/"), json.dumps(body).encode(),
-                                 {"Content-Type": "application/json"})
+    req = urllib.request.Request(srv.origin + path, json.dumps(body).encode(),
+                                 {"Content-Type": "application/json",
+                                  server.TOKEN_HEADER: srv.token})
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             return resp.status, json.loads(resp.read())
