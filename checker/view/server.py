@@ -37,6 +37,7 @@ What it trusts and what it exposes (the README's "Security" section):
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import secrets
@@ -77,6 +78,9 @@ IDLE_TIMEOUT = 5.0
 the answer."""
 REQUEST_TIMEOUT = 10.0
 """How long (seconds) a client may take to send its whole request."""
+LINGER = 0.5
+"""How long (seconds) the server reads what is left of a refused request before it
+closes the connection."""
 TOKEN_HEADER = "X-Kvrace-Token"
 """The header in which the page sends the session's token with each API call."""
 
@@ -256,12 +260,33 @@ def _same(given: str, token: str) -> bool:
 class _Handler(BaseHTTPRequestHandler):
     server: ViewServer
 
+    _unread = False  # whether the answer goes before the request's body was read
+
     def setup(self) -> None:
         super().setup()
         self.connection.settimeout(self.server.idle_timeout)
         self.rfile.close()
         self.rfile = _DeadlineReader(  # type: ignore[assignment]
             self.connection, self.server.idle_timeout, self.server.request_timeout)
+
+    def finish(self) -> None:
+        super().finish()
+        if self._unread:
+            self._drain()
+
+    def _drain(self) -> None:
+        """Read what is left of a refused request's body before the connection closes
+        (closing with unread data resets it, and the client may lose the answer)."""
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + LINGER
+            left = MAX_BODY
+            while left > 0 and time.monotonic() < deadline:
+                self.connection.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = self.connection.recv(min(left, 1 << 16))
+                if not chunk:
+                    break
+                left -= len(chunk)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the terminal shows the address and nothing else
@@ -318,6 +343,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                            f"request too large (at most {MAX_BODY} bytes)")
         raw = self.rfile.read(length)
+        self._unread = False
         if len(raw) < length:
             raise BadRequest("the body is shorter than its Content-Length")
         try:
@@ -344,6 +370,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {url.path}"})
 
     def do_POST(self) -> None:
+        self._unread = True
         try:
             self._check_host()
             self._check_token(self.headers.get(TOKEN_HEADER))
