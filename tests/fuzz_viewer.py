@@ -23,6 +23,7 @@ counted as ``slow``), or anything the server writes on stderr.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import random
@@ -116,18 +117,19 @@ def _mutate_moves(rng: random.Random, moves: list[list[object]], done: list[str]
     moves = [list(m) for m in moves]
     for _ in range(rng.choice((1, 1, 2, 3))):
         op = rng.randrange(9)
-        if op == 0 and moves:
-            moves[rng.randrange(len(moves))][1] = rng.choice(_TIMES)
+        pairs = [i for i, m in enumerate(moves) if isinstance(m, list) and len(m) == 2]
+        if op == 0 and pairs:
+            moves[rng.choice(pairs)][1] = rng.choice(_TIMES)
             done.append("time")
-        elif op == 1 and moves:
-            moves[rng.randrange(len(moves))][0] = rng.choice(_MOVES)
+        elif op == 1 and pairs:
+            moves[rng.choice(pairs)][0] = rng.choice(_MOVES)
             done.append("move")
         elif op == 2 and moves:
             del moves[rng.randrange(len(moves))]
             done.append("drop")
         elif op == 3 and moves:
             i = rng.randrange(len(moves))
-            moves.insert(i, list(moves[i]))
+            moves.insert(i, copy.deepcopy(moves[i]))
             done.append("duplicate")
         elif op == 4 and len(moves) > 1:
             i, j = rng.randrange(len(moves)), rng.randrange(len(moves))
@@ -140,9 +142,9 @@ def _mutate_moves(rng: random.Random, moves: list[list[object]], done: list[str]
         elif op == 6:
             done.append("type")
             return rng.choice((None, "x", 7, {}, {"0": moves}, [moves]))
-        elif op == 7 and moves:
+        elif op == 7 and pairs:
             # a time just past the end of its window, or far past it
-            i = rng.randrange(len(moves))
+            i = rng.choice(pairs)
             t = str(moves[i][1])
             moves[i][1] = rng.choice((t + "1", "-" + t, t + "/7", t + "e1"))
             done.append("late")
