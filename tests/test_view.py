@@ -695,3 +695,51 @@ def test_fuzzed_api_requests(capfd: pytest.CaptureFixture[str]) -> None:
     assert set(summary.statuses) <= fuzz_viewer.ALLOWED
     assert summary.statuses[200] >= 20 and summary.statuses[400] >= 100
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.slow
+def test_the_command_prints_an_address_with_its_token() -> None:
+    """``kvrace view`` as a user runs it: the printed address opens the page, the same
+    address without its token does not, a cross-site POST is refused, and Ctrl-C
+    ends it with 130 and nothing but the verdict and the address on the terminal."""
+    import signal
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "checker", "view", IMMEDIATE], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("VIOLATED: assert:")
+        line = proc.stdout.readline()
+        m = re.fullmatch(r"kvrace view: immediate_release at (http://127\.0\.0\.1:(\d+)/"
+                         r"\?token=([\w-]+))  \(Ctrl-C stops\)\n", line)
+        assert m is not None, line
+        url, port = m.group(1), int(m.group(2))
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            assert '"live": true' in resp.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30)
+        assert refused.value.code == 403
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/run",
+                                     b'{"moves": [[0, "1e99999999999999"]]}',
+                                     {"Content-Type": "text/plain",
+                                      "Origin": "http://evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert refused.value.code == 403
+        for _ in range(5):  # clients that vanish
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.sendall(f"GET /?token={m.group(3)} HTTP/1.0\r\nHost: 127.0.0.1:{port}"
+                         "\r\n\r\n".encode())
+            sock.close()
+        sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "Error" not in err, err
