@@ -362,7 +362,9 @@ def viewer_campaign(seed: int, count: int, start: int = 0,
                     summary.kinds["slow"] += 1
                 if progress is not None and time.monotonic() - last > 10:
                     last = time.monotonic()
+                    sys.stderr = real_err
                     progress(summary.line(0))
+                    sys.stderr = err
         finally:
             sys.stderr = real_err
         # Still answering after all of it.
