@@ -5,6 +5,8 @@
 Every input of a campaign is a function of ``(seed, phase, index)`` only, so a
 campaign is the same on every machine and any failing input can be rebuilt
 (``--only lint:123`` or ``--only check:45`` replays one input and prints it).
+``--viewer N`` then sends N requests to the viewer's API (``tests/fuzz_viewer.py``;
+``--only viewer:7`` prints one).
 
 Inputs are the specs of ``spec/`` and ``tests/`` mutated by a grammar-aware
 mutator (:func:`mutate`): numbers replaced by extreme values, identifiers by
@@ -587,6 +589,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lint", type=int, default=1000, help="lint inputs")
     ap.add_argument("--check", type=int, default=100, help="check (show, graph) runs")
     ap.add_argument("--synth", type=int, default=0, help="synth runs (after the others)")
+    ap.add_argument("--viewer", type=int, default=0, metavar="N",
+                    help="requests to the viewer's API (last; see tests/fuzz_viewer.py)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--start", type=int, default=0, help="first input index")
     ap.add_argument("--lint-limit", type=float, default=5.0, help="seconds a lint may take")
@@ -616,9 +620,27 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"interrupted after {summary.lint} lint inputs, {summary.check} check runs and"
               f" {summary.synth} synth runs")
+    viewer_failed = False
+    if args.viewer and only is None:
+        import fuzz_viewer
+
+        vs = fuzz_viewer.ViewerSummary()
+        try:
+            fuzz_viewer.viewer_campaign(args.seed, args.viewer, args.start, summary=vs,
+                                        progress=lambda s: print(s, file=sys.stderr, flush=True))
+        except KeyboardInterrupt:
+            print(f"interrupted after {vs.count} viewer requests")
+        for i, kind, detail in vs.failures:
+            print(f"{kind}: viewer:{i}: {detail}", flush=True)
+        print(vs.line(time.monotonic() - t0))
+        viewer_failed = any(kind != "slow" for _, kind, _ in vs.failures)
     if only is not None:
         seeds = corpus()
-        if only[0] == "lint":
+        if only[0] == "viewer":
+            import fuzz_viewer
+
+            print(fuzz_viewer.replay(args.seed, only[1]))
+        elif only[0] == "lint":
             print(lint_input(args.seed, only[1], seeds)[1])
         elif only[0] == "synth":
             run = synth_input(args.seed, only[1], valid_seeds(seeds), "mutant.kvr")
@@ -629,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
             print("kvrace " + " ".join(run.argv))
             print(run.text)
     print(summary.line(time.monotonic() - t0))
-    return 1 if any(f.kind != "slow" for f in summary.failures) else 0
+    return 1 if viewer_failed or any(f.kind != "slow" for f in summary.failures) else 0
 
 
 if __name__ == "__main__":

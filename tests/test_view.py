@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
+import struct
+import sys
 import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
+from time import monotonic, sleep
+from typing import Any
 
 import pytest
 from helpers import ROOT, run_cli
@@ -18,6 +24,8 @@ from checker import api
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
 from checker.view import page, server, steps
+
+sys.path.insert(0, str(ROOT / "tests"))
 
 IMMEDIATE = str(ROOT / "spec/sglang/immediate_release.kvr")
 DEFERRED = str(ROOT / "spec/sglang/deferred_release.kvr")
@@ -194,8 +202,9 @@ def served(flagship: tuple[SpecModel, api.Outcome]) -> Iterator[server.ViewServe
 
 
 def _post(srv: server.ViewServer, path: str, body: object) -> tuple[int, dict[str, object]]:
-    req = urllib.request.Request(srv.url + path.lstrip("/"), json.dumps(body).encode(),
-                                 {"Content-Type": "application/json"})
+    req = urllib.request.Request(srv.origin + path, json.dumps(body).encode(),
+                                 {"Content-Type": "application/json",
+                                  server.TOKEN_HEADER: srv.token})
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             return resp.status, json.loads(resp.read())
@@ -258,3 +267,479 @@ def test_server_answers_local_names_only(served: server.ViewServer) -> None:
         except urllib.error.HTTPError as exc:
             got = exc.code
         assert (host, got) == (host, status)
+
+
+# ---- hardening: bounded numbers, the token, origins, slow clients, long runs --------------
+
+
+def _raw(srv: server.ViewServer, method: str, path: str, headers: dict[str, str],
+         body: bytes = b"", timeout: float = 10.0) -> tuple[int | None, bytes]:
+    """One request over a new connection with exactly these headers (``Host`` added):
+    the status (None without an answer) and the answer's body."""
+    head = [f"{method} {path} HTTP/1.0", f"Host: 127.0.0.1:{srv.server_address[1]}"]
+    head += [f"{k}: {v}" for k, v in headers.items()]
+    with socket.create_connection(srv.server_address[:2], timeout=timeout) as sock:
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        got = b""
+        while chunk := sock.recv(1 << 16):
+            got += chunk
+    status_line, _, rest = got.partition(b"\r\n")
+    parts = status_line.split()
+    return (int(parts[1]) if len(parts) > 1 else None), rest.partition(b"\r\n\r\n")[2]
+
+
+def _api(srv: server.ViewServer, body: bytes, **headers: str) -> tuple[int | None, bytes]:
+    """A POST to /api/run as the page sends it, with ``headers`` changed (an empty value
+    leaves the header out)."""
+    base = {"Content-Type": "application/json", server.TOKEN_HEADER: srv.token,
+            "Content-Length": str(len(body))}
+    base.update({k.replace("_", "-"): v for k, v in headers.items()})
+    return _raw(srv, "POST", "/api/run", {k: v for k, v in base.items() if v}, body)
+
+
+def test_numbers_are_parsed_with_bounded_digits_and_exponents() -> None:
+    from checker import cli, numbers
+
+    assert cli.parse_number is numbers.parse_number  # one parser for -p and the viewer
+    assert numbers.parse_number("7/2") == Fraction(7, 2)
+    assert numbers.parse_number("1e30") == 10**30
+    for text, why in (("1e99999999999999", "exponent is outside [-30, 30]"),
+                      ("1" * 31, "more than 30 digits"), ("1/0", "divides by zero"),
+                      ("x", "is not a number")):
+        with pytest.raises(ValueError, match=re.escape(why)):
+            numbers.parse_number(text)
+
+
+@pytest.mark.parametrize("time", ["1e99999999999999", "1e9999999", "-1e9999999",
+                                  "1" * 31 + "/3"])
+def test_a_huge_time_is_refused_at_once(served: server.ViewServer, time: str) -> None:
+    t0 = monotonic()
+    status, doc = _post(served, "/api/run", {"moves": [[0, time]]})
+    assert monotonic() - t0 < 5
+    assert status == 400
+    assert str(doc["error"]).startswith(f"step 1: {time[:40]!r}")
+
+
+def test_every_request_needs_the_token(served: server.ViewServer) -> None:
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{40,}", served.url)
+    other = server.make_server(served.model, {"steps": []}, None)
+    try:
+        assert other.token != served.token  # a secret per session
+    finally:
+        other.server_close()
+    assert _raw(served, "GET", "/?token=" + served.token, {})[0] == 200
+    for path in ("/", "/?token=", "/?token=" + served.token[:-1], "/index.html"):
+        assert _raw(served, "GET", path, {})[0] == 403
+    body = b'{"moves": []}'
+    assert _api(served, body)[0] == 200
+    for token in ("", served.token[:-1] + "x", served.token + "x", "\u00e9" * 43):
+        status, answer = _api(served, body, X_Kvrace_Token=token)
+        assert status == 403 and b"token" in answer
+
+
+def test_a_post_from_another_origin_is_refused(served: server.ViewServer) -> None:
+    """What a page elsewhere can send (a no-cors text/plain POST, with the token even)
+    is refused; so is a JSON POST from another origin or site."""
+    body = b'{"moves": [[0, "1"]]}'
+    status, _ = _api(served, body, X_Kvrace_Token="", Content_Type="text/plain",
+                     Origin="http://evil.example", Sec_Fetch_Site="cross-site")
+    assert status == 403
+    assert _api(served, body, Content_Type="text/plain")[0] == 415
+    assert _api(served, body, Content_Type="application/x-www-form-urlencoded")[0] == 415
+    assert _api(served, body, Content_Type="")[0] == 415
+    for origin in ("http://evil.example", "null", f"http://localhost:{served.server_address[1]}",
+                   served.origin + ".evil.example"):
+        assert _api(served, body, Origin=origin)[0] == 403
+    for site in ("cross-site", "same-site"):
+        assert _api(served, body, Sec_Fetch_Site=site)[0] == 403
+    status, answer = _api(served, body, Origin=served.origin, Sec_Fetch_Site="same-origin",
+                          Content_Type="application/json; charset=utf-8")
+    assert status == 200 and json.loads(answer)["steps"][1]["label"] == "decode.allocate(A, s0)"
+
+
+@pytest.mark.parametrize(("body", "headers", "status"), [
+    (b"[" * 100_000, {}, 400),
+    (b'{"moves": ' + b"[" * 5000 + b"]" * 5000 + b"}", {}, 400),
+    (b'{"a":' * 3000 + b"1" + b"}" * 3000, {}, 400),
+    (b"\xff\xfe{}", {}, 400),
+    (b'{"moves": [', {}, 400),
+    (b"[]", {}, 400),
+    (b'{"moves": [[0, "1"]], "seed": 1e999}', {}, 200),
+    (b'{"moves": [[1e999, "1"]]}', {}, 400),
+    (b'{"moves": [[' + b"9" * 5000 + b', "1"]]}', {}, 400),
+    (b'{"moves": [[true, "1"]]}', {}, 400),
+    (b'{"moves": []}', {"Content-Length": ""}, 411),
+    (b'{"moves": []}', {"Content-Length": "-1"}, 400),
+    (b'{"moves": []}', {"Content-Length": "1e3"}, 400),
+    (b'{"moves": []}', {"Content-Length": "99999999999999999999"}, 400),
+    (b"x" * (server.MAX_BODY + 1), {}, 413),
+    (b'{"moves": []}', {"Transfer-Encoding": "chunked"}, 411),
+    (b'{"moves": []}', {"Content-Length": "5"}, 400),
+])
+def test_every_malformed_body_is_a_clean_refusal(
+        served: server.ViewServer, capfd: pytest.CaptureFixture[str], body: bytes,
+        headers: dict[str, str], status: int) -> None:
+    got, answer = _api(served, body, **{k.replace("-", "_"): v for k, v in headers.items()})
+    assert got == status
+    assert "error" in json.loads(answer) or status == 200
+    assert capfd.readouterr().err == ""
+
+
+def test_a_seed_must_be_a_whole_number(served: server.ViewServer) -> None:
+    for seed in (True, 1.5, "1", None):
+        status, doc = _post(served, "/api/random", {"moves": [], "seed": seed})
+        assert (status, doc) == (400, {"error": "seed: expected a whole number"})
+
+
+def test_a_silent_or_slow_client_delays_no_one(served: server.ViewServer) -> None:
+    """Two connections that never finish their request; the others are answered at
+    once (the server's timeouts here are the defaults, far longer than this test)."""
+    port = served.server_address[1]
+    silent = socket.create_connection(("127.0.0.1", port))
+    lying = socket.create_connection(("127.0.0.1", port))
+    lying.sendall(f"POST /api/run HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Type:"
+                  f" application/json\r\n{server.TOKEN_HEADER}: {served.token}\r\n"
+                  "Content-Length: 1000\r\n\r\n{}".encode())
+    try:
+        t0 = monotonic()
+        for _ in range(3):
+            assert _post(served, "/api/run", {"moves": [[0, "1"]]})[0] == 200
+            assert _raw(served, "GET", "/?token=" + served.token, {})[0] == 200
+        assert monotonic() - t0 < server.IDLE_TIMEOUT
+    finally:
+        silent.close()
+        lying.close()
+
+
+@pytest.fixture
+def impatient(flagship: tuple[SpecModel, api.Outcome]) -> Iterator[server.ViewServer]:
+    """A server with short timeouts and two handlers."""
+    model, _ = flagship
+    srv = server.make_server(model, {"steps": []}, None, idle_timeout=0.5,
+                             request_timeout=1.0, max_handlers=2)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> bytes:
+    """What the server sends before it closes ``sock``; fails if it is still open after
+    ``seconds``."""
+    sock.settimeout(seconds)
+    got = b""
+    while chunk := sock.recv(1 << 16):
+        got += chunk
+    return got
+
+
+def test_slow_clients_are_cut_off(impatient: server.ViewServer,
+                                  capfd: pytest.CaptureFixture[str]) -> None:
+    port = impatient.server_address[1]
+    silent = socket.create_connection(("127.0.0.1", port))
+    assert _closed_within(silent, 5) == b""  # after the idle timeout
+    # A request that lies about its length: 408 after the idle timeout.
+    lying = socket.create_connection(("127.0.0.1", port))
+    lying.sendall(f"POST /api/run HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Type:"
+                  f" application/json\r\n{server.TOKEN_HEADER}: {impatient.token}\r\n"
+                  "Content-Length: 1000\r\n\r\n{}".encode())
+    assert _closed_within(lying, 5).startswith(b"HTTP/1.0 408 ")
+    # One byte at a time, each within the idle timeout: cut at the request's deadline.
+    dripping = socket.create_connection(("127.0.0.1", port))
+    t0 = monotonic()
+    with pytest.raises(OSError):
+        for ch in f"GET /?token={impatient.token} HTTP/1.0\r\nX: {'y' * 100}".encode():
+            dripping.send(bytes([ch]))
+            sleep(0.1)
+            if monotonic() - t0 > 6:
+                pytest.fail("a client sending one byte every 0.1 s was never cut off")
+    assert monotonic() - t0 < 6
+    dripping.close()
+    for sock in (silent, lying):
+        sock.close()
+    assert capfd.readouterr().err == ""
+
+
+def test_handlers_are_bounded(flagship: tuple[SpecModel, api.Outcome]) -> None:
+    """With both handlers held by silent clients, a third connection is told the
+    viewer is busy (after waiting a second for a free one); once they are gone,
+    requests are answered again."""
+    srv = server.make_server(flagship[0], {"steps": []}, None, idle_timeout=10,
+                             request_timeout=10, max_handlers=2)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+    try:
+        sleep(0.1)
+        status, answer = _raw(srv, "GET", "/?token=" + srv.token, {})
+        assert status == 503 and b"busy" in answer
+        for sock in held:
+            sock.close()
+        sleep(0.2)
+        assert _raw(srv, "GET", "/?token=" + srv.token, {})[0] == 200
+    finally:
+        for sock in held:
+            sock.close()
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_many_clients_at_once_are_all_answered(served: server.ViewServer) -> None:
+    results: list[int | None] = []
+    lock = threading.Lock()
+
+    def get() -> None:
+        status = _raw(served, "GET", "/?token=" + served.token, {}, timeout=30)[0]
+        with lock:
+            results.append(status)
+
+    threads = [threading.Thread(target=get) for _ in range(100)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results == [200] * 100
+
+
+def test_a_client_that_goes_away_leaves_no_traceback(
+        served: server.ViewServer, capfd: pytest.CaptureFixture[str]) -> None:
+    """Clients that close (with a reset) before reading the answer, at every stage."""
+    port = served.server_address[1]
+    run = json.dumps({"moves": [[0, "1"], [0, "2"], [2, "3"]]}).encode()
+    requests = [
+        f"GET /?token={served.token} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode(),
+        (f"POST /api/run HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json"
+         f"\r\n{server.TOKEN_HEADER}: {served.token}\r\nContent-Length: {len(run)}\r\n\r\n"
+         ).encode() + run,
+        b"GET / HTTP/1.0\r\nHost: 127.0.0.1:",
+        b"",
+    ]
+    for _ in range(10):
+        for req in requests:
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.sendall(req)
+            sock.close()
+    sleep(0.5)
+    assert _post(served, "/api/run", {"moves": []})[0] == 200
+    assert capfd.readouterr().err == ""
+
+
+def test_the_server_listens_on_loopback_only(served: server.ViewServer) -> None:
+    assert served.socket.family == socket.AF_INET
+    host, port = served.socket.getsockname()
+    assert host == "127.0.0.1"
+    # The kernel's table of listening sockets: this port, on 127.0.0.1 only.
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            addr, _, hexport = local.partition(":")
+            if state == "0A" and int(hexport, 16) == port:
+                listening.append(addr)
+    if os.path.exists("/proc/net/tcp"):
+        assert listening == ["0100007F"]  # 127.0.0.1, little-endian
+    # Through another address of this machine, nothing answers.
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: it picks the outgoing address
+        mine = probe.getsockname()[0]
+    except OSError:
+        mine = "0.0.0.0"
+    finally:
+        probe.close()
+    if not mine.startswith("127.") and mine != "0.0.0.0":
+        with pytest.raises(OSError):
+            socket.create_connection((mine, port), timeout=2).close()
+
+
+@pytest.mark.parametrize("name", ["__JS__", "__CSS__", "__DATA__", "__TITLE__"])
+def test_a_model_named_like_a_placeholder(flagship: tuple[SpecModel, api.Outcome],
+                                          name: str) -> None:
+    model, outcome = flagship
+    assert outcome.trace is not None
+    view = steps.view_json(steps.run_of_trace(model, outcome.trace))
+    view["model"] = name
+    text = page.page_html(view, steps.check_info(outcome.trace), live=True)
+    assert f"<title>kvrace view: {name}</title>" in text
+    assert text.count("</script>") == 2 and text.count("<style>") == 1
+    assert text.count('"use strict"') == 1
+    data = re.search(r'<script type="application/json" id="kvrace-data">(.*?)</script>',
+                     text, re.S)
+    assert data is not None and json.loads(data.group(1))["view"]["model"] == name
+
+
+def test_a_spec_named_like_a_placeholder_views(tmp_path: Path) -> None:
+    spec = tmp_path / "placeholder.kvr"
+    spec.write_text(Path(IMMEDIATE).read_text().replace("model immediate_release",
+                                                        "model __JS__"))
+    out = tmp_path / "v.html"
+    code, _, stderr = run_cli("view", str(spec), "--html", str(out))
+    assert (code, stderr) == (0, "")
+    text = out.read_text()
+    assert "<title>kvrace view: __JS__</title>" in text and text.count("</script>") == 2
+
+
+# ---- zones: incremental, and the same as a replay from the start ---------------------------
+
+
+def _replayed_zone(run: steps.Run, i: int) -> list[str]:
+    """The zone after step ``i`` replayed from the initial state (the reference)."""
+    from checker.explorer import dbm
+    from checker.explorer.traces import TraceStep, replay_zone
+    from checker.model.interface import ModelRuntimeError, scaled_bounds
+
+    bounds, scale = scaled_bounds(run.model.bounds, run.model.values)
+    trail = [TraceStep(None, "initial", None, run.states[0])] + [
+        TraceStep(e.event, "", e, s)
+        for e, s in zip(run.edges[:i], run.states[1:i + 1], strict=True)]
+    try:
+        z = replay_zone(run.model, bounds, trail)
+    except ModelRuntimeError:
+        return ["unknown: the model errs here"]
+    if z is None:
+        return ["false"]
+    n = len(run.model.clock_names) + 1
+    keep = sorted(run.resets[i])
+    return steps.zone_lines(dbm.project(z, n, [c + 1 for c in keep]), len(keep) + 1,
+                            ["0", *(run.model.clock_names[c] for c in keep)], scale)
+
+
+def _model(path: str) -> SpecModel:
+    from checker.language import load
+
+    return SpecModel(load(str(ROOT / path)), {})
+
+
+def _random_run(model: SpecModel, length: int, seed: int = 0) -> steps.Run:
+    run = steps.Run(model)
+    for k in range(length):
+        if not run.random_step(seed * 100_000 + k):
+            break
+    return run
+
+
+@pytest.mark.parametrize("path", [
+    "spec/sglang/immediate_release.kvr", "spec/sglang/heartbeat_loss.kvr",
+    "spec/sglang/strict_no_release_on_timeout.kvr", "spec/sglang/all_ranks_ack.kvr",
+    "tests/regressions/deadline_fault_on_entry.kvr", "tests/regressions/fischer_const.kvr",
+    "tests/regressions/parametric_deadlock.kvr"])
+def test_incremental_zones_equal_replayed_ones(path: str) -> None:
+    model = _model(path)
+    kinds = set()
+    for seed in range(4):
+        run = _random_run(model, 60, seed)
+        for i in range(len(run)):
+            got = run.zone(i)
+            assert got == _replayed_zone(run, i), (seed, i)
+            kinds.add(got[0])
+    if path.endswith("deadline_fault_on_entry.kvr"):
+        assert "unknown: the model errs here" in kinds
+
+
+def test_a_long_run_costs_linear_work() -> None:
+    """The view of a run of 2,000 moves evaluates each state's deadlines a bounded
+    number of times (a replay from the start at each step: about 2,000,000)."""
+    model = _model("spec/sglang/heartbeat_loss.kvr")
+    moves = list(zip(*(lambda r: (r.moves, r.times[1:]))(_random_run(model, 2000)),
+                     strict=True))
+    assert len(moves) == 2000
+    calls = [0]
+    deadlines = model.deadlines
+
+    def counted(s: Any) -> Any:
+        calls[0] += 1
+        return deadlines(s)
+
+    model.deadlines = counted  # type: ignore[method-assign]
+    view = steps.view_json(steps.Run(model, moves))
+    assert len(view["steps"]) == 2001
+    assert calls[0] <= 10 * len(moves), calls[0]
+
+
+@pytest.mark.slow
+def test_a_run_of_5000_moves_is_answered_quickly() -> None:
+    """Through the server: the view of 5,000 moves (a quadratic replay took about
+    90 s on the machine that measured 3 s for this)."""
+    model = _model("spec/sglang/heartbeat_loss.kvr")
+    run = _random_run(model, 5000, seed=3)
+    body = {"moves": [[m, tr.fmt_time(t)] for m, t in zip(run.moves, run.times[1:],
+                                                          strict=True)]}
+    srv = server.make_server(model, {"steps": []}, None)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        t0 = monotonic()
+        status, doc = _post(srv, "/api/run", body)
+        assert status == 200 and len(doc["steps"]) == 5001  # type: ignore[arg-type]
+        assert monotonic() - t0 < 45
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+# ---- the API fuzzed: a slice of tests/fuzz.py --viewer ------------------------------------
+
+
+def test_fuzzed_api_requests(capfd: pytest.CaptureFixture[str]) -> None:
+    """300 hostile requests: each answered within a second (of CPU time), with a
+    documented status, and nothing on stderr."""
+    import fuzz_viewer
+
+    summary = fuzz_viewer.viewer_campaign(seed=7, count=300)
+    assert summary.failures == [] or all(k == "slow" for _, k, _ in summary.failures), \
+        summary.failures[:5]
+    assert summary.count == 300
+    assert set(summary.statuses) <= fuzz_viewer.ALLOWED
+    assert summary.statuses[200] >= 20 and summary.statuses[400] >= 100
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.slow
+def test_the_command_prints_an_address_with_its_token() -> None:
+    """``kvrace view`` as a user runs it: the printed address opens the page, the same
+    address without its token does not, a cross-site POST is refused, and Ctrl-C
+    ends it with 130 and nothing but the verdict and the address on the terminal."""
+    import signal
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "checker", "view", IMMEDIATE], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("VIOLATED: assert:")
+        line = proc.stdout.readline()
+        m = re.fullmatch(r"kvrace view: immediate_release at (http://127\.0\.0\.1:(\d+)/"
+                         r"\?token=([\w-]+))  \(Ctrl-C stops\)\n", line)
+        assert m is not None, line
+        url, port = m.group(1), int(m.group(2))
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            assert '"live": true' in resp.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30)
+        assert refused.value.code == 403
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/run",
+                                     b'{"moves": [[0, "1e99999999999999"]]}',
+                                     {"Content-Type": "text/plain",
+                                      "Origin": "http://evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert refused.value.code == 403
+        for _ in range(5):  # clients that vanish
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.sendall(f"GET /?token={m.group(3)} HTTP/1.0\r\nHost: 127.0.0.1:{port}"
+                         "\r\n\r\n".encode())
+            sock.close()
+        sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "Error" not in err, err

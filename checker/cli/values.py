@@ -4,36 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from fractions import Fraction
 
 from checker.errors import UsageError
-from checker.language.syntax import MAX_NUMBER_DIGITS
-
-_NUMBER = re.compile(
-    r"(?P<sign>[+-]?)(?P<mant>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?"
-    r"|(?P<num>[+-]?\d+)/(?P<den>\d+)"
-)
-
-
-def parse_number(text: str) -> Fraction:
-    """A command-line number: decimal (``7.5``, ``1e3``) or fraction (``15/2``).
-
-    Like a spec's literals it has at most ``MAX_NUMBER_DIGITS`` digits, and an
-    exponent of at most that size, so no value can make kvrace compute for ever
-    (``1e99999999999``).  Raises ValueError with a message for the user.
-    """
-    m = _NUMBER.fullmatch(text.strip())
-    if m is None:
-        raise ValueError(f"{text!r} is not a number (write e.g. 7, 7.5, 15/2 or 1e3)")
-    if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
-        raise ValueError(f"{clip(text)} has more than {MAX_NUMBER_DIGITS} digits")
-    if m.group("exp") is not None and abs(int(m.group("exp"))) > MAX_NUMBER_DIGITS:
-        raise ValueError(f"{clip(text)}: the exponent is outside"
-                         f" [-{MAX_NUMBER_DIGITS}, {MAX_NUMBER_DIGITS}]")
-    if m.group("den") is not None and int(m.group("den")) == 0:
-        raise ValueError(f"{clip(text)} divides by zero")
-    return Fraction(text.strip())
+from checker.numbers import parse_number as parse_number
 
 
 def clip(text: str, width: int = 40) -> str:

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 __all__ = ["Embedded", "page_html"]
+
+_PLACEHOLDER = re.compile(r"__(TITLE|CSS|JS|DATA)__")
+"""Where the template takes the page's title, style, code and data."""
 
 
 def _asset(name: str) -> str:
@@ -34,13 +38,15 @@ def page_html(view: dict[str, Any], check: dict[str, Any] | None, live: bool) ->
     found the run (None when the run is not a counterexample); ``live`` enables the
     simulator, which needs the server."""
     data = {"view": view, "check": check, "live": live}
-    # Each placeholder is replaced once, in this order, so the data (inserted last)
-    # cannot be mistaken for a placeholder.
-    page = _asset("viewer.html")
-    page = page.replace("__TITLE__", html.escape(str(view.get("model", ""))), 1)
-    page = page.replace("__CSS__", _asset("viewer.css"), 1)
-    page = page.replace("__JS__", _asset("viewer.js").replace("</", "<\\/"), 1)
-    return page.replace("__DATA__", _script_json(data), 1)
+    fill = {
+        "TITLE": html.escape(str(view.get("model", ""))),
+        "CSS": _asset("viewer.css"),
+        "JS": _asset("viewer.js").replace("</", "<\\/"),
+        "DATA": _script_json(data),
+    }
+    # One pass over the template: what is inserted (a model named __JS__, the data)
+    # is never searched for placeholders.
+    return _PLACEHOLDER.sub(lambda m: fill[m.group(1)], _asset("viewer.html"))
 
 
 class Embedded:

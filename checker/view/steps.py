@@ -24,13 +24,13 @@ from typing import Any
 
 from checker.errors import KvraceError
 from checker.explorer import dbm
-from checker.explorer.traces import TraceStep, replay_zone
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
 from checker.model.interface import (
     GE,
     GT,
+    LE,
     LT,
     ClockAtom,
     Edge,
@@ -127,6 +127,14 @@ def _empty(w: list[Any]) -> bool:
     return w[2] is not None and (w[0] > w[2] or (w[0] == w[2] and (w[1] or w[3])))
 
 
+class _Errs:
+    """The zone of a step where the model errs (a deadline that cannot be evaluated)."""
+
+
+_ERRS = _Errs()
+_Zone = dbm.Dbm | _Errs | None
+
+
 class Run:
     """A concrete timed run of ``model``: the edge positions taken and the firing
     times (``times[0]`` is 0, the initial state)."""
@@ -139,6 +147,9 @@ class Run:
         self.moves: list[int] = []
         self.times: list[Fraction] = [Fraction(0)]
         self.resets: list[dict[int, Fraction]] = [{}]
+        self._zones: list[_Zone] = []
+        self._bounds: list[int] = []  # the model's bounds, scaled to integers by _scale
+        self._scale = 1
         for k, t in moves:
             self.fire(k, t)
 
@@ -230,24 +241,76 @@ class Run:
         self.fire(ch.index, rng.choice(ch.window.points()))
         return True
 
+    def _constrain(self, z: dbm.Dbm, atoms: Sequence[ClockAtom]) -> bool:
+        """Intersect ``z`` with ``atoms`` (scaled bounds); False when it becomes empty."""
+        n = len(self.model.clock_names) + 1
+        for a in atoms:
+            b = self._bounds[a.bound]
+            i = a.clock + 1
+            if a.op in (LE, LT):
+                ok = dbm.constrain(z, n, i, 0, dbm.bound(b, a.op == LT))
+            else:
+                ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, a.op == GT))
+            if not ok:
+                return False
+        return True
+
+    def _zone_at(self, i: int) -> _Zone:
+        """The zone after step ``i``, time-closed unless step ``i`` failed an assert;
+        None if empty, :data:`_ERRS` if the model errs on the way.
+
+        Zones are computed once, in order, each from the previous one (the operations
+        of :func:`checker.model.timeline.timeline`, applied one step at a time), so a
+        run's zones cost time linear in its length."""
+        n = len(self.model.clock_names) + 1
+        while len(self._zones) <= i:
+            k = len(self._zones)
+            prev: _Zone
+            if k == 0:
+                self._bounds, self._scale = scaled_bounds(self.model.bounds, self.model.values)
+                prev = dbm.zero(n)
+            else:
+                prev = self._zones[k - 1]
+            if isinstance(prev, list):
+                prev = self._extend(k, list(prev))
+            self._zones.append(prev)
+        return self._zones[i]
+
+    def _extend(self, k: int, z: dbm.Dbm) -> _Zone:
+        """The zone after step ``k`` from ``z``, the zone after step ``k - 1`` (or the
+        zero zone for ``k == 0``), which it may modify."""
+        n = len(self.model.clock_names) + 1
+        try:
+            if k > 0:
+                e = self.edges[k - 1]
+                if not self._constrain(z, e.guard):
+                    return None
+                if e.failure is not None:
+                    return z
+                for c in e.resets:
+                    dbm.reset(z, n, c + 1)
+            if not self._constrain(z, self.model.deadlines(self.states[k])):
+                return None
+            dbm.up(z, n)
+            if not self._constrain(z, self.model.deadlines(self.states[k])):
+                return None
+        except ModelRuntimeError:  # a deadline that cannot be evaluated: no zone
+            return _ERRS
+        return z
+
     def zone(self, i: int) -> list[str]:
         """The clock constraints of the zone after step ``i`` (every valuation the
         event sequence so far allows, time passing included), over the clocks reset
         so far."""
-        bounds, scale = scaled_bounds(self.model.bounds, self.model.values)
-        steps = [TraceStep(None, "initial", None, self.states[0])] + [
-            TraceStep(e.event, "", e, s)
-            for e, s in zip(self.edges[:i], self.states[1:i + 1], strict=True)]
-        try:
-            z = replay_zone(self.model, bounds, steps)
-        except ModelRuntimeError:  # a deadline that cannot be evaluated: no zone
+        z = self._zone_at(i)
+        if isinstance(z, _Errs):
             return ["unknown: the model errs here"]
         if z is None:
             return ["false"]
         n = len(self.model.clock_names) + 1
         keep = sorted(self.resets[i])
         return zone_lines(dbm.project(z, n, [c + 1 for c in keep]), len(keep) + 1,
-                          ["0", *(self.model.clock_names[c] for c in keep)], scale)
+                          ["0", *(self.model.clock_names[c] for c in keep)], self._scale)
 
     def trace(self) -> tr.Trace:
         """The run as a :class:`~checker.model.trace.Trace` (for a trace file)."""

@@ -209,9 +209,12 @@ function moves(upto) {
   return view.steps.slice(1, upto + 1).map((s) => [s.move, s.time]);
 }
 
+// The server answers only requests that carry the token of the address it printed.
+const TOKEN = new URLSearchParams(location.search).get("token") || "";
+
 async function call(path, body) {
-  const resp = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
-    body: JSON.stringify(body)});
+  const resp = await fetch(path, {method: "POST", body: JSON.stringify(body),
+    headers: {"Content-Type": "application/json", "X-Kvrace-Token": TOKEN}});
   const got = await resp.json();
   if (!resp.ok) throw new Error(got.error || resp.statusText);
   return got;
