@@ -298,9 +298,10 @@ def _api(srv: server.ViewServer, body: bytes, **headers: str) -> tuple[int | Non
 
 
 def test_numbers_are_parsed_with_bounded_digits_and_exponents() -> None:
-    from checker import cli, numbers
+    from checker import numbers
+    from checker.cli import values
 
-    assert cli.parse_number is numbers.parse_number  # one parser for -p and the viewer
+    assert values.parse_number is numbers.parse_number  # one parser for -p and the viewer
     assert numbers.parse_number("7/2") == Fraction(7, 2)
     assert numbers.parse_number("1e30") == 10**30
     for text, why in (("1e99999999999999", "exponent is outside [-30, 30]"),
