@@ -56,7 +56,7 @@ from checker.explorer import backend, dbm
 from checker.explorer.limits import LimitHit, Limits, peak_rss_mb
 from checker.explorer.liveness import Liveness, clock_bounds
 from checker.explorer.traces import PathStep, TraceStep, concrete
-from checker.explorer.zones import DbmZones
+from checker.explorer.zones import DbmZones, Frame
 from checker.model.interface import (
     GE,
     GT,
@@ -332,7 +332,7 @@ class _Builder:
         self._tick(g)
         return g
 
-    def _label(self, g: ZoneGraph, node: int, s: State, z: dbm.Dbm, f: object,
+    def _label(self, g: ZoneGraph, node: int, s: State, z: dbm.Dbm, f: Frame,
                edges: Sequence[Edge]) -> None:
         """Deadlock, idling and the fair instances' enabledness of one node."""
         dz = self.dz
@@ -355,14 +355,29 @@ class _Builder:
                 tdl = dz.deadlines(e.target) if e.failure is None else ()
                 if g.idle[node] and _enabled_forever(e, tdl, self.bounds):
                     unfair = True
-                gz = dz.constrain(frame, z, e.guard)
-                if gz is not None and gz == z and all(a.clock in e.resets for a in tdl):
+                if not whole and self._enables_all(frame, z, e, tdl):
                     whole = True
             if not whole:
                 maybe |= bit
         g.fair_off.append(off)
         g.fair_maybe.append(maybe)
         g.idle_unfair.append(unfair)
+
+
+    def _enables_all(self, frame: Frame, z: dbm.Dbm, e: Edge, tdl: Sequence[ClockAtom]
+                     ) -> bool:
+        """Whether ``e`` can fire from every valuation of ``z``: its guard holds there
+        and its target's deadlines hold after its resets."""
+        resets = set(e.resets)
+        kept = [a for a in tdl if a.clock not in resets]
+        if any(a.clock not in frame.pos for a in (*e.guard, *kept)):
+            return False
+        for a in tdl:
+            b = self.bounds[a.bound]
+            if a.clock in resets and ((a.op == LE and b < 0) or (a.op == LT and b <= 0)):
+                return False
+        got = self.dz.constrain(frame, z, (*e.guard, *kept))
+        return got is not None and got == z
 
 
 # ---- strongly connected components ---------------------------------------------------------
