@@ -105,6 +105,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="a vacuous HOLDS (an event that never fired, a deadline never"
                        " active, a response never triggered) exits with code 4")
     _add_query_args(check)
+    _add_liveness_args(check)
     _add_search_args(check)
     _add_cluster_args(check)
 
@@ -318,6 +319,101 @@ def _add_query_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--witness", metavar="NAME",
                    help="--trace and --diagram write the witness of `reachable NAME`"
                    " instead of the counterexample")
+
+
+def _add_liveness_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-liveness", action="store_true",
+                   help="do not check the unbounded liveness properties (`P leadsto Q`"
+                   " without `within`, `always eventually Q`)")
+    p.add_argument("--property", metavar="NAME", dest="live_property",
+                   help="of the unbounded liveness properties, check only NAME")
+
+
+def _liveness_wanted(args: argparse.Namespace, spec: ir.Spec, cluster: object) -> bool:
+    """Whether ``check`` checks liveness after safety; usage errors for what it cannot."""
+    names = [lt.name for lt in spec.leadsto]
+    if args.live_property is not None and args.live_property not in names:
+        raise UsageError(f"--property: no unbounded liveness property `{args.live_property}`"
+                         f" in {spec.path} (it declares: {', '.join(names) or 'none'})")
+    if args.no_liveness or not names or args.query is not None:
+        return False
+    if cluster is not None:
+        raise UsageError("--workers/--ray do not check unbounded liveness properties ("
+                         + ", ".join(names) + "): add --no-liveness, or run in one process"
+                         " (drop --workers/--ray)")
+    return True
+
+
+def _run_liveness(args: argparse.Namespace, outcome: Any, limits: Any, display: Any
+                  ) -> Any:
+    """The liveness check of ``check``, after safety held (None when it is not run)."""
+    from checker import api
+
+    if outcome.verdict not in (api.HOLDS, api.UNREACHABLE) or outcome.raw is None:
+        return None
+    display.phase("liveness (zone graph, cycles)")
+    return api.check_liveness(outcome.raw[0], limits, args.live_property)
+
+
+def _liveness_code(code: int, live: Any) -> int:
+    """The exit code once liveness is checked: a violation wins, then inconclusive."""
+    from checker import api
+
+    if live is None:
+        return code
+    if live.verdict == api.VIOLATED:
+        return EXIT_VIOLATION
+    if live.verdict == api.INCONCLUSIVE:
+        return EXIT_INCONCLUSIVE
+    return code
+
+
+def _liveness_verdict_text(outcome: Any, live: Any) -> str | None:
+    """The verdict line when liveness changes it (None: the safety verdict's line)."""
+    from checker import api
+
+    if live is None or live.verdict == api.HOLDS:
+        return None
+    bad = next(r for r in live.results if r.status == live.verdict)
+    if live.verdict == api.VIOLATED:
+        return f"VIOLATED: {bad.name}: {bad.message}"
+    return (f"INCONCLUSIVE: {bad.name}: {bad.message}; the safety properties hold"
+            " (exploration complete)")
+
+
+def _liveness_text(live: Any) -> str:
+    """The liveness section of ``check``'s text output."""
+    from checker import api
+    from checker.model import trace as tr
+
+    if live is None:
+        return ""
+    lines = ["", "liveness (infinite time-divergent runs, and runs that end in a deadlock):"]
+    for r in live.results:
+        text = {api.HOLDS: "holds", api.VIOLATED: "VIOLATED",
+                api.INCONCLUSIVE: "inconclusive"}[r.status]
+        lines.append(f"  {r.name}: {text}" + (f" ({r.message})" if r.status
+                                                == api.INCONCLUSIVE else ""))
+    shown = next((r for r in live.results if r.trace is not None), None)
+    if shown is not None and shown.trace is not None:
+        n = len(shown.trace.steps) - 1
+        lines.append(f"\nlasso counterexample of {shown.name}, {n} event"
+                     f"{'s' if n != 1 else ''}:")
+        lines.append(tr.lasso_text(shown.trace))
+        if shown.timing_note:
+            lines.append(f"  ({shown.timing_note})")
+    lines.append(f"liveness: {live.zones:,} zones, {live.transitions:,} transitions in"
+                 f" {live.seconds:.2f} s (no symmetry reduction, equality store)")
+    return "\n".join(lines) + "\n"
+
+
+def _liveness_json(live: Any) -> list[dict[str, object]]:
+    """Each checked liveness property instance for ``check --json``."""
+    from checker.model import trace as tr
+
+    return [{"name": r.name, "status": r.status, "message": r.message,
+             "trace": tr.to_itf(r.trace) if r.trace is not None else None,
+             "timing_note": r.timing_note} for r in live.results]
 
 
 def _query_name(spec: ir.Spec, name: str, option: str) -> str:
@@ -705,6 +801,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UsageError(f"--witness {args.witness}: with --query {args.query}, only"
                              f" `reachable {args.query}` is checked")
     cluster = _cluster(args)
+    live_wanted = _liveness_wanted(args, spec, cluster)
+    live: Any = None
     if cluster is not None and spec.queries:
         raise UsageError("--workers/--ray do not check `reachable` queries yet: run them in"
                          " one process (drop --workers/--ray)")
@@ -716,6 +814,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           else "starting the workers")
             outcome = api.check(spec, params, limits=limits, options=options,
                                 cluster=cluster)
+            if live_wanted:
+                live = _run_liveness(args, outcome, limits, display)
             if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
                 display.phase("explaining the trace (Z3)")
                 explanation = api.explain(outcome)
@@ -732,6 +832,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     code = {api.HOLDS: EXIT_OK, api.VIOLATED: EXIT_VIOLATION,
             api.INCONCLUSIVE: EXIT_INCONCLUSIVE, api.ERROR: EXIT_BAD_INPUT,
             api.UNREACHABLE: EXIT_UNREACHABLE}[outcome.verdict]
+    code = _liveness_code(code, live)
     if args.strict and outcome.vacuous and code == EXIT_OK:
         code = EXIT_VACUOUS
     dist: Any = outcome.raw[1].distributed if outcome.raw is not None else None
@@ -756,6 +857,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             doc["feasible_region"] = explanation
         if dist is not None:
             doc["distributed"] = dist.as_json()
+        if live is not None:
+            doc["liveness"] = _liveness_json(live)
         errors = ([jsonout.error_from_text("model-error", outcome.message or "", args.spec)]
                   if outcome.verdict == api.ERROR else [])
         out.write(jsonout.document("check", code, doc, errors))
@@ -765,7 +868,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"model {spec.name}" + (f"  ({shown_params})" if shown_params else "")
                   + "\n")
         out.write((_query_verdict_text(outcome, args.query) if args.query is not None
-                   else _verdict_text(outcome)) + "\n")
+                   else _liveness_verdict_text(outcome, live) or _verdict_text(outcome))
+                  + "\n")
         out.write(_vacuity_text(outcome))
         if outcome.trace is not None:
             kind = "shortest " if options.search == "bfs" else ""
@@ -777,6 +881,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if explanation is not None:
             out.write(f"\nthis sequence of events is possible exactly when: {explanation}\n")
         out.write(_queries_text(outcome, options.search == "bfs"))
+        out.write(_liveness_text(live))
         out.write("\n" + stats_line(outcome.stats) + "\n")
         if dist is not None:
             out.write(dist.line() + "\n")
@@ -785,6 +890,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"note: no symmetry reduction: {off}\n")
     out.flush()
     trace = outcome.trace
+    if trace is None and live is not None:
+        trace = next((r.trace for r in live.results if r.trace is not None), None)
     witness = args.witness or args.query
     what = "there is no counterexample"
     if witness is not None:
@@ -998,17 +1105,23 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"\nalgorithm: parametric zone exploration (EFsynth), {status};"
             f" {st.states} discrete states, {st.symbolic_states} symbolic states,"
             f" {st.queries} solver queries, {st.seconds:.1f} s\n"
-            f"covers: {_covers(args.no_deadlock)}\n"
+            f"covers: {_covers(args.no_deadlock, len(spec.leadsto))}\n"
         )
     return EXIT_OK if result.complete else EXIT_INCONCLUSIVE
 
 
-def _covers(no_deadlock: bool) -> str:
-    """What a parametric verdict covers."""
+def _covers(no_deadlock: bool, liveness: int = 0) -> str:
+    """What a parametric verdict covers (``liveness``: how many unbounded liveness
+    properties the spec declares, which it does not cover)."""
     if no_deadlock:
-        return ("every assert, invariant and bounded response; not deadlock freedom"
+        text = ("every assert, invariant and bounded response; not deadlock freedom"
                 " (--no-deadlock)")
-    return "every assert, invariant and bounded response, and deadlock freedom"
+    else:
+        text = "every assert, invariant and bounded response, and deadlock freedom"
+    if liveness:
+        text += ("; not the unbounded liveness properties (`leadsto` without `within`,"
+                 " `always eventually`): `kvrace check` checks them at fixed values")
+    return text
 
 
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -1094,7 +1207,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         doc["tight"] = res.boundary is not None or res.near is not None
         doc["vacuous"] = res.vacuous
     lines.append(stats)
-    lines.append(f"covers: {_covers(args.no_deadlock)}")
+    lines.append(f"covers: {_covers(args.no_deadlock, len(spec.leadsto))}")
     if args.json:
         doc["stats"] = {"discrete_states": st.states, "symbolic_states": st.symbolic_states,
                         "solver_queries": st.queries, "seconds": round(st.seconds, 3)}
