@@ -819,10 +819,15 @@ class LivenessRun:
     transitions: int
     seconds: float
     limit: str | None
+    error: str | None = None
+    """A model run-time error met while checking (no result is given then)."""
 
     @property
     def verdict(self) -> str:
-        """``violated`` if one is, else ``inconclusive`` if one is, else ``holds``."""
+        """``error`` for a model error; ``violated`` if one is, else ``inconclusive`` if
+        one is, else ``holds``."""
+        if self.error is not None:
+            return ERROR
         statuses = {r.status for r in self.results}
         if VIOLATED in statuses:
             return VIOLATED
@@ -854,7 +859,8 @@ def check_liveness(model: SpecModel, limits: Limits | None = None, only: str | N
         else:
             out.append(LivenessOutcome(r.name, str(r.status), r.message))
     st = report.stats
-    return LivenessRun(tuple(out), st.zones, st.transitions, st.seconds, report.limit)
+    return LivenessRun(tuple(out), st.zones, st.transitions, st.seconds, report.limit,
+                       report.error)
 
 
 def _lasso_trace(model: SpecModel, name: str, message: str, lasso: object,

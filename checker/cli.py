@@ -361,6 +361,8 @@ def _liveness_code(code: int, live: Any) -> int:
 
     if live is None:
         return code
+    if live.verdict == api.ERROR:
+        return EXIT_BAD_INPUT
     if live.verdict == api.VIOLATED:
         return EXIT_VIOLATION
     if live.verdict == api.INCONCLUSIVE:
@@ -374,6 +376,8 @@ def _liveness_verdict_text(outcome: Any, live: Any) -> str | None:
 
     if live is None or live.verdict == api.HOLDS:
         return None
+    if live.error is not None:
+        return f"MODEL ERROR: {live.error}"
     bad = next(r for r in live.results if r.status == live.verdict)
     if live.verdict == api.VIOLATED:
         return f"VIOLATED: {bad.name}: {bad.message}"

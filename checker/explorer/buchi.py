@@ -66,6 +66,7 @@ from checker.model.interface import (
     Edge,
     Hazard,
     LinExpr,
+    ModelRuntimeError,
     Param,
     State,
     Symmetry,
@@ -141,7 +142,9 @@ class LiveReport:
     stats: LiveStats = field(default_factory=LiveStats)
     limit: str | None = None
     """Set when a limit ended the run (every result is then inconclusive)."""
-    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+    """A model run-time error met while checking (e.g. ``P`` reads ``none``): no
+    result is given."""
 
 
 # ---- the progress clock -------------------------------------------------------------------
@@ -344,7 +347,9 @@ class _Builder:
         maybe = 0
         unfair = False
         for e_id in self.fair:
-            mine = [e for e in base_edges if e.event == e_id]
+            # An edge that breaks an assert never fires in a run: it does not count as
+            # enabled (safety is checked first, so a reachable one was reported).
+            mine = [e for e in base_edges if e.event == e_id and e.failure is None]
             bit = self.fair_bit[e_id]
             if not mine:
                 off |= bit
@@ -352,7 +357,7 @@ class _Builder:
                 continue
             whole = False
             for e in mine:
-                tdl = dz.deadlines(e.target) if e.failure is None else ()
+                tdl = dz.deadlines(e.target)
                 if g.idle[node] and _enabled_forever(e, tdl, self.bounds):
                     unfair = True
                 if not whole and self._enables_all(frame, z, e, tdl):
@@ -458,16 +463,18 @@ class LivenessChecker:
         try:
             builder = _Builder(self.model, self.limits, self.fair)
             g = builder.build()
+            pq = [self.model.leadsto(s) for s in g.state]  # type: ignore[attr-defined]
         except LimitHit as lim:
             stats.seconds = time.monotonic() - start
             stats.peak_memory_mb = peak_rss_mb()
             return LiveReport([LiveResult(n, LiveStatus.INCONCLUSIVE, lim.what)
                                for n in names], stats, lim.what)
+        except ModelRuntimeError as err:
+            stats.seconds = time.monotonic() - start
+            return LiveReport([], stats, error=err.message)
         self.graph = g
-        self.builder = builder
         stats.zones = len(g.state)
         stats.transitions = sum(len(x) for x in g.succ)
-        pq = [self.model.leadsto(s) for s in g.state]  # type: ignore[attr-defined]
         results = []
         for k, name in enumerate(self.names):
             if name not in names:
