@@ -131,6 +131,8 @@ class LiveStats:
     zones: int = 0
     transitions: int = 0
     seconds: float = 0.0
+    progress_clock: bool = False
+    """Whether the graph with the progress clock was needed (its zones are counted)."""
     peak_memory_mb: float = 0.0
 
 
@@ -155,8 +157,11 @@ class ProgressModel:
     requires the clock to be at least 1 and resets it.  Edge ``2b`` of an event is the
     base model's edge ``b``, edge ``2b + 1`` its twin."""
 
-    def __init__(self, base: TimedModel) -> None:
+    def __init__(self, base: TimedModel, twins: bool = True) -> None:
         self.base = base
+        self.twins = twins
+        """Without twins the model is the base model without its safety properties
+        (their observer clocks are then dead: they do not split zones)."""
         self.tick = len(base.clock_names)
         self.clock_names: list[str] = [*base.clock_names, "<progress>"]
         self.bounds: list[LinExpr] = [*base.bounds, LinExpr(Fraction(1))]
@@ -172,6 +177,8 @@ class ProgressModel:
 
     def edges(self, s: State) -> list[Edge]:
         """Each base edge, then its twin."""
+        if not self.twins:
+            return list(self.base.edges(s))
         out: list[Edge] = []
         atom = ClockAtom(self.tick, GE, self._one)
         for e in self.base.edges(s):
@@ -203,8 +210,9 @@ class ProgressModel:
 
 # ---- the zone graph -------------------------------------------------------------------------
 
-EdgeRec = tuple[int, int, int, bool]
-"""An edge of the zone graph: (target node, event, base branch, twin)."""
+EdgeRec = tuple[int, int, int, bool, int, int]
+"""An edge of the zone graph: (target node, event, base branch, twin, the clocks it
+resets as a bit mask, the clocks its guard bounds below by a positive constant)."""
 
 
 @dataclass
@@ -250,9 +258,11 @@ def _enabled_forever(e: Edge, target_deadlines: Sequence[ClockAtom], bounds: Seq
 class _Builder:
     """Builds the :class:`ZoneGraph` under a :class:`Limits` budget."""
 
-    def __init__(self, model: TimedModel, limits: Limits, fair: Sequence[int]) -> None:
+    def __init__(self, model: TimedModel, limits: Limits, fair: Sequence[int],
+                 progress: bool) -> None:
         self.base = model
-        self.model = ProgressModel(model)
+        self.progress = progress
+        self.model = ProgressModel(model, twins=progress)
         self.limits = limits
         self.fair = list(fair)
         self.fair_bit = {e: 1 << k for k, e in enumerate(self.fair)}
@@ -263,6 +273,8 @@ class _Builder:
         live = clock_bounds(self.model, self.bounds, None, self._deadline(), None, None,
                             limits.max_memory_mb, local=False)
         self.dz = DbmZones(self.model, self.bounds, limits, None, live, self.ops, "m")
+        self.pq: dict[State, list[tuple[bool, bool]]] = {}
+        """``P`` and ``Q`` of every property instance, per discrete state."""
 
     def _deadline(self) -> float | None:
         lim = self.limits
@@ -298,6 +310,10 @@ class _Builder:
             g.succ.append([])
             g.parent.append(parent)
             g.via.append(via)
+            if s not in self.pq:
+                # Evaluated as states are found, so that a fault of P or Q (a model
+                # error) ends the run early.
+                self.pq[s] = self.base.leadsto(s)  # type: ignore[attr-defined]
             queue.append(node)
             if node % 256 == 0:
                 self._tick(g)
@@ -328,18 +344,32 @@ class _Builder:
                 if tz is None:
                     continue
                 tz = dz.extrapolate(tf, tz)
-                t = add(e.target, tz, node, (e.event, branch // 2))
-                out.append((t, e.event, branch // 2, branch % 2 == 1))
+                br, twin = (branch // 2, branch % 2 == 1) if self.progress else (branch, False)
+                t = add(e.target, tz, node, (e.event, br))
+                out.append((t, e.event, br, twin, self._mask(e.resets),
+                            self._mask([a.clock for a in e.guard if self._positive(a)])))
             g.succ[node] = out
             self._label(g, node, s, z, f, edges)
         self._tick(g)
         return g
 
+    @staticmethod
+    def _mask(clocks: Sequence[int]) -> int:
+        m = 0
+        for c in clocks:
+            m |= 1 << c
+        return m
+
+    def _positive(self, a: ClockAtom) -> bool:
+        """Whether ``a`` bounds its clock below by a positive constant."""
+        b = self.bounds[a.bound]
+        return (a.op == GE and b > 0) or (a.op == GT and b > 0)
+
     def _label(self, g: ZoneGraph, node: int, s: State, z: dbm.Dbm, f: Frame,
                edges: Sequence[Edge]) -> None:
         """Deadlock, idling and the fair instances' enabledness of one node."""
         dz = self.dz
-        base_edges = [e for k, e in enumerate(edges) if k % 2 == 0]
+        base_edges = [e for k, e in enumerate(edges) if k % 2 == 0] if self.progress else edges
         frame = dz.frame(s)
         g.dead.append(dz.stuck(frame, z, edges))
         g.idle.append(not frame.deadlines)
@@ -440,8 +470,12 @@ def _sccs(nodes: Sequence[int], succ: Sequence[Sequence[EdgeRec]], inside: Seque
 
 
 class _Verdict(enum.Enum):
+    """How sure a counterexample target is (lower is surer)."""
+
     CERTAIN = 1
-    MAYBE = 2
+    ZENO = 2
+    """Fair, but maybe Zeno: the graph with the progress clock decides."""
+    MAYBE = 3
 
 
 class LivenessChecker:
@@ -461,9 +495,29 @@ class LivenessChecker:
         start = time.monotonic()
         stats = LiveStats()
         try:
-            builder = _Builder(self.model, self.limits, self.fair)
+            builder = _Builder(self.model, self.limits, self.fair, progress=False)
             g = builder.build()
-            pq = [self.model.leadsto(s) for s in g.state]  # type: ignore[attr-defined]
+            pq = [builder.pq[s] for s in g.state]
+            results: list[LiveResult] = []
+            exact: tuple[ZoneGraph, list[list[tuple[bool, bool]]]] | None = None
+            for k, name in enumerate(self.names):
+                if name not in names:
+                    continue
+                got = self._check(g, name, [p[k] for p in pq], exact_zeno=False)
+                if got is None:
+                    # A cycle that may be Zeno decides it: the graph with the progress
+                    # clock tells (built once, for every property that needs it).
+                    if exact is None:
+                        pb = _Builder(self.model, self.limits, self.fair, progress=True)
+                        gp = pb.build()
+                        exact = (gp, [pb.pq[s] for s in gp.state])
+                        stats.zones += len(gp.state)
+                        stats.transitions += sum(len(x) for x in gp.succ)
+                        stats.progress_clock = True
+                    got = self._check(exact[0], name, [p[k] for p in exact[1]],
+                                      exact_zeno=True)
+                    assert got is not None
+                results.append(got)
         except LimitHit as lim:
             stats.seconds = time.monotonic() - start
             stats.peak_memory_mb = peak_rss_mb()
@@ -473,30 +527,28 @@ class LivenessChecker:
             stats.seconds = time.monotonic() - start
             return LiveReport([], stats, error=err.message)
         self.graph = g
-        stats.zones = len(g.state)
-        stats.transitions = sum(len(x) for x in g.succ)
-        results = []
-        for k, name in enumerate(self.names):
-            if name not in names:
-                continue
-            results.append(self._check(g, name, [p[k] for p in pq]))
+        stats.zones += len(g.state)
+        stats.transitions += sum(len(x) for x in g.succ)
         stats.seconds = time.monotonic() - start
         stats.peak_memory_mb = peak_rss_mb()
         return LiveReport(results, stats)
 
     # ---- one property instance --------------------------------------------------------------
-    def _check(self, g: ZoneGraph, name: str, pq: Sequence[tuple[bool, bool]]) -> LiveResult:
+    def _check(self, g: ZoneGraph, name: str, pq: Sequence[tuple[bool, bool]],
+               exact_zeno: bool) -> LiveResult | None:
+        """The outcome of one property instance; None when a cycle of this graph (without
+        the progress clock, ``exact_zeno`` False) may be Zeno and that decides it."""
         n = len(g.state)
         inside = [not q for _, q in pq]
         full = (1 << len(self.fair)) - 1
-        bad: dict[int, tuple[_Verdict, LassoKind, list[int] | None]] = {}
+        bad: dict[int, tuple[_Verdict, LassoKind, list[int] | None, int]] = {}
         for v in range(n):
             if not inside[v]:
                 continue
             if g.dead[v]:
-                bad[v] = (_Verdict.CERTAIN, LassoKind.DEADLOCK, None)
+                bad[v] = (_Verdict.CERTAIN, LassoKind.DEADLOCK, None, -1)
             elif g.idle[v] and not g.idle_unfair[v]:
-                bad[v] = (_Verdict.CERTAIN, LassoKind.IDLE, None)
+                bad[v] = (_Verdict.CERTAIN, LassoKind.IDLE, None, -1)
         for comp in _sccs([v for v in range(n) if inside[v]], g.succ, inside):
             members = set(comp)
             if len(comp) == 1 and not any(t == comp[0] for t, *_ in g.succ[comp[0]]):
@@ -505,25 +557,38 @@ class LivenessChecker:
             fired = 0
             off = 0
             maybe = 0
+            resets = 0
+            lower = 0
             for v in comp:
                 off |= g.fair_off[v]
                 maybe |= g.fair_maybe[v]
-                for t, ev, _, tw in g.succ[v]:
+                for t, ev, _, tw, rs, lo in g.succ[v]:
                     if t in members:
                         twin = twin or tw
                         fired |= self._bit(ev)
-            if not twin:
-                continue  # every run along it is Zeno
+                        resets |= rs
+                        lower |= lo
             if (fired | off) == full:
                 verdict = _Verdict.CERTAIN
             elif (fired | maybe) == full:
                 verdict = _Verdict.MAYBE
             else:
                 continue
+            # Time diverges along a cycle through a twin edge (progress clock), or through
+            # an edge resetting a clock and one requiring it to be at least c > 0.
+            proof = -1
+            if not twin:
+                both = resets & lower
+                if both:
+                    proof = (both & -both).bit_length() - 1
+                elif exact_zeno:
+                    continue  # every run along it is Zeno
+                else:
+                    verdict = _Verdict.ZENO
             for v in comp:
-                if v not in bad or bad[v][0] is _Verdict.MAYBE:
-                    bad[v] = (verdict, LassoKind.CYCLE, comp)
-        for want in (_Verdict.CERTAIN, _Verdict.MAYBE):
+                if v not in bad or bad[v][0].value > verdict.value:
+                    bad[v] = (verdict, LassoKind.CYCLE, comp, proof)
+        for want in (_Verdict.CERTAIN, _Verdict.ZENO, _Verdict.MAYBE):
             targets = {v for v, b in bad.items() if b[0] is want}
             if not targets:
                 continue
@@ -545,6 +610,8 @@ class LivenessChecker:
             triggers = [v for v in range(n) if inside[v] and pq[v][0] and v in reach]
             if not triggers:
                 continue
+            if want is _Verdict.ZENO:
+                return None
             if want is _Verdict.MAYBE:
                 return LiveResult(name, LiveStatus.INCONCLUSIVE,
                                   "a cycle that never meets the response may or may not be"
@@ -570,21 +637,21 @@ class LivenessChecker:
 
     # ---- the lasso -------------------------------------------------------------------------
     def _violation(self, g: ZoneGraph, name: str, u: int, inside: Sequence[bool],
-                   bad: dict[int, tuple[_Verdict, LassoKind, list[int] | None]],
+                   bad: dict[int, tuple[_Verdict, LassoKind, list[int] | None, int]],
                    targets: set[int]) -> LiveResult:
         stem = self._tree_path(g, u)
         mid = self._bfs(g, u, lambda v: v in targets, lambda e: inside[e[0]])
         assert mid is not None
         end = mid[-1][0] if mid else u
-        _, kind, comp = bad[end]
+        _, kind, comp, proof = bad[end]
         cycle: list[EdgeRec] = []
         if kind is LassoKind.CYCLE:
             assert comp is not None
-            cycle = self._cycle(g, end, set(comp))
+            cycle = self._cycle(g, end, set(comp), proof)
         steps: list[tuple[int, int, int]] = [(v, ev, br) for v, ev, br in stem]
-        steps += [(t, ev, br) for t, ev, br, _ in mid]
+        steps += [(e[0], e[1], e[2]) for e in mid]
         loop = len(steps)
-        steps += [(t, ev, br) for t, ev, br, _ in cycle]
+        steps += [(e[0], e[1], e[2]) for e in cycle]
         path = [PathStep(g.state[v], ev, br, None) for v, ev, br in steps]
         trace = concrete(self.model, path)
         lasso = Lasso(kind, trace, loop, len(stem) - 1)
@@ -645,9 +712,11 @@ class LivenessChecker:
                 queue.append(t)
         return None
 
-    def _cycle(self, g: ZoneGraph, c: int, comp: set[int]) -> list[EdgeRec]:
-        """A cycle from ``c`` inside ``comp`` through a twin edge and, for every fair
-        instance, an edge firing it or a state where the data disable it."""
+    def _cycle(self, g: ZoneGraph, c: int, comp: set[int], proof: int) -> list[EdgeRec]:
+        """A cycle from ``c`` inside ``comp`` along which time diverges (through a twin
+        edge, or with ``proof`` a clock: through an edge resetting it, then one bounding
+        it below by a positive constant) and, for every fair instance, through an edge
+        firing it or a state where the data disable it."""
         def allowed(e: EdgeRec) -> bool:
             return e[0] in comp
 
@@ -656,9 +725,19 @@ class LivenessChecker:
 
         cur = c
         out: list[EdgeRec] = []
-        seg = self._bfs(g, cur, never, allowed, lambda v, e: e[3])
-        assert seg is not None
-        out += seg
+        if proof < 0:
+            seg = self._bfs(g, cur, never, allowed, lambda v, e: e[3])
+            assert seg is not None
+            out += seg
+        else:
+            bit = 1 << proof
+            for want in (5, 4):  # an edge bounding the clock below, then a reset of it
+                if any(e[want] & bit for e in out):
+                    continue
+                seg = self._bfs(g, out[-1][0] if out else cur, never, allowed,
+                                lambda v, e, w=want: bool(e[w] & bit))
+                assert seg is not None
+                out += seg
         cur = out[-1][0]
         for k, ev in enumerate(self.fair):
             bit = 1 << k
