@@ -841,7 +841,8 @@ def check_liveness(model: SpecModel, limits: Limits | None = None, only: str | N
     """Check the unbounded ``leadsto`` and ``always eventually`` properties of ``model``
     (see :mod:`checker.explorer.buchi`); ``only``: the property of that name alone.
     Run it after safety holds: an ``assert`` edge is never taken here."""
-    from checker.explorer.buchi import LiveStatus, check_liveness as run
+    from checker.explorer.buchi import LiveStatus
+    from checker.explorer.buchi import check_liveness as run
 
     with MemoryGuard(limits.max_memory_mb if limits is not None else None):
         try:

@@ -54,7 +54,7 @@ from fractions import Fraction
 
 from checker.explorer import backend, dbm
 from checker.explorer.limits import LimitHit, Limits, peak_rss_mb
-from checker.explorer.liveness import Liveness, clock_bounds
+from checker.explorer.liveness import clock_bounds
 from checker.explorer.traces import PathStep, TraceStep, concrete
 from checker.explorer.zones import DbmZones, Frame
 from checker.model.interface import (
