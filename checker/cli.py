@@ -993,7 +993,7 @@ def _draw(trace: Any, path: str) -> str:
 
     _make_parent(path)
     try:
-        result = render.render(render.sequence_dot(trace), path)
+        result = render.render(render.lasso_dot(trace), path)
     except render.RenderError as exc:
         raise UsageError(f"cannot draw {path}: {exc}") from None
     if result.hint:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -340,3 +341,19 @@ def test_limits_reach_the_engine() -> None:
     run = api.check_liveness(model, Limits(max_states=30))
     assert run.verdict == "inconclusive" and run.limit is not None
     assert all(r.status == "inconclusive" for r in run.results)
+
+
+def test_lasso_diagram() -> None:
+    from checker.render import lasso_dot, sequence_dot
+
+    fair = api.check_liveness(SpecModel(load(DOCS / "fischer_fair.kvr")), only="enters")
+    trace = fair.results[0].trace
+    assert trace is not None and trace.loop == 2
+    dot = lasso_dot(trace)
+    assert dot.startswith(sequence_dot(trace).rstrip("\n")[:-1])
+    assert "T_8 -> T_2 [color=\"#6a1b9a\"" in dot  # the back arrow: last row to the first
+    assert "repeats for ever, same delays" in dot and "back to #2" in dot
+    idle = api.check_liveness(SpecModel(load(DOCS / "strict_release.kvr"))).results[0].trace
+    assert idle is not None and "waits for ever: no deadline" in lasso_dot(idle)
+    finite = dataclasses.replace(trace, lasso=None, loop=None)
+    assert lasso_dot(finite) == sequence_dot(finite)
