@@ -37,8 +37,10 @@ each with a regression spec in ``tests/regressions/`` whose test is
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+import functools
+import pickle
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
 
@@ -67,9 +69,12 @@ from reference import (
 )
 from syncgen import sync_model
 
-from checker.explorer import Limits, Options, explore
+from checker.explorer import CheckResult, Limits, Options, explore
+from checker.explorer.covreach import BreadthFirst, Budget, Passed, Waiting, covreach
+from checker.explorer.ts import Extrapolation, Status, Succ, ZoneTS
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
+from checker.model.interface import ModelRuntimeError, State, scaled_bounds
 from checker.model.interp import InterpretedModel
 
 pytestmark = pytest.mark.slow
@@ -496,3 +501,208 @@ def test_kb4_symmetric_trace_takes_the_right_guard_branch(name: str) -> None:
     edges = [s.edge for s in res.trace[1:] if s.edge is not None]
     assert replay(model, res.trace[0].state, edges, any_branch=True)[-1]  # the right path
     assert replay(model, res.trace[0].state, edges)[-1], "the trace is infeasible"
+
+
+# ---- (c) the engine seam: the transition system, covreach, the restart, the partitions -----
+#
+# Every engine is covreach (one loop) over a symbolic transition system (ts.py) with a goal.
+# These compare each piece with an independent statement of what it must give, on the
+# random models of (b): a plain breadth-first search over the same transition system
+# without covering, a direct Extra_M run for the restart, and the distributed rounds run
+# in this process (no Ray) for the partitions.
+
+SEAM_SEEDS = range(0, 300, 3)
+SEAM_LIMITS = Limits(max_states=3_000)
+SEAM_NAIVE_NODES = 20_000
+
+
+def _seam_model(seed: int) -> SpecModel:
+    return SpecModel(load_text(model_for_seed(seed), "<generated>"))
+
+
+class _Everything:
+    """A goal that never stops: every stored node is queued, every label seen recorded
+    (with the state it labels)."""
+
+    def __init__(self, store: Passed[list[int]], waiting: Waiting) -> None:
+        self.store = store
+        self.waiting = waiting
+        self.seen: set[tuple[State, str, str]] = set()
+
+    def reached(self, succ: Succ[list[int]], node: int | None, parent: int, depth: int
+                ) -> None:
+        if succ.status is not Status.OK:
+            self.seen.add((succ.state, succ.status.value, ""))
+            return
+        for lab in succ.labels:
+            self.seen.add((succ.state, lab.kind.value, lab.name))
+        if node is not None:
+            self.waiting.push(node)
+
+    def expand(self, node: int) -> bool:
+        return True
+
+    def exhausted(self) -> None:
+        return None
+
+
+def _plain_search(ts: ZoneTS) -> tuple[set[State], set[tuple[State, str, str]]] | None:
+    """Breadth-first search over ``ts`` storing every node (equality by ``ts.key``, no
+    covering): the discrete states and the labels met; None past SEAM_NAIVE_NODES."""
+    seen_keys = set()
+    labels: set[tuple[State, str, str]] = set()
+    todo: deque[tuple[State, list[int]]] = deque()
+
+    def visit(succ: Succ[list[int]]) -> None:
+        if succ.status is not Status.OK:
+            labels.add((succ.state, succ.status.value, ""))
+            return
+        labels.update((succ.state, lab.kind.value, lab.name) for lab in succ.labels)
+        key = ts.key(succ.state, succ.zone)
+        if key not in seen_keys:
+            seen_keys.add(key)
+            todo.append((succ.state, succ.zone))
+
+    for succ in ts.initial():
+        visit(succ)
+    while todo:
+        if len(seen_keys) > SEAM_NAIVE_NODES:
+            return None
+        s, z = todo.popleft()
+        for succ in ts.next(s, z):
+            visit(succ)
+    return {k[0] for k in seen_keys}, labels
+
+
+@pytest.mark.parametrize("extrapolation", [Extrapolation.LU, Extrapolation.M])
+def test_covreach_meets_what_a_plain_search_of_the_transition_system_meets(
+        extrapolation: Extrapolation) -> None:
+    """Covering with inclusion (and retiring) keeps every discrete state and every label:
+    a covered zone's successors are included in the covering zone's, and each label
+    (a property broken by some valuation) is monotone in the zone."""
+    compared = 0
+    for seed in SEAM_SEEDS:
+        model = _seam_model(seed)
+        bounds, _ = scaled_bounds(model.bounds, model.values)
+        try:
+            naive = _plain_search(ZoneTS(model, bounds, extrapolation=extrapolation))
+        except ModelRuntimeError:
+            continue
+        if naive is None:
+            continue
+        ts = ZoneTS(model, bounds, extrapolation=extrapolation)
+        store: Passed[list[int]] = Passed(ts.includes, keep_shallower=True)
+        waiting = BreadthFirst()
+        goal = _Everything(store, waiting)
+        covreach(ts, store, waiting, goal, Budget(Limits()))
+        states, labels = naive
+        assert set(store.by_state) == states, f"seed {seed}: discrete states differ"
+        assert goal.seen == labels, f"seed {seed}: labels differ"
+        compared += 1
+    assert compared >= len(SEAM_SEEDS) // 2
+
+
+def _same_run(one: CheckResult, two: CheckResult, what: str, counts: bool = True) -> None:
+    assert (two.verdict, two.prop, two.message, two.limit) == (
+        one.verdict, one.prop, one.message, one.limit), what
+    assert two.trace == one.trace, what
+    for k in () if not counts else ("states", "zones", "transitions", "stored", "explored", "depth"):
+        assert getattr(two.stats, k) == getattr(one.stats, k), f"{what}: {k}"
+
+
+def test_the_lu_to_m_restart_is_a_fresh_extra_m_search() -> None:
+    """An unconfirmed LU deadlock restarts the search on a new transition system: the
+    run then is exactly a run that used Extra_M from the start."""
+    restarted = 0
+    models = [("regression", SpecModel(load(ROOT / "tests/regressions/lu_spurious_deadlock.kvr")))]
+    models += [(f"seed {seed}", _seam_model(seed)) for seed in SEAM_SEEDS]
+    for what, model in models:
+        for search in ("bfs", "dfs"):
+            lu = explore(model, SEAM_LIMITS, Options(search=search))
+            if lu.stats.extrapolation != "m":
+                continue
+            restarted += 1
+            m = explore(model, SEAM_LIMITS, Options(search=search, extrapolation="m"))
+            assert m.stats.extrapolation == "m"
+            _same_run(m, lu, f"{what} {search}")
+    assert restarted >= 2
+
+
+class _Ref:
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+class _Method:
+    def __init__(self, f: Callable[..., object], returns: int | None = None) -> None:
+        self.f = f
+        self.returns = returns
+
+    def options(self, num_returns: int) -> _Method:
+        return _Method(self.f, num_returns)
+
+    def remote(self, *args: object) -> object:
+        out = self.f(*(a.value if isinstance(a, _Ref) else a for a in args))
+        if self.returns is None:
+            return _Ref(out)
+        assert isinstance(out, list) and len(out) == self.returns
+        return [_Ref(x) for x in out]
+
+
+class _Actor:
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __getattr__(self, name: str) -> _Method:
+        return _Method(getattr(self.obj, name))
+
+
+class _InProcess:
+    """Stands in for the Ray actors: each partition is an object in this process, and a
+    call is a method call (its arguments and results still pickled where Ray's are)."""
+
+    def __init__(self, cluster: object, worker: type, deadline: float | None,
+                 timeout: float | None) -> None:
+        self.cluster = cluster
+        self.worker = worker
+        self.actors: list[_Actor] = []
+
+    def spawn(self) -> int:
+        n = self.cluster.workers  # type: ignore[attr-defined]
+        self.actors = [_Actor(self.worker(i, n)) for i in range(n)]
+        return int(n)
+
+    def left(self) -> float | None:
+        return None
+
+    def get(self, refs: Sequence[_Ref]) -> list[object]:
+        return [pickle.loads(pickle.dumps(r.value)) for r in refs]
+
+    def shutdown(self, dead: bool) -> None:
+        self.actors = []
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_partitions_explore_exactly_like_one_process(workers: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The distributed rounds (partitions storing in the single-process order) give the
+    one-process verdict, trace, discrete states, events fired and counts."""
+    from checker.explorer import distributed as dist
+
+    monkeypatch.setattr(dist, "Actors", _InProcess)
+    compared = 0
+    for seed in SEAM_SEEDS:
+        text = model_for_seed(seed)
+        spec = load_text(text, "<generated>")
+        for opts in (Options(), Options(symmetry=False, deadlock=False)):
+            one = explore(SpecModel(spec), SEAM_LIMITS, opts)
+            if one.verdict == "inconclusive":
+                continue
+            two = dist.explore_distributed(SpecModel(spec), functools.partial(SpecModel, spec),
+                                           dist.Cluster(workers), SEAM_LIMITS, opts)
+            # Counts agree when exploration is complete (rounds store a level at once).
+            _same_run(one, two, f"seed {seed} {opts}", counts=one.verdict == "holds")
+            if one.verdict == "holds":
+                assert (two.reached, two.fired) == (one.reached, one.fired), f"seed {seed}"
+            compared += 1
+    assert compared >= len(SEAM_SEEDS)

@@ -127,14 +127,14 @@ def test_the_timed_clock_bounds_pass_explores_far_fewer_states() -> None:
     (a hull zone per state) stays near the timed graph, and the bounds it gives
     explore the same zone graph here."""
     from checker.explorer.canon import canonizer
-    from checker.explorer.liveness import clock_bounds
+    from checker.explorer.clockbounds import clock_bounds
     from checker.model.interface import scaled_bounds
 
     model = flagship(3, 2)
     bounds, _ = scaled_bounds(model.bounds, model.values)
     canon = canonizer(model)
-    untimed = clock_bounds(model, bounds, None, None, canon)
-    timed = clock_bounds(model, bounds, None, None, canon, timed=backend.select("python"))
+    untimed = clock_bounds(model, bounds, None, canon)
+    timed = clock_bounds(model, bounds, None, canon, timed=backend.select("python"))
     assert untimed.complete and timed.complete
     assert (len(untimed.live), len(timed.live)) == (19998, 3025)
     for s, mask in timed.live.items():  # a subgraph: never more live clocks
@@ -156,7 +156,7 @@ def test_an_unconfirmed_lu_deadlock_restarts_with_extra_m() -> None:
 def test_without_confirmation_the_lu_abstraction_reports_a_fake_deadlock(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """What the confirmation is for: the LU zone holds a stuck valuation no run reaches."""
-    monkeypatch.setattr(search._Explorer, "confirm_deadlock", lambda self, trace: None)
+    monkeypatch.setattr(search.ZoneCheck, "confirm_deadlock", lambda self, trace: None)
     r = explore(SpecModel(load(REGRESSION)))
     assert (r.verdict, r.prop) == ("violated", "deadlock")
 
@@ -177,17 +177,17 @@ def test_compiled_core_explores_exactly_like_the_reference(spec: Path) -> None:
 @pytest.mark.slow
 def test_the_timed_pass_falls_back_to_untimed_past_its_memory_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from checker.explorer import liveness
+    from checker.explorer import clockbounds as liveness
     from checker.explorer.canon import canonizer
     from checker.model.interface import scaled_bounds
 
     model = flagship(2, 2)
     bounds, _ = scaled_bounds(model.bounds, model.values)
     timed = backend.select("python")
-    small = liveness.clock_bounds(model, bounds, None, None, canonizer(model), timed=timed)
+    small = liveness.clock_bounds(model, bounds, None, canonizer(model), timed=timed)
     monkeypatch.setattr(liveness, "HULL_BUDGET_MB", 0)
-    wide = liveness.clock_bounds(model, bounds, None, None, canonizer(model), timed=timed)
-    untimed = liveness.clock_bounds(model, bounds, None, None, canonizer(model))
+    wide = liveness.clock_bounds(model, bounds, None, canonizer(model), timed=timed)
+    untimed = liveness.clock_bounds(model, bounds, None, canonizer(model))
     assert len(small.live) < len(wide.live) == len(untimed.live)
     assert counts(model) == ("holds", 445, 584, 1794)
 

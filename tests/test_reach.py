@@ -1,8 +1,8 @@
 """The shared reachability loop and the trace semantics stated once.
 
-* :mod:`checker.explorer.reach` runs over any zone domain: a toy domain (no
-  clocks at all) turns it into plain discrete reachability, and its waiting list
-  and store behave as documented;
+* :func:`checker.explorer.covreach.covreach` runs over any symbolic transition
+  system: one over a toy domain (no clocks at all) turns it into plain discrete
+  reachability, and its waiting list and store behave as documented;
 * :func:`checker.model.timeline.timeline` is the one statement of a trace's
   timing, which the zone replay, the timestamps and ``--explain`` interpret.
 """
@@ -16,14 +16,17 @@ from pathlib import Path
 import pytest
 
 from checker.explorer import search
-from checker.explorer.reach import (
+from checker.explorer.covreach import (
     BreadthFirst,
+    Budget,
     DepthFirst,
     Passed,
-    Reachability,
-    Stats,
+    Waiting,
+    covreach,
+    waiting_list,
 )
 from checker.explorer.traces import TraceStep, replay_zone
+from checker.explorer.ts import DomainTS, Status, Succ
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.model.interface import ClockAtom, Edge, State, Symmetry, scaled_bounds
@@ -63,9 +66,31 @@ class Untimed:
         return f, z, None
 
 
-class Count(Reachability[tuple[()], State, int]):
+class Count:
+    """A goal that queues every stored node and counts the discrete states."""
+
+    def __init__(self, store: Passed[tuple[()]], waiting: Waiting) -> None:
+        self.store = store
+        self.waiting = waiting
+
+    def reached(self, succ: Succ[tuple[()]], node: int | None, parent: int, depth: int
+                ) -> int | None:
+        if node is not None:
+            self.waiting.push(node)
+        return None
+
+    def expand(self, node: int) -> int | bool:
+        return True
+
     def exhausted(self) -> int:
-        return self.stats.states
+        return self.store.stats.states
+
+
+def _count(model: SpecModel, order: str = "bfs") -> int:
+    ts = DomainTS(model, Untimed())
+    store: Passed[tuple[()]] = Passed(ts.includes, keep_shallower=True)
+    waiting = waiting_list(order)
+    return covreach(ts, store, waiting, Count(store, waiting), Budget(search.Limits()))
 
 
 def _fischer() -> SpecModel:
@@ -85,9 +110,9 @@ def test_an_untimed_domain_gives_discrete_reachability() -> None:
             if e.failure is None and e.target not in seen:
                 seen.add(e.target)
                 todo.append(e.target)
-    got = Count(model, Untimed(), search.Limits()).search()
+    got = _count(model)
     assert got == len(seen) == 152
-    assert Count(model, Untimed(), search.Limits(), order="dfs").search() == 152
+    assert _count(model, "dfs") == 152
     zones = search.explore(model, options=search.Options(symmetry=False))
     assert zones.stats.states < got  # timing prunes states (mutual exclusion holds)
 
@@ -101,40 +126,54 @@ def test_waiting_lists_order() -> None:
         assert len(w) == 0
 
 
-def _intervals(keep_shallower: bool) -> tuple[Passed[tuple[int, int], None], Stats]:
-    def includes(f: None, big: tuple[int, int], small: tuple[int, int]) -> bool:
+def _intervals(keep_shallower: bool) -> Passed[tuple[int, int]]:
+    def includes(s: State, big: tuple[int, int], small: tuple[int, int]) -> bool:
         return big[0] <= small[0] and small[1] <= big[1]
 
-    return Passed(includes, keep_shallower), Stats()
+    return Passed(includes, keep_shallower)
+
+
+def _succ(s: State, z: tuple[int, int]) -> Succ[tuple[int, int]]:
+    return Succ(s, z, None, 0, None, Status.OK, ())
 
 
 def test_store_covers_and_retires() -> None:
-    passed, st = _intervals(keep_shallower=False)
+    passed = _intervals(keep_shallower=False)
     s = (0,)
-    a = passed.add(None, s, (1, 2), -1, -1, 0, None, 0, st)
+    a = passed.add(_succ(s, (1, 2)), -1, 0)
     assert a == 0
-    assert passed.add(None, s, (1, 2), -1, -1, 0, None, 1, st) is None  # covered
+    assert passed.add(_succ(s, (1, 2)), -1, 1) is None  # covered
     assert passed.subsumer == 0
-    b = passed.add(None, s, (0, 5), -1, -1, 0, None, 1, st)  # includes a: a retires
+    b = passed.add(_succ(s, (0, 5)), -1, 1)  # includes a: a retires
     assert b == 1 and passed.alive[a] == 0
+    st = passed.stats
     assert (st.states, st.zones, st.stored, st.depth) == (1, 1, 2, 1)
     assert passed.by_state[s] == [b]
-    c = passed.add(None, (1,), (0, 0), b, 3, 0, None, 2, st)
+    c = passed.add(_succ((1,), (0, 0)), b, 2)
     assert passed.path(c) == [b, c]
 
 
 def test_store_keeps_a_shallower_waiting_node_for_shortest_traces() -> None:
-    passed, st = _intervals(keep_shallower=True)
-    a = passed.add(None, (0,), (1, 2), -1, -1, 0, None, 0, st)
-    b = passed.add(None, (0,), (0, 5), -1, -1, 0, None, 3, st)
+    passed = _intervals(keep_shallower=True)
+    a = passed.add(_succ((0,), (1, 2)), -1, 0)
+    b = passed.add(_succ((0,), (0, 5)), -1, 3)
     assert b is not None
     assert passed.alive[a] == 1  # still expanded: it is shallower than b
-    assert st.zones == 1  # but no longer stored
+    assert passed.stats.zones == 1  # but no longer stored
 
 
-def test_both_engines_run_the_shared_loop() -> None:
-    assert issubclass(search._Explorer, Reachability)
-    assert issubclass(synth._Parametric, Reachability)
+def test_every_engine_runs_the_shared_loop() -> None:
+    """No engine has a search loop of its own: each is covreach over a transition
+    system, with a goal."""
+    import inspect
+
+    from checker.explorer import distributed
+    from checker.smt import zones
+
+    assert "covreach(" in inspect.getsource(search.ZoneCheck.search)
+    assert "covreach(" in inspect.getsource(synth._synth)
+    assert issubclass(zones.PolyTS, DomainTS)
+    assert "while waiting" not in inspect.getsource(distributed)
 
 
 SPEC = """

@@ -8,9 +8,15 @@ from __future__ import annotations
 import ctypes
 import resource
 import threading
+import time
+from collections.abc import Callable, Sized
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from checker.model.interface import LimitReached
+
+if TYPE_CHECKING:
+    from checker.explorer.covreach import Stats
 
 MAX_ZONE_MB = 4096
 """Without --max-memory, the largest zone (difference-bound matrix) a run may build."""
@@ -34,6 +40,75 @@ class LimitHit(Exception):
     def __init__(self, what: str) -> None:
         super().__init__(what)
         self.what = what
+
+
+class Budget:
+    """Every limit of a run (states, time, memory), and its progress reports.
+
+    A limit ends the run with :class:`LimitHit`, as *inconclusive*.  ``start`` is when
+    the run's time began (its ``timeout`` counts from there); ``progress`` is called
+    with the statistics about every ``progress_interval`` seconds."""
+
+    def __init__(self, limits: Limits, start: float | None = None,
+                 progress: Callable[[Stats], None] | None = None,
+                 progress_interval: float = 1.0) -> None:
+        self.limits = limits
+        self.start = time.monotonic() if start is None else start
+        ends = [t for t in (limits.deadline,
+                            self.start + limits.timeout if limits.timeout is not None else None)
+                if t is not None]
+        self.deadline = min(ends) if ends else None
+        """The ``time.monotonic()`` instant the run ends by, if any."""
+        self.progress = progress
+        self.progress_interval = progress_interval
+        self.last_progress = time.monotonic()
+        self._checks = 0
+
+    def derived(self, max_states: int | None) -> Budget:
+        """The same time and memory limits with another states limit (a pre-pass's)."""
+        lim = self.limits
+        return Budget(Limits(max_states, lim.timeout, lim.max_memory_mb, self.deadline),
+                      self.start)
+
+    def time_limit(self) -> LimitHit:
+        """The limit hit when time is up."""
+        t = self.limits.timeout
+        return LimitHit(f"time limit ({t:g} s) reached" if t is not None
+                        else "time limit reached")
+
+    def over_time(self) -> bool:
+        """Whether the time limit has passed."""
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def check_time(self) -> None:
+        """End the run at the time limit."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise self.time_limit()
+
+    def count(self, n: int) -> None:
+        """End the run once ``n`` (states so far) reaches the states limit, at the time
+        limit, or (checked every 256 calls) past the memory limit."""
+        lim = self.limits
+        if lim.max_states is not None and n >= lim.max_states:
+            raise LimitHit(f"state limit ({lim.max_states}) reached")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise self.time_limit()
+        self._checks += 1
+        mem = lim.max_memory_mb
+        if mem is not None and self._checks % 256 == 0 and peak_rss_mb() > mem:
+            raise LimitHit(f"memory limit ({mem} MiB) reached")
+
+    def tick(self, st: Stats, waiting: Sized) -> None:
+        """:meth:`count` the symbolic states stored, and report progress when due;
+        called for every node stored or expanded."""
+        self.count(st.stored)
+        if self.progress is not None:
+            now = time.monotonic()
+            if now - self.last_progress >= self.progress_interval:
+                self.last_progress = now
+                st.seconds = now - self.start
+                st.queued = len(waiting)
+                self.progress(st)
 
 
 def peak_rss_mb() -> float:

@@ -2,11 +2,13 @@
 
 A symbolic state is a discrete state and a zone: a canonical DBM over the
 clocks that are *live* in that discrete state (:mod:`checker.explorer.zones`).
-The loop is the one :mod:`checker.explorer.reach` runs for every engine; this
-module says what the zone explorer checks, and stops at the first violation.
+The successors and their labels are the zone graph's
+(:class:`checker.explorer.ts.ZoneTS`), the loop is the one every engine runs
+(:func:`checker.explorer.covreach.covreach`); this module's :class:`FirstViolation`
+goal stops at the first violation.
 Exploration proceeds as in UPPAAL and TChecker:
 
-1. **Clock bounds** (:mod:`checker.explorer.liveness`): a pre-pass (timed, with
+1. **Clock bounds** (:mod:`checker.explorer.clockbounds`): a pre-pass (timed, with
    one hull zone per discrete state, for models with few clocks; untimed
    otherwise) gives, per discrete state, its live clocks and local LU bounds.
 2. **Zones.**  Successor: intersect with the edge's guard, reset, move to the
@@ -30,7 +32,8 @@ so no deadlock is missed.  A deadlock found there is confirmed by replaying its
 trace exactly (no abstraction, every clock); if the replay shows no deadlock,
 the run starts again with the classic Extra_M over the model's maximal
 constants, whose added valuations are region-equivalent to reachable ones, so
-every deadlock it finds is real.
+every deadlock it finds is real.  The restart is a new transition system (built
+with :attr:`Extrapolation.M`), a new store and a new goal.
 
 Limits (states, seconds, memory) end a run as *inconclusive*, never *holds*.
 """
@@ -43,19 +46,22 @@ from dataclasses import dataclass, field
 
 from checker.explorer import backend, dbm
 from checker.explorer.canon import Canonizer, canonizer
+from checker.explorer.clockbounds import Liveness, clock_bounds, live_clocks
+from checker.explorer.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
 from checker.explorer.limits import MAX_ZONE_MB, LimitHit, Limits, peak_rss_mb
-from checker.explorer.liveness import EDGE_CACHE, Liveness, clock_bounds, live_clocks
-from checker.explorer.reach import Reachability, Stats
 from checker.explorer.traces import PathStep, TraceStep, concrete, renamed, replay_zone
-from checker.explorer.zones import DbmZones, Frame
-from checker.model.interface import (
-    Edge,
-    ModelRuntimeError,
-    State,
-    Symmetry,
-    TimedModel,
-    scaled_bounds,
+from checker.explorer.ts import (
+    ALL_LABELS,
+    DEADLOCK_MESSAGE,
+    Extrapolation,
+    LabelKind,
+    Status,
+    Succ,
+    ZoneTS,
+    deadlocked,
+    property_of,
 )
+from checker.model.interface import Edge, ModelRuntimeError, State, TimedModel, scaled_bounds
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR = "holds", "violated", "inconclusive", "error"
 REACHABLE, UNREACHABLE = "reachable", "unreachable"
@@ -73,12 +79,15 @@ __all__ = [
     "UNREACHABLE",
     "VIOLATED",
     "CheckResult",
+    "DeadlockUnconfirmed",
+    "FirstViolation",
     "Limits",
     "Options",
     "QueryResult",
     "StateGraph",
     "Stats",
     "TraceStep",
+    "ZoneCheck",
     "explore",
     "live_clocks",
     "replay_zone",
@@ -169,42 +178,126 @@ class StateGraph:
     """Node ids of the path to the violation, if one was found."""
 
 
-class _Restart(Exception):
-    """A deadlock of the LU abstraction that the exact replay did not confirm."""
+class DeadlockUnconfirmed(Exception):
+    """A deadlock of the LU abstraction that the exact replay did not confirm: the run
+    starts again under Extra_M."""
 
 
-class _Timelocked(Exception):
-    """The initial state breaks a deadline: time cannot even start."""
+class FirstViolation:
+    """The zone explorer's goal: stop at the first violation (with its trace), remember
+    the first witness of each query, and report a zone holding a deadlocked valuation
+    when its turn to be expanded comes (after every ``assert`` found one event
+    earlier), so that breadth-first traces stay shortest."""
 
-    def __init__(self, state: State) -> None:
-        super().__init__()
-        self.state = state
+    def __init__(self, check: ZoneCheck, store: Passed[dbm.Dbm], waiting: Waiting) -> None:
+        self.check = check
+        self.store = store
+        self.waiting = waiting
+        self.only = check.only
+        self.record = check.options.record_graph
+        self.event_names = check.model.event_names
+        self.fired: set[int] = set()
+        """The event instances that fired."""
+        self.stuck: set[int] = set()
+        """Nodes whose zone, before extrapolation, holds a deadlocked valuation."""
+        self.witness: dict[int, int] = {}
+        """Query (position in the model's ``query_names``) to the first node satisfying it."""
+        self.graph_edges: list[tuple[int, int, str]] = []
+        """With :attr:`Options.record_graph`: every explored edge (source, target, event)."""
+        self.current = -1
+        """The node being expanded (for errors raised while expanding it)."""
+
+    def reached(self, succ: Succ[dbm.Dbm], node: int | None, parent: int, depth: int
+                ) -> CheckResult | None:
+        """Stop at a broken property; remember a stuck zone and the witnesses of
+        queries; queue the node."""
+        edge = succ.edge
+        if succ.status is not Status.OK:
+            if succ.status is Status.TIMELOCK:
+                return self.check.timelocked(succ.state)
+            assert edge is not None
+            if self.only is not None:
+                return None  # only the query is checked
+            return self.check.violation(parent, "assert", edge.failure or "",
+                                        (edge.event, succ.branch))
+        if edge is not None:
+            self.fired.add(edge.event)
+            if self.record:
+                self.graph_edges.append((parent, node if node is not None else
+                                         self.store.subsumer, self.event_names[edge.event]))
+        labels = succ.labels
+        if not labels:
+            if node is not None:
+                self.waiting.push(node)
+            return None
+        only = self.only
+        witness = self.witness
+        hits = [lab.index for lab in labels if lab.kind is LabelKind.QUERY
+                and lab.index not in witness and (only is None or lab.index == only)]
+        bad = property_of(labels)
+        found = bad is not None or deadlocked(labels)
+        if hits:
+            # A covered state is still the first one found satisfying the query.
+            wnode = node if node is not None else self.store.node(succ, parent, depth)
+            for q in hits:
+                witness[q] = wnode
+            if only is not None:
+                return self.check.finish(CheckResult(HOLDS))
+            if found and node is None:
+                node = wnode
+        if bad is None:
+            self.queue(node, found, lambda: self.store.node(succ, parent, depth))
+            return None
+        if node is None:
+            # Covered, but still the first state found breaking the property.
+            node = self.store.node(succ, parent, depth)
+        return self.check.violation(node, bad.name, bad.message)
+
+    def queue(self, node: int | None, stuck: bool, record: Callable[[], int]) -> None:
+        """Queue a stored ``node`` (None: covered).  One whose exact zone holds a
+        deadlocked valuation is queued even when covered (``record`` records it), and
+        reported when its turn comes."""
+        if stuck:
+            if node is None:
+                node = record()
+            self.stuck.add(node)
+        if node is not None:
+            self.waiting.push(node)
+
+    def expand(self, node: int) -> CheckResult | bool:
+        """A stuck node is reported when its turn comes."""
+        self.current = node
+        self.store.stats.queued = len(self.waiting)
+        if node in self.stuck:
+            return self.check.violation(node, "deadlock", DEADLOCK_MESSAGE)
+        return True
+
+    def exhausted(self) -> CheckResult:
+        """Every reachable symbolic state was explored: the properties hold."""
+        # Without a complete clock-bounds pass every clock stayed live: still exact.
+        return self.check.finish(CheckResult(HOLDS))
 
 
-_Found = tuple[str, str] | None
-"""A property broken by a new symbolic state (property, message)."""
+class ZoneCheck:
+    """One ``check`` run of the zone explorer: the clock-bounds pass, the zone graph
+    (:class:`ZoneTS`), the search (:func:`covreach` with :class:`FirstViolation`), the
+    restart under Extra_M, and the result with its trace.  The distributed explorer
+    runs its parts in each worker."""
 
-
-class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
-    """The zone explorer: :class:`Reachability` over DBMs, stopping at the first
-    violation."""
-
-    def __init__(self, model: TimedModel, limits: Limits, options: Options) -> None:
+    def __init__(self, model: TimedModel, limits: Limits, options: Options,
+                 start: float | None = None) -> None:
+        self.model = model
+        self.limits = limits
         self.options = options
         self.bounds, self.scale = scaled_bounds(model.bounds, model.values)
         self.n_clocks = len(model.clock_names)
-        self._edge_cache: dict[State, Sequence[Edge]] = {}
+        self.edge_cache: dict[State, Sequence[Edge]] = {}
         self.canon: Canonizer | None = canonizer(model, options.symmetry)
         top = max((abs(b) for b in self.bounds), default=0)
         choice = None if options.dbm == "auto" else options.dbm
-        ops = backend.select(choice if backend.fits(top) else "python")
-        # Clock bounds are computed by prepare(), inside run(), where model errors
-        # are reported as such; until then every clock is live with every constant.
-        live = Liveness(self.n_clocks, self.canon, max(self.bounds, default=0))
-        self.dz = DbmZones(model, self.bounds, limits, self.canon, live, ops,
-                           options.extrapolation)
-        self.D = ops
+        self.D = backend.select(choice if backend.fits(top) else "python")
         """The DBM operations: the compiled core when the constants are small enough."""
+        self.budget = Budget(limits, start, options.progress, options.progress_interval)
         self.query_names: list[str] = list(getattr(model, "query_names", ()))
         self.only: int | None = None
         """With :attr:`Options.query`: the one query checked (properties are not)."""
@@ -212,218 +305,117 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
             if options.query not in self.query_names:
                 raise ValueError(f"no `reachable {options.query}` query in the model")
             self.only = self.query_names.index(options.query)
-        super().__init__(model, self.dz, limits, options.search, keep_shallower=True,
-                         progress=options.progress,
-                         progress_interval=options.progress_interval)
-        self.record = options.record_graph
+        # Clock bounds are computed by prepare(), inside run(), where model errors
+        # are reported as such; until then every clock is live with every constant.
+        self.live = Liveness(self.n_clocks, self.canon, max(self.bounds, default=0))
+        self.restart(Extrapolation(options.extrapolation))
 
-    @property
-    def live(self) -> Liveness:
-        """The clock bounds in use."""
-        return self.dz.live
-
-    @property
-    def mode(self) -> str:
-        """The extrapolation in use: ``lu`` or ``m``."""
-        return self.dz.mode
-
-    def reset_search(self) -> None:
-        """Forget every stored node (a fresh start, e.g. in another extrapolation mode)."""
-        super().reset_search()
-        self.fired: set[int] = set()
-        self.stuck: set[int] = set()
-        """Nodes whose zone, before extrapolation, holds a deadlocked valuation."""
-        self.witness: dict[int, int] = {}
-        """Query (position in :attr:`query_names`) to the first node satisfying it."""
-        self._hits: list[int] = []
-        """The queries first satisfied by the symbolic state :meth:`arrive` checked."""
-
-    def edges(self, s: State) -> Sequence[Edge]:
-        """The model's edges out of ``s`` (memoised)."""
-        got = self._edge_cache.get(s)
-        if got is None:
-            got = self.model.edges(s)
-            if len(self._edge_cache) > EDGE_CACHE:
-                self._edge_cache.clear()
-            self._edge_cache[s] = got
-        return got
-
-    # ---- properties ---------------------------------------------------------------------
-    def state_violation(self, s: State, f: Frame, z: dbm.Dbm) -> tuple[str, str] | None:
-        """A property (s, z) breaks: an invariant, or a hazard some valuation meets."""
-        viol = self.model.violations(s)
-        if viol:
-            return viol[0].property, viol[0].message
-        for h in self.model.hazards(s):
-            if self.dz.meets(f, z, h.atoms):
-                return h.property, h.message
-        return None
-
-    def deadlock_at(self, s: State, f: Frame, z: dbm.Dbm) -> bool:
-        """Whether (s, z) holds a deadlocked valuation (False when listing the edges of
-        ``s`` faults: that model error is reported when ``s`` is expanded)."""
-        if not self.options.deadlock or not f.deadlines:
-            return False
-        try:
-            edges = self.edges(s)
-        except ModelRuntimeError:
-            return False  # a model error of s, reported when s is expanded
-        return self.dz.stuck(f, z, edges)
-
-    def confirm_deadlock(self, trace: list[TraceStep]) -> None:
-        """Replay ``trace`` exactly; raise :class:`_Restart` unless its end deadlocks."""
-        if self.mode == "m":
-            return  # Extra_M adds only region-equivalent valuations: the deadlock is real
-        zone = replay_zone(self.model, self.bounds, trace)
-        final = trace[-1].state
-        if zone is None or not self.dz.stuck(self.dz.full_frame(final), zone,
-                                             self.model.edges(final)):
-            raise _Restart
-
-    # ---- hooks of the loop --------------------------------------------------------------
-    def initial(self, s: State, f: Frame) -> dbm.Dbm | None:
-        """Every clock at zero, closed; a deadline broken at once ends the run."""
-        z = self.dz.close(f, self.dz.zero(f))
-        if z is None:
-            raise _Timelocked(s)
-        return z
-
-    def arrive(self, s: State, f: Frame, z: dbm.Dbm, parent: int, edge: Edge | None
-               ) -> object:
-        """Properties of the exact zone; deadlock is checked here, before
-        extrapolation (see the module docstring), and reported on expansion."""
-        if edge is not None:
-            self.fired.add(edge.event)
-        if self.query_names:
-            self._hits = [q for q in self.model.queries(s)  # type: ignore[attr-defined]
-                          if q not in self.witness and (self.only is None or q == self.only)]
+    def labels(self) -> frozenset[LabelKind]:
+        """The label kinds the options ask for."""
         if self.only is not None:
-            return False
-        bad = self.state_violation(s, f, z)
-        if bad is not None:
-            return bad
-        return self.deadlock_at(s, f, z)
+            return frozenset({LabelKind.QUERY})
+        if not self.options.deadlock:
+            return ALL_LABELS - {LabelKind.DEADLOCK}
+        return ALL_LABELS
 
-    def stored(self, node: int | None, s: State, f: Frame, z: dbm.Dbm,
-               sym: Symmetry | None, parent: int, edge: Edge | None, branch: int,
-               depth: int, found: object) -> CheckResult | None:
-        """Stop at a broken property; remember a stuck zone and the witnesses of
-        queries; queue the node."""
-        event = -1 if edge is None else edge.event
-        if self._hits:
-            hits, self._hits = self._hits, []
-            # A covered state is still the first one found satisfying the query.
-            wnode = node if node is not None else self.passed.node(s, z, parent, event,
-                                                                   branch, sym, depth)
-            for q in hits:
-                self.witness[q] = wnode
-            if self.only is not None:
-                return self.finish(CheckResult(HOLDS))
-            if found is not False and node is None:
-                node = wnode
-        if found is False:
-            if node is not None:
-                self.waiting.push(node)
-            return None
-        if node is None:
-            # Covered, but still the first state found breaking the property.
-            node = self.passed.node(s, z, parent, event, branch, sym, depth)
-        if found is True:
-            self.stuck.add(node)
-            self.waiting.push(node)
-            return None
-        assert isinstance(found, tuple)
-        return self.violation(node, found[0], found[1])
+    def restart(self, extrapolation: Extrapolation, waiting: Waiting | None = None) -> None:
+        """A fresh search over a new zone graph abstracted by ``extrapolation`` (with
+        ``waiting`` as its waiting list, if given)."""
+        self.ts = ZoneTS(self.model, self.bounds, self.live, extrapolation=extrapolation,
+                         canonical=self.canon, labels=self.labels(), ops=self.D,
+                         max_memory_mb=self.limits.max_memory_mb, edge_cache=self.edge_cache)
+        self.store: Passed[dbm.Dbm] = Passed(self.ts.includes, keep_shallower=True)
+        self.waiting = waiting_list(self.options.search) if waiting is None else waiting
+        self.goal = FirstViolation(self, self.store, self.waiting)
 
-    def expand(self, node: int, s: State, f: Frame, z: dbm.Dbm) -> CheckResult | bool:
-        """A stuck node is reported when its turn comes."""
-        self.stats.queued = len(self.waiting)
-        if node in self.stuck:
-            # Found when the zone was generated, reported in its own round (after
-            # every assert found one event earlier) so that traces stay shortest.
-            return self.violation(node, "deadlock", "no event can fire and time cannot pass")
-        return True
-
-    def failure(self, node: int, f: Frame, g: dbm.Dbm, e: Edge, branch: int
-                ) -> CheckResult | None:
-        """A broken ``assert`` ends the run (not when only a query is checked)."""
-        if self.only is not None:
-            return None
-        return self.violation(node, "assert", e.failure or "", (e.event, branch))
-
-    def exhausted(self) -> CheckResult:
-        """Every reachable symbolic state was explored: the properties hold."""
-        # Without a complete liveness pass every clock stayed live: still exact.
-        return self.finish(CheckResult(HOLDS))
-
-    # ---- the run ------------------------------------------------------------------------
     def prepare(self) -> None:
         """The clock-bounds pre-pass (when clock reduction is on)."""
-        if self.options.clock_reduction:
-            # The pass over-approximates the discrete states; give it room.
-            ms = self.limits.max_states
-            cap = None if ms is None else max(2_000, 20 * ms)
-            # The analysis may use the symmetries even when the search does not: they
-            # are automorphisms of the model, and the bounds of a state are those of
-            # its representative, mapped back.
-            analysis = canonizer(self.model, True)
-            cache = self._edge_cache if analysis is self.canon else None
-            # Zones over every clock cost (clocks + 1)^2: the coarse timed pass only for
-            # models with few clocks.
-            timed = self.D if (self.options.prepass == "timed"
-                               and self.n_clocks <= TIMED_PREPASS_CLOCKS) else None
-            self.dz.set_live(clock_bounds(self.model, self.bounds, cap, self.deadline_t,
-                                          analysis, cache, self.limits.max_memory_mb,
-                                          timed=timed))
+        if not self.options.clock_reduction:
+            return
+        # The pass over-approximates the discrete states; give it room.
+        ms = self.limits.max_states
+        cap = None if ms is None else max(2_000, 20 * ms)
+        # The analysis may use the symmetries even when the search does not: they
+        # are automorphisms of the model, and the bounds of a state are those of
+        # its representative, mapped back.
+        analysis = canonizer(self.model, True)
+        cache = self.edge_cache if analysis is self.canon else None
+        # Zones over every clock cost (clocks + 1)^2: the coarse timed pass only for
+        # models with few clocks.
+        timed = self.D if (self.options.prepass == "timed"
+                           and self.n_clocks <= TIMED_PREPASS_CLOCKS) else None
+        self.live = clock_bounds(self.model, self.bounds, self.budget.derived(cap), analysis,
+                                 cache, timed=timed)
+        self.restart(self.ts.extrapolation)
+
+    def search(self) -> CheckResult:
+        """Explore, restarting with Extra_M after an unconfirmed LU deadlock."""
+        while True:
+            try:
+                return covreach(self.ts, self.store, self.waiting, self.goal, self.budget)
+            except DeadlockUnconfirmed:
+                self.restart(Extrapolation.M)
 
     def run(self) -> CheckResult:
-        """Explore, restarting with Extra_M after an unconfirmed LU deadlock."""
+        """The pre-pass and the search; limits and model errors end it as results."""
         try:
             self.prepare()
-            while True:
-                try:
-                    return self.search()
-                except _Restart:
-                    self.dz.set_mode("m")
-                    self.reset_search()
+            return self.search()
         except LimitHit as lim:
             return self.finish(CheckResult(INCONCLUSIVE, limit=lim.what))
-        except _Timelocked as tl:
-            return self.finish(CheckResult(
-                ERROR, "model error",
-                "the initial state breaks a deadline: time cannot even start",
-                [TraceStep(None, "initial", None, tl.state)]))
         except ModelRuntimeError as err:
             # Raised while evaluating a deadline, an invariant or a property of the
             # state being generated or expanded: a model error at that state.
-            if self.current >= 0:
-                trace = self.trace(self.current, self.current_edge)
-            elif self.initial_state is not None:
-                trace = [TraceStep(None, "initial", None, self.initial_state)]
+            if self.goal.current >= 0:
+                trace = self.trace(self.goal.current, self.ts.at)
+            elif self.ts.initial_state is not None:
+                trace = [TraceStep(None, "initial", None, self.ts.initial_state)]
             else:
                 trace = []
-            return self.finish(CheckResult(ERROR, "model error", err.message, trace))
+            return self.error(err.message, trace)
+
+    # ---- results ------------------------------------------------------------------------
+    def error(self, message: str, trace: list[TraceStep]) -> CheckResult:
+        """A model error (at the end of ``trace``)."""
+        return self.finish(CheckResult(ERROR, "model error", message, trace))
+
+    def timelocked(self, s: State) -> CheckResult:
+        """The initial state ``s`` breaks a deadline."""
+        return self.error("the initial state breaks a deadline: time cannot even start",
+                          [TraceStep(None, "initial", None, s)])
+
+    def confirm_deadlock(self, trace: list[TraceStep]) -> None:
+        """Replay ``trace`` exactly; raise :class:`DeadlockUnconfirmed` unless its end
+        deadlocks."""
+        if self.ts.extrapolation is not Extrapolation.LU:
+            return  # Extra_M adds only region-equivalent valuations: the deadlock is real
+        dz = self.ts.dz
+        zone = replay_zone(self.model, self.bounds, trace)
+        final = trace[-1].state
+        if zone is None or not dz.stuck(dz.full_frame(final), zone, self.model.edges(final)):
+            raise DeadlockUnconfirmed
 
     def finish(self, res: CheckResult) -> CheckResult:
         """Fill in the statistics (and the graph, when recorded)."""
-        passed = self.passed
+        store = self.store
         if self.options.record_graph:
             names = ["0", *self.model.clock_names]
             nodes = []
-            for s, z in zip(passed.state, passed.zone, strict=True):
-                clocks = self.dz.clockset(self.live.mask(s))[0]
+            for s, z in zip(store.state, store.zone, strict=True):
+                clocks = self.ts.dz.clockset(self.ts.live.mask(s))[0]
                 n = len(clocks) + 1
                 nodes.append((s, dbm.to_str(z, n, [names[0], *(names[c + 1] for c in clocks)])))
-            path = passed.path(len(passed.state) - 1) if res.trace else []
-            res.graph = StateGraph(nodes, list(self.graph_edges), path)
-        self.stats.seconds = time.monotonic() - self.start
-        self.stats.peak_memory_mb = peak_rss_mb()
-        self.stats.extrapolation = self.mode
-        res.stats = self.stats
+            path = store.path(len(store.state) - 1) if res.trace else []
+            res.graph = StateGraph(nodes, list(self.goal.graph_edges), path)
+        stats = store.stats
+        stats.seconds = time.monotonic() - self.budget.start
+        stats.peak_memory_mb = peak_rss_mb()
+        stats.extrapolation = self.ts.extrapolation.value
+        res.stats = stats
         res.scale = self.scale
-        res.fired = frozenset(self.fired)
+        res.fired = frozenset(self.goal.fired)
         if res.verdict == HOLDS and self.only is None:
-            res.reached = tuple(self.passed.by_state)
+            res.reached = tuple(store.by_state)
         res.queries = self.query_results(res.verdict == HOLDS)
         return res
 
@@ -434,7 +426,7 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
         for q, name in enumerate(self.query_names):
             if self.only is not None and q != self.only:
                 continue
-            node = self.witness.get(q)
+            node = self.goal.witness.get(q)
             if node is not None:
                 out.append(QueryResult(name, REACHABLE, self.trace(node)))
             else:
@@ -457,18 +449,18 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
                 prop, message = viol[0].property, viol[0].message
             else:
                 zone = replay_zone(self.model, self.bounds, trace)
-                full = self.dz.full_frame(final.state)
+                dz = self.ts.dz
+                full = dz.full_frame(final.state)
                 for h in self.model.hazards(final.state):
-                    if zone is not None and self.dz.meets(full, zone, h.atoms):
+                    if zone is not None and dz.meets(full, zone, h.atoms):
                         prop, message = h.property, h.message
                         break
         return self.finish(CheckResult(VIOLATED, prop, message, trace))
 
-    # ---- traces -------------------------------------------------------------------------------
     def trace(self, node: int, extra: tuple[int, int] | None = None) -> list[TraceStep]:
         """The concrete trace to ``node`` (undoing symmetry), then the edge ``extra``
         (event and branch of the representative) if given."""
-        p = self.passed
+        p = self.store
         path = [PathStep(p.state[k], p.event[k], p.branch[k], p.sym[k]) for k in p.path(node)]
         steps = concrete(self.model, path, extra)
         return renamed(self.model, steps) if self.canon is not None else steps
@@ -477,4 +469,4 @@ class _Explorer(Reachability[dbm.Dbm, Frame, CheckResult]):
 def explore(model: TimedModel, limits: Limits | None = None,
             options: Options | None = None) -> CheckResult:
     """Explore ``model`` and check every property; see :class:`CheckResult`."""
-    return _Explorer(model, limits or Limits(), options or Options()).run()
+    return ZoneCheck(model, limits or Limits(), options or Options()).run()

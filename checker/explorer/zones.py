@@ -1,7 +1,7 @@
 """Zones as difference-bound matrices: the zone explorer's :class:`ZoneDomain`.
 
 A zone of a discrete state ranges over that state's *live* clocks only (from
-the clock-bounds pass, :mod:`checker.explorer.liveness`); its extrapolation
+the clock-bounds pass, :mod:`checker.explorer.clockbounds`); its extrapolation
 uses the state's local LU bounds (Extra+_LU), or the global maximal constants
 (Extra_M) when asked.  The DBM operations themselves are the compiled core's
 or the Python reference's (:mod:`checker.explorer.backend`).
@@ -13,8 +13,8 @@ from collections.abc import Hashable, Sequence
 
 from checker.explorer import backend, dbm
 from checker.explorer.canon import Canonizer
-from checker.explorer.limits import LimitHit, Limits, zone_over_limit
-from checker.explorer.liveness import Liveness
+from checker.explorer.clockbounds import Liveness
+from checker.explorer.limits import LimitHit, zone_over_limit
 from checker.model.interface import (
     GE,
     LE,
@@ -65,31 +65,20 @@ class Frame:
 class DbmZones:
     """The :class:`checker.explorer.reach.ZoneDomain` of the zone explorer."""
 
-    def __init__(self, model: TimedModel, bounds: Sequence[int], limits: Limits,
+    def __init__(self, model: TimedModel, bounds: Sequence[int], max_memory_mb: int | None,
                  canon: Canonizer | None, live: Liveness, ops: backend.DbmOps,
                  mode: str = "lu") -> None:
         self.model = model
         self.bounds = bounds
-        self.limits = limits
+        self.max_memory_mb = max_memory_mb
         self.canon = canon
         self.live = live
         self.D = ops
         self.mode = mode
-        """``lu`` (local Extra+_LU) or ``m`` (global Extra_M)."""
+        """``lu`` (local Extra+_LU), ``m`` (global Extra_M) or ``none``."""
         self._frames: dict[State, Frame] = {}
         self._clocksets: dict[int, tuple[tuple[int, ...], dict[int, int]]] = {}
         self._deadlines: dict[State, Sequence[ClockAtom]] = {}
-
-    def set_live(self, live: Liveness) -> None:
-        """Use these clock bounds from now on."""
-        self.live = live
-        self._frames.clear()
-        self._clocksets.clear()
-
-    def set_mode(self, mode: str) -> None:
-        """Extrapolate with ``lu`` or ``m`` from now on."""
-        self.mode = mode
-        self._frames.clear()
 
     def deadlines(self, s: State) -> Sequence[ClockAtom]:
         """The model's deadlines in ``s`` (memoised; deadlines are asked for often)."""
@@ -106,7 +95,7 @@ class DbmZones:
         got = self._clocksets.get(mask)
         if got is None:
             clocks = _bits(mask)
-            over = zone_over_limit(len(clocks), self.limits.max_memory_mb)
+            over = zone_over_limit(len(clocks), self.max_memory_mb)
             if over is not None:
                 raise LimitHit(over)
             got = (clocks, {c: k + 1 for k, c in enumerate(clocks)})
@@ -193,6 +182,8 @@ class DbmZones:
     def extrapolate(self, f: Frame, z: dbm.Dbm) -> dbm.Dbm:
         """Abstract ``z`` by the clocks' constants (in place), keeping it inside the
         deadlines."""
+        if self.mode == "none":
+            return z
         if self.mode == "m":
             self.D.extrapolate_m(z, f.n, [max(a, b) for a, b in
                                           zip(f.lower, f.upper, strict=True)])

@@ -2,12 +2,13 @@
 
 The algorithm is IMITATOR's EFsynth: explore symbolic states (discrete state,
 convex polyhedron over the live clocks *and* the free parameters,
-:mod:`checker.smt.zones`) with the zone explorer's loop
-(:mod:`checker.explorer.reach`) — guard, reset, move to the target's live clocks,
-target deadlines, time elapse, deadlines again — but keep the parameters
-symbolic.  Every state where a property breaks contributes its projection onto
-the parameters to the *bad* region; the safe region is the declared ranges
-minus the bad region.
+:class:`checker.smt.zones.PolyTS`: the same successor relation as the zone
+explorer's — guard, reset, move to the target's live clocks, target deadlines,
+time elapse, deadlines again — but with the parameters symbolic) with the loop
+every engine runs (:func:`checker.explorer.covreach.covreach`), under a goal
+(:class:`BadRegion`) that collects instead of stopping.  Every state where a
+property breaks contributes its projection onto the parameters to the *bad*
+region; the safe region is the declared ranges minus the bad region.
 
 * Sound and complete when exploration finishes: every reachable symbolic
   state is visited (inclusion subsumption only drops states whose valuations
@@ -44,19 +45,11 @@ from fractions import Fraction
 import z3
 
 from checker.explorer.canon import canonizer
+from checker.explorer.clockbounds import live_clocks
+from checker.explorer.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
 from checker.explorer.limits import LimitHit, Limits
-from checker.explorer.liveness import live_clocks
-from checker.explorer.reach import Reachability, Stats
-from checker.model.interface import (
-    GT,
-    LE,
-    LT,
-    ClockAtom,
-    Edge,
-    State,
-    Symmetry,
-    TimedModel,
-)
+from checker.explorer.ts import Label, LabelKind, Status, Succ
+from checker.model.interface import GT, LE, LT, ClockAtom, TimedModel
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 from checker.smt.poly import (
     Lin,
@@ -70,7 +63,7 @@ from checker.smt.poly import (
 )
 from checker.smt.quick import Shortcuts
 from checker.smt.timing import SolverUnknown
-from checker.smt.zones import Poly, PolyFrame, PolyZones, bound_lin
+from checker.smt.zones import PieceLabel, Poly, PolyTS, PolyZones, bound_lin
 
 DELAY = "d"
 COVER_SPLIT_PIECES = 6
@@ -92,7 +85,7 @@ class SynthStats:
 
 STATS_OBSERVERS: list[Callable[[Stats], None]] = []
 """Each is called with a parametric exploration's statistics (the reachability loop's
-:class:`~checker.explorer.reach.Stats`: ``stored`` counts the symbolic states) when
+:class:`~checker.explorer.covreach.Stats`: ``stored`` counts the symbolic states) when
 it starts; the object is then updated in place as the exploration runs (the command
 line reads it for its progress display).  Empty by default."""
 
@@ -157,38 +150,21 @@ def probe_points(model: TimedModel, free: Sequence[str]) -> list[list[Fraction]]
     return out
 
 
-class _Parametric(Reachability[Poly, PolyFrame, None]):
-    """EFsynth: :class:`Reachability` over polyhedra, collecting the parameters of
-    every violation instead of stopping at the first."""
+class BadRegion:
+    """EFsynth's goal: every labelled state adds the parameters of its pieces to the
+    bad region, and the search goes on (a state that breaks an invariant outright is
+    not expanded; nor is one whose parameters are all bad already: constraints only
+    shrink along a path, so nothing new can be learned below it)."""
 
-    def __init__(self, model: TimedModel, free: Sequence[str], base: Sequence[Lin],
-                 limits: Limits, symmetry: bool, deadlock: bool = True,
-                 progress: Callable[[Stats], None] | None = None) -> None:
-        self.deadlock = deadlock
-        self.free = list(free)
-        self.ctx = Z3Context()
-        self.ctx.shortcuts = Shortcuts([param_var(p) for p in self.free],
-                                       probe_points(model, self.free))
-        self.base = list(base)
-        start = time.monotonic()
-        deadline = start + limits.timeout if limits.timeout is not None else None
-        if limits.deadline is not None:
-            deadline = limits.deadline if deadline is None else min(deadline, limits.deadline)
-        self.ctx.deadline = deadline
-        ms = limits.max_states
-        cap = None if ms is None else max(10_000, 50 * ms)
-        live = live_clocks(model, cap, deadline)
-        self.pz = PolyZones(model, self.free, self.ctx, live, canonizer(model, symmetry))
+    def __init__(self, ts: PolyTS, store: Passed[Poly], waiting: Waiting) -> None:
+        self.ts = ts
+        self.ctx = ts.pz.ctx
+        self.store = store
+        self.waiting = waiting
         self.bad = Region()
         self.bad_props: list[str] = []
-        self.ranges: list[Lin] = []
-        self._edges: tuple[State | None, Sequence[Edge]] = (None, ())
-        super().__init__(model, self.pz, limits, "bfs", keep_shallower=False,
-                         progress=progress, start=start)
-        for observe in STATS_OBSERVERS:
-            observe(self.stats)
 
-    # ---- bad region ------------------------------------------------------------------------
+    # ---- the bad region --------------------------------------------------------------------
     def covered(self, params: Sequence[Lin]) -> bool:
         """Whether every parameter valuation of ``params`` is already known bad."""
         pieces = self.bad.pieces
@@ -207,15 +183,16 @@ class _Parametric(Reachability[Poly, PolyFrame, None]):
         pieces = self.bad.pieces
         if k == len(pieces):
             return False
+        pz = self.ts.pz
         acc: list[Lin] | None = list(poly)
         for c in pieces[k]:
             assert acc is not None
             if c in acc:
                 continue
-            out = self.pz.conj(acc, [c.negate()])
+            out = pz.conj(acc, [c.negate()])
             if out is not None and not self._covered(out, k + 1):
                 return False
-            acc = self.pz.conj(acc, [c])
+            acc = pz.conj(acc, [c])
             if acc is None:
                 return True
         return True
@@ -230,119 +207,82 @@ class _Parametric(Reachability[Poly, PolyFrame, None]):
         self.bad.pieces = [self.bad.pieces[i] for i in keep] + [params]
         self.bad_props = [self.bad_props[i] for i in keep] + [prop]
 
-    def timelocked_start(self, f: PolyFrame, start: Sequence[Lin]) -> None:
-        """Report the parameter values for which the initial state breaks a deadline."""
-        ok = self.pz.conj(start, f.inv)
-        if ok is None:
-            self.report(start, "deadlock")
-            return
-        allowed = self.pz.params_of(ok)
-        if allowed is None:
-            self.report(start, "deadlock")
-            return
-        for c in allowed:
-            got = self.pz.conj(start, [c.negate()])
-            if got is not None:
-                self.report(got, "deadlock")
-
     def report(self, poly: Sequence[Lin], prop: str) -> None:
         """The parameters of ``poly`` are bad (``prop`` breaks there)."""
-        params = self.pz.params_of(poly)
+        params = self.ts.params(poly)
         if params is not None:
             self.add_bad(params, prop)
 
-    def check_state(self, s: State, poly: Sequence[Lin]) -> bool:
-        """Report the properties (s, poly) breaks; True if it breaks any outright."""
-        viol = self.model.violations(s)
-        if viol:
-            self.report(poly, viol[0].property)
-            return True
-        for h in self.model.hazards(s):
-            got = self.pz.conj(poly, self.pz.atoms(h.atoms))
-            if got is not None:
-                self.report(got, h.property)
-        return False
+    def report_labels(self, labels: Sequence[Label]) -> bool:
+        """Report the pieces of ``labels``; whether one is a broken invariant."""
+        outright = False
+        for lab in labels:
+            assert isinstance(lab, PieceLabel)
+            self.report(lab.piece, lab.name)
+            outright = outright or lab.kind is LabelKind.INVARIANT
+        return outright
 
-    # ---- hooks of the loop -----------------------------------------------------------------
-    def edges(self, s: State) -> Sequence[Edge]:
-        """The edges of ``s`` (the last state's are kept: expansion asks twice)."""
-        last, got = self._edges
-        if last != s:
-            got = self.model.edges(s)
-            self._edges = (s, got)
-        return got
+    # ---- the goal --------------------------------------------------------------------------
+    def reached(self, succ: Succ[Poly], node: int | None, parent: int, depth: int) -> None:
+        """Report what a new state breaks (a covered one adds no bad parameters); queue
+        it unless it breaks an invariant."""
+        if succ.status is Status.ASSERT:
+            self.report(succ.zone, "assert")  # the parameters where the edge fires
+        elif succ.status is Status.TIMELOCK:
+            self.report_labels(succ.labels)
+        elif node is not None:
+            labels = succ.deferred() if succ.deferred is not None else succ.labels
+            if not self.report_labels(labels):
+                self.waiting.push(node)
 
-    def initial(self, s: State, f: PolyFrame) -> Poly | None:
-        """Every clock at zero within the ranges (and the assumption); the parameters
-        for which the state breaks a deadline at once are bad."""
-        zero = self.pz.zero(f)
-        if len(zero) >= 1024:
-            self.tick_time()
-        start = self.pz.conj([*self.ranges, *self.base], zero)
-        if start is None:
-            return None
-        if self.deadlock:
-            self.timelocked_start(f, start)
-        return self.pz.close(f, start)
-
-    def arrive(self, s: State, f: PolyFrame, z: Poly, parent: int, edge: Edge | None
-               ) -> object:
-        """Checked once stored (a covered state adds no bad parameters)."""
-        return (s, z)
-
-    def stored(self, node: int | None, s: State, f: PolyFrame, z: Poly,
-               sym: Symmetry | None, parent: int, edge: Edge | None, branch: int,
-               depth: int, found: object) -> None:
-        """Report what the new state breaks; expand it unless it breaks an invariant."""
-        if node is None:
-            return None
-        assert isinstance(found, tuple)
-        if not self.check_state(found[0], found[1]):
-            self.waiting.push(node)
-        return None
-
-    def expand(self, node: int, s: State, f: PolyFrame, z: Poly) -> bool:
+    def expand(self, node: int) -> bool:
         """Skip a state whose parameters are all bad already; report its deadlocks."""
+        z = self.store.zone[node]
         if self.bad.pieces:
-            params = self.pz.params_of(z)
+            params = self.ts.params(z)
             if params is None or self.covered(params):
-                return False  # nothing new can be learned below this state
-        if self.deadlock:
-            for piece in self.pz.stuck(f, z, self.edges(s)):
-                self.report(piece, "deadlock")
+                return False
+        self.report_labels(self.ts.deadlocks(self.store.state[node], z))
         return True
-
-    def failure(self, node: int, f: PolyFrame, g: Poly, e: Edge, branch: int) -> None:
-        """A broken ``assert``: the parameters where the edge fires are bad."""
-        self.report(g, "assert")
-        return None
 
     def exhausted(self) -> None:
         """Every reachable symbolic state was explored."""
         return None
 
-    def tick_time(self) -> None:
-        """End the run at the time limit."""
-        if self.deadline_t is not None and time.monotonic() > self.deadline_t:
-            raise LimitHit("time limit reached")
 
-    # ---- the run ---------------------------------------------------------------------------
-    def run(self) -> SynthResult:
-        """Explore; the result is complete unless a limit ended the run."""
-        self.ranges = range_constraints(self.model, self.free)
-        limit = None
-        try:
-            self.search()
-        except LimitHit as lim:
-            limit = lim.what
-        except OutOfTime:
-            limit = "time limit reached"
-        st = self.stats
-        stats = SynthStats(st.states, st.stored, st.transitions, self.ctx.queries,
-                           time.monotonic() - self.start)
-        props = dict(enumerate(self.bad_props))
-        return SynthResult(limit is None, self.free, self.ranges, self.bad, stats, limit,
-                           props)
+def _synth(model: TimedModel, free: Sequence[str], base: Sequence[Lin], limits: Limits,
+           symmetry: bool, deadlock: bool = True,
+           progress: Callable[[Stats], None] | None = None) -> SynthResult:
+    """EFsynth: :func:`covreach` over the parametric zone graph with :class:`BadRegion`;
+    the result is complete unless a limit ended the run."""
+    free = list(free)
+    ctx = Z3Context()
+    ctx.shortcuts = Shortcuts([param_var(p) for p in free], probe_points(model, free))
+    budget = Budget(limits, progress=progress)
+    ctx.deadline = budget.deadline
+    ms = limits.max_states
+    cap = None if ms is None else max(10_000, 50 * ms)
+    live = live_clocks(model, cap, budget.deadline)
+    pz = PolyZones(model, free, ctx, live, canonizer(model, symmetry))
+    ranges = range_constraints(model, free)
+    ts = PolyTS(model, pz, [*ranges, *base], deadlock, budget.check_time)
+    store: Passed[Poly] = Passed(ts.includes, keep_shallower=False)
+    waiting = waiting_list("bfs")
+    goal = BadRegion(ts, store, waiting)
+    for observe in STATS_OBSERVERS:
+        observe(store.stats)
+    limit = None
+    try:
+        covreach(ts, store, waiting, goal, budget)
+    except LimitHit as lim:
+        limit = lim.what
+    except OutOfTime:
+        limit = "time limit reached"
+    st = store.stats
+    stats = SynthStats(st.states, st.stored, st.transitions, ctx.queries,
+                       time.monotonic() - budget.start)
+    return SynthResult(limit is None, free, ranges, goal.bad, stats, limit,
+                       dict(enumerate(goal.bad_props)))
 
 
 def explore_parametric(
@@ -364,7 +304,7 @@ def explore_parametric(
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     limits = Limits(max_states=max_states, max_memory_mb=max_memory_mb, deadline=deadline)
-    return _Parametric(model, free, base, limits, symmetry, deadlock, progress).run()
+    return _synth(model, free, base, limits, symmetry, deadlock, progress)
 
 
 __all__ = [

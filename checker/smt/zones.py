@@ -1,5 +1,6 @@
 """Zones as convex polyhedra over clocks *and* parameters: the parametric
-explorer's :class:`checker.explorer.reach.ZoneDomain`.
+explorer's :class:`checker.explorer.ts.ZoneDomain`, and its symbolic transition
+system (:class:`PolyTS`).
 
 A zone is a conjunction of linear constraints (:class:`checker.smt.poly.Lin`)
 over the live clocks of its discrete state and the free timing parameters; the
@@ -12,10 +13,12 @@ extrapolation (constants are symbolic).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from checker.explorer.canon import Canonizer
+from checker.explorer.ts import DomainTS, Label, LabelKind, Status, Succ
 from checker.model.interface import (
     GT,
     LE,
@@ -99,7 +102,7 @@ class PolyFrame:
 
 
 class PolyZones:
-    """The :class:`checker.explorer.reach.ZoneDomain` of the parametric explorer."""
+    """The :class:`checker.explorer.ts.ZoneDomain` of the parametric explorer."""
 
     def __init__(self, model: TimedModel, free: Sequence[str], ctx: Z3Context,
                  live: Mapping[State, int] | None, canon: Canonizer | None) -> None:
@@ -117,6 +120,7 @@ class PolyZones:
         self.fm_memo: dict[tuple[tuple[Lin, ...], str], Poly | None] = {}
         self.close_memo: dict[tuple[tuple[Lin, ...], tuple[Lin, ...], tuple[int, ...]],
                               Poly | None] = {}
+        self._last: PolyFrame | None = None
 
     def clocks_of(self, s: State) -> list[int]:
         """The live clocks of ``s`` (every clock without a liveness analysis)."""
@@ -127,8 +131,14 @@ class PolyZones:
 
     # ---- the zone interface -------------------------------------------------------------
     def frame(self, s: State) -> PolyFrame:
-        """The live clocks and deadlines of ``s``."""
-        return PolyFrame(s, self.clocks_of(s), self.atoms(self.model.deadlines(s)))
+        """The live clocks and deadlines of ``s`` (the last state's are kept: expansion
+        asks twice)."""
+        last = self._last
+        if last is not None and last.state == s:
+            return last
+        got = PolyFrame(s, self.clocks_of(s), self.atoms(self.model.deadlines(s)))
+        self._last = got
+        return got
 
     def zero(self, f: PolyFrame) -> Poly:
         """Every live clock at zero (parameters unconstrained)."""
@@ -353,3 +363,124 @@ class PolyZones:
             if not rest:
                 return []
         return rest
+
+
+@dataclass(frozen=True)
+class PieceLabel(Label):
+    """A label of a parametric state, with the polyhedron (clocks and parameters) where
+    it holds: the parameters of its projection break the property."""
+
+    piece: tuple[Lin, ...] = ()
+
+
+class PolyTS(DomainTS[Poly, PolyFrame]):
+    """The parametric zone graph: states are discrete states and polyhedra over the
+    live clocks and the free parameters, starting within ``start`` (the ranges and an
+    assumption).  No extrapolation (the constants are symbolic).
+
+    Labels carry the polyhedron where they hold (:class:`PieceLabel`).  They are
+    costly here, and EFsynth needs them for stored states only: a successor's come
+    in :attr:`~checker.explorer.ts.Succ.deferred`, a state's deadlocks from
+    :meth:`deadlocks`, when the search asks.  An initial state that breaks a deadline
+    for some parameters is a TIMELOCK node labelled with them (followed by its OK
+    node for the other parameters, if any).  ``check_time`` ends the run at its time
+    limit (building a large initial zone takes a while)."""
+
+    def __init__(self, model: TimedModel, zones: PolyZones, start: Sequence[Lin],
+                 deadlock: bool, check_time: Callable[[], None]) -> None:
+        super().__init__(model, zones)
+        self.pz = zones
+        self.start = list(start)
+        self.deadlock = deadlock
+        self.check_time = check_time
+        self._edges: tuple[State | None, Sequence[Edge]] = (None, ())
+
+    def edges(self, s: State) -> Sequence[Edge]:
+        """The edges of ``s`` (the last state's are kept: expansion asks twice)."""
+        last, got = self._edges
+        if last != s:
+            got = self.model.edges(s)
+            self._edges = (s, got)
+        return got
+
+    def initial(self) -> Iterator[Succ[Poly]]:
+        """Every clock at zero within :attr:`start`, closed."""
+        pz = self.pz
+        for s0 in self.model.initial_states():
+            self.initial_state = s0
+            f0 = pz.frame(s0)
+            zero = pz.zero(f0)
+            if len(zero) >= 1024:
+                self.check_time()
+            start = pz.conj(self.start, zero)
+            if start is None:
+                continue
+            if self.deadlock:
+                pieces = self.timelocked(f0, start)
+                if pieces:
+                    yield Succ(s0, start, None, 0, None, Status.TIMELOCK, pieces)
+            z0 = pz.close(f0, start)
+            if z0 is not None:
+                yield self.arrive(s0, f0, z0, None, 0)
+
+    def timelocked(self, f: PolyFrame, start: Poly) -> tuple[Label, ...]:
+        """Where the initial state breaks a deadline at once."""
+        pz = self.pz
+        ok = pz.conj(start, f.inv)
+        allowed = None if ok is None else pz.params_of(ok)
+        if allowed is None:
+            return (_deadlock(start),)
+        out = []
+        for c in allowed:
+            got = pz.conj(start, [c.negate()])
+            if got is not None:
+                out.append(_deadlock(got))
+        return tuple(out)
+
+    def arrive(self, s: State, f: PolyFrame, z: Poly, edge: Edge | None, branch: int
+               ) -> Succ[Poly]:
+        """Canonicalise (s, z); its labels when asked."""
+        cs, cz, sym = self.pz.canonical(f, z)
+        return Succ(cs, cz, edge, branch, sym, Status.OK, (), None,
+                    lambda: self.state_labels(s, z))
+
+    def state_labels(self, s: State, z: Poly) -> tuple[Label, ...]:
+        """The invariant (s, z) breaks outright; if none, the hazards and where."""
+        viol = self.model.violations(s)
+        if viol:
+            return (PieceLabel(LabelKind.INVARIANT, viol[0].property, viol[0].message,
+                               piece=tuple(z)),)
+        pz = self.pz
+        out = []
+        for h in self.model.hazards(s):
+            got = pz.conj(z, pz.atoms(h.atoms))
+            if got is not None:
+                out.append(PieceLabel(LabelKind.HAZARD, h.property, h.message,
+                                      piece=tuple(got)))
+        return tuple(out)
+
+    def deadlocks(self, s: State, z: Poly) -> tuple[Label, ...]:
+        """The deadlocked pieces of (s, z)."""
+        if not self.deadlock:
+            return ()
+        return tuple(_deadlock(p) for p in self.pz.stuck(self.pz.frame(s), z, self.edges(s)))
+
+    def params(self, piece: Sequence[Lin]) -> Poly | None:
+        """The parameters of ``piece``."""
+        return self.pz.params_of(piece)
+
+    def includes(self, state: State, big: Poly, small: Poly) -> bool:
+        """Polyhedron inclusion."""
+        return included(self.pz.ctx, small, big)
+
+    def equal(self, state: State, a: Poly, b: Poly) -> bool:
+        """Inclusion both ways."""
+        return self.includes(state, a, b) and self.includes(state, b, a)
+
+    def key(self, state: State, zone: Poly) -> Hashable:
+        """The state and the (sorted) constraints."""
+        return (state, tuple(sorted(zone)))
+
+
+def _deadlock(piece: Sequence[Lin]) -> PieceLabel:
+    return PieceLabel(LabelKind.DEADLOCK, "deadlock", "", piece=tuple(piece))

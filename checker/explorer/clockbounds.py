@@ -1,0 +1,608 @@
+"""The clock-bounds pass: live clocks and local LU bounds per discrete state.
+
+A first pass explores the discrete states, one representative per symmetry
+orbit, and solves backwards to a fixpoint, per state ``s``:
+
+* ``live(s)``: the clocks ``s`` may still read before resetting them,
+  ``reads(s) | OR over edges s -> t of (live(t) - resets)``.  Every other clock
+  is dropped from ``s``'s zone, which keeps models with many indexed clocks
+  small and is exact for every property kvrace checks.
+* ``L(s, x)`` and ``U(s, x)``: the largest constant ``x`` is compared with from
+  below (``x > c``, ``x >= c``) and from above (``x < c``, ``x <= c``, deadlines)
+  by a guard, deadline or hazard of ``s`` or of a state reachable from ``s``
+  before ``x`` is reset (the local clock bounds of Behrmann et al., "Static
+  guard analysis in timed automata verification", TACAS 2003; TChecker's
+  clock-bounds analysis).  Zones of ``s`` are extrapolated by ``s``'s own bounds.
+
+The pass over-approximates the reachable graph, in one of two ways:
+
+* **timed** (models with few clocks): each discrete state keeps one zone over
+  every clock, the convex hull of the zones that reach it, extrapolated by the
+  model's largest constant; an edge counts when its guard meets the hull and
+  its target's deadlines leave something.  Every reachable valuation lies in
+  its state's hull, so no reachable edge is missed, and the graph is usually
+  close to the timed one.  An edge the hull rules out may still look possible
+  to the search, which sees fewer clocks; so that the search rules it out too,
+  the clocks its guard and its target's deadlines read (those it does not
+  reset) count as read by the source.
+* **untimed**: clock constraints are ignored (every data-enabled edge counts),
+  which can be many times larger when timing orders the events.
+
+The pass runs under the same limits as the search (a
+:class:`~checker.explorer.limits.Budget`, with a states limit of its own); when it stops early every
+clock counts as live with the model's largest constant, which is still exact.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+
+from checker.explorer.backend import DbmOps
+from checker.explorer.canon import Canonizer
+from checker.explorer.dbm import LE_ZERO, Dbm, bound
+from checker.explorer.limits import Budget, LimitHit, Limits, MemoryLimitHit
+from checker.model.interface import (
+    LE,
+    LT,
+    ClockAtom,
+    Edge,
+    ModelRuntimeError,
+    State,
+    Symmetry,
+    TimedModel,
+)
+
+EDGE_CACHE = 1 << 16
+"""How many discrete states' edges are memoised (the search expands a state once per zone)."""
+
+Bounds = dict[int, tuple[int, int]]
+"""Per live clock, its (L, U) constants; -1 when the clock is never compared that way."""
+
+
+class Liveness:
+    """Per discrete state: the bitmask of live clocks and their local LU bounds.
+
+    Both are stored for the representative of each orbit and mapped back to
+    other members on demand.
+    """
+
+    def __init__(self, n_clocks: int, canon: Canonizer | None = None, top: int = 0) -> None:
+        self.live: dict[State, int] = {}
+        self.local: dict[State, Bounds] = {}
+        self.all_mask = (1 << n_clocks) - 1
+        self.n_clocks = n_clocks
+        self.top = top
+        """The model's largest constant: the bound of every clock when nothing is known."""
+        self.lower = [top] * n_clocks
+        self.upper = [top] * n_clocks
+        self.complete = False
+        self.canon_ = canon
+        self._rep: dict[State, tuple[State, Symmetry | None]] = {}
+        self._mask_cache: dict[State, int] = {}
+        self._lu_cache: dict[State, Bounds | None] = {}
+
+    def canon(self, s: State) -> tuple[State, Symmetry | None]:
+        """The representative of ``s`` and the permutation giving it (None: ``s``)."""
+        if self.canon_ is None:
+            return s, None
+        got = self._rep.get(s)
+        if got is None:
+            best, syms = self.canon_.candidates(s)
+            got = (best, syms[0])
+            if len(self._rep) > 1 << 18:
+                self._rep.clear()
+            self._rep[s] = got
+        return got
+
+    @staticmethod
+    def unmap(mask: int, sym: Symmetry | None) -> int:
+        """The mask of ``s`` from the mask of its representative ``sym(s)``."""
+        if sym is None:
+            return mask
+        inv = sym.clock_inverse()
+        out = 0
+        c = 0
+        while mask:
+            if mask & 1:
+                out |= 1 << inv[c]
+            mask >>= 1
+            c += 1
+        return out
+
+    def mask(self, s: State) -> int:
+        """The clocks ``s`` may still read before resetting them (all, if unknown)."""
+        got = self.live.get(s)
+        if got is not None:
+            return got
+        if not self.complete or self.canon_ is None:
+            return self.all_mask
+        got = self._mask_cache.get(s)
+        if got is None:
+            rep, sym = self.canon(s)
+            base = self.live.get(rep)
+            got = self.all_mask if base is None else self.unmap(base, sym)
+            if len(self._mask_cache) > 1 << 18:
+                self._mask_cache.clear()
+            self._mask_cache[s] = got
+        return got
+
+    def bounds(self, s: State) -> Bounds | None:
+        """The local (L, U) constants of ``s``'s live clocks; None if unknown (then
+        the global :attr:`lower` and :attr:`upper` apply)."""
+        got = self.local.get(s)
+        if got is not None or not self.complete or self.canon_ is None:
+            return got
+        if s in self._lu_cache:
+            return self._lu_cache[s]
+        rep, sym = self.canon(s)
+        base = self.local.get(rep)
+        if base is None or sym is None:
+            out = base
+        else:
+            inv = sym.clock_inverse()
+            out = {inv[c]: lu for c, lu in base.items()}
+        if len(self._lu_cache) > 1 << 18:
+            self._lu_cache.clear()
+        self._lu_cache[s] = out
+        return out
+
+
+def _atoms_mask(atoms: Sequence[ClockAtom]) -> int:
+    m = 0
+    for a in atoms:
+        m |= 1 << a.clock
+    return m
+
+
+def _note(atoms: Sequence[ClockAtom], bounds: Sequence[int], lu: Bounds) -> None:
+    for a in atoms:
+        b = bounds[a.bound]
+        lo, up = lu.get(a.clock, (-1, -1))
+        if a.op in (LT, LE):
+            if b > up:
+                lu[a.clock] = (lo, b)
+        elif b > lo:
+            lu[a.clock] = (b, up)
+        elif a.clock not in lu:
+            lu[a.clock] = (lo, up)
+
+
+class _TooWide(Exception):
+    """The timed pass's hulls would take more than :data:`HULL_BUDGET_MB`."""
+
+
+HULL_BUDGET_MB = 256
+"""The memory the timed pass's hull zones may take (each about (clocks + 1)^2 ints);
+past it the pass starts again untimed."""
+
+
+def clock_bounds(
+    model: TimedModel,
+    bounds: Sequence[int],
+    budget: Budget | None = None,
+    canon: Canonizer | None = None,
+    edge_cache: dict[State, Sequence[Edge]] | None = None,
+    local: bool = True,
+    timed: DbmOps | None = None,
+) -> Liveness:
+    """See :func:`_clock_bounds`; the timed pass falls back to the untimed one when
+    its hulls outgrow :data:`HULL_BUDGET_MB`."""
+    budget = Budget(Limits()) if budget is None else budget
+    args = (model, bounds, budget, canon, edge_cache, local)
+    try:
+        return _clock_bounds(*args, timed=timed)
+    except _TooWide:
+        return _clock_bounds(*args, timed=None)
+
+
+class _Pass:
+    """The pre-pass (see the module docstring and :func:`_clock_bounds`): the graph
+    explored forwards, then the bounds solved backwards."""
+
+    def __init__(self, model: TimedModel, bounds: Sequence[int], budget: Budget,
+                 canon: Canonizer | None, edge_cache: dict[State, Sequence[Edge]] | None,
+                 local: bool, timed: DbmOps | None) -> None:
+        self.model = model
+        self.bounds = bounds
+        self.budget = budget
+        self.canon = canon
+        self.edge_cache = edge_cache
+        self.local = local
+        self.timed = timed
+        self.n_clocks = n_clocks = len(model.clock_names)
+        self.top = top = max(bounds, default=0)
+        self.live = Liveness(n_clocks, canon, top)
+        self.index: dict[State, int] = {}
+        self.states: list[State] = []
+        self.reads: list[int] = []
+        self.lus: list[Bounds] = []
+        self.preds: list[list[tuple[int, tuple[int, ...], Symmetry | None]]] = []
+        """preds[j]: (i, resets, sym): an edge from states[i] to sym^-1(states[j])."""
+        self.queue: deque[int] = deque()
+        self.everything: Bounds | None = None
+        # The timed pass: per state its hull, whether it waits, which edges count already.
+        self.n = n_clocks + 1
+        self.hulls: list[Dbm | None] = []
+        self.waiting: list[bool] = []
+        self.counted: list[set[int]] = []
+        self.noted: list[bool] = []
+        self.top_m = [0] + [max(top, 0)] * n_clocks
+        self.dl_memo: dict[State, Sequence[ClockAtom] | ModelRuntimeError] = {}
+
+    def intern(self, s: State) -> tuple[int, Symmetry | None]:
+        """The index of the representative of ``s`` (a new one is queued), and the
+        permutation that gives it."""
+        rep, sym = self.live.canon(s)
+        j = self.index.get(rep)
+        if j is None:
+            j = len(self.states)
+            self.index[rep] = j
+            self.states.append(rep)
+            self.preds.append([])
+            self.reads.append(0)
+            self.lus.append({})
+            if self.timed is None:
+                self.queue.append(j)
+            else:
+                self.hulls.append(None)
+                self.waiting.append(False)
+                self.counted.append(set())
+                self.noted.append(False)
+        return j, sym
+
+    def constrain(self, z: Dbm, atoms: Sequence[ClockAtom]) -> bool:
+        """Intersect a hull with clock atoms in place; False if it became empty."""
+        timed = self.timed
+        assert timed is not None
+        n = self.n
+        bounds = self.bounds
+        for a in atoms:
+            b = bounds[a.bound]
+            if a.op in (LT, LE):
+                ok = timed.constrain(z, n, a.clock + 1, 0, bound(b, a.op == LT))
+            else:
+                ok = timed.constrain(z, n, 0, a.clock + 1, bound(-b, a.op == ">"))
+            if not ok:
+                return False
+        return True
+
+    def deadlines_of(self, t: State) -> Sequence[ClockAtom]:
+        """The model's deadlines in ``t`` (memoised, faults too)."""
+        got = self.dl_memo.get(t)
+        if got is None:
+            try:
+                got = self.model.deadlines(t)
+            except ModelRuntimeError as err:
+                got = err
+            self.dl_memo[t] = got
+        if isinstance(got, ModelRuntimeError):
+            raise got
+        return got
+
+    def settle(self, t: State, z: Dbm) -> bool:
+        """Deadlines, time passing, deadlines, extrapolation (in place)."""
+        timed = self.timed
+        assert timed is not None
+        try:
+            inv = self.deadlines_of(t)
+        except ModelRuntimeError:
+            inv = []  # reported when the search meets t; the hull only needs to be large
+        if not self.constrain(z, inv):
+            return False
+        timed.up(z, self.n)
+        if not self.constrain(z, inv):
+            return False
+        timed.extrapolate_m(z, self.n, self.top_m)
+        return self.constrain(z, inv)
+
+    def merge(self, j: int, z: Dbm) -> None:
+        """Add ``z`` to the hull of state ``j`` (queued again when it grew)."""
+        h = self.hulls[j]
+        if h is None:
+            self.hulls[j] = z
+        elif self.timed is not None and not self.timed.includes(h, z, self.n):
+            # The entrywise maximum of canonical DBMs is canonical: their convex hull.
+            self.hulls[j] = [a if a >= b else b for a, b in zip(h, z, strict=True)]
+        else:
+            return
+        if not self.waiting[j]:
+            self.waiting[j] = True
+            self.queue.append(j)
+
+    def unknown(self, i: int) -> None:
+        """A model error at state ``i``: no constants known, every bound of the model
+        may matter."""
+        self.reads[i] = self.live.all_mask
+        if self.everything is None:
+            self.everything = {c: (self.top, self.top) for c in range(self.n_clocks)}
+        self.lus[i] = dict(self.everything)
+
+    def edges_of(self, s: State) -> Sequence[Edge]:
+        """The model's edges out of ``s``, kept in the edge cache (the search expands
+        these representatives again)."""
+        cache = self.edge_cache
+        edges = cache.get(s) if cache is not None else None
+        if edges is None:
+            edges = self.model.edges(s)
+            if cache is not None and len(cache) < EDGE_CACHE:
+                cache[s] = edges
+        return edges
+
+    def first_visit(self, i: int, s: State, edges: Sequence[Edge]) -> None:
+        """The clocks the timed pass's state ``i`` reads, and their constants."""
+        bounds = self.bounds
+        lu = self.lus[i]
+        dls = self.deadlines_of(s)
+        hz = self.model.hazards(s)
+        r = _atoms_mask(dls)
+        _note(dls, bounds, lu)
+        for h in hz:
+            r |= _atoms_mask(h.atoms)
+            _note(h.atoms, bounds, lu)
+        for e in edges:
+            r |= _atoms_mask(e.guard)
+            _note(e.guard, bounds, lu)
+            if e.failure is not None:
+                continue
+            # Whether the edge can fire also depends on its target's deadlines on
+            # the clocks it keeps.  The untimed pass gets them from the target's
+            # own reads; here the target may never be reached (the hull says the
+            # edge cannot fire), and the search, which cannot know that, must
+            # still see the conflict: those clocks are read here.
+            try:
+                target_dls = self.deadlines_of(e.target)
+            except ModelRuntimeError:
+                target_dls = []
+            kept = [a for a in target_dls if a.clock not in e.resets]
+            r |= _atoms_mask(kept)
+            _note(kept, bounds, lu)
+        self.reads[i] |= r
+
+    def expand_timed(self, i: int, s: State) -> None:
+        """Expand state ``i`` of the timed pass from its hull."""
+        timed = self.timed
+        assert timed is not None
+        n = self.n
+        if len(self.states) * n * n * 40 > HULL_BUDGET_MB * 2**20:
+            raise _TooWide
+        self.budget.count(len(self.states) - 1)
+        z = self.hulls[i]
+        assert z is not None
+        first = not self.noted[i]
+        self.noted[i] = True
+        try:
+            edges = self.edges_of(s)
+            if first:
+                self.first_visit(i, s, edges)
+        except ModelRuntimeError:
+            self.unknown(i)
+            return
+        seen = self.counted[i]
+        every_clock = range(self.n_clocks)
+        for k, e in enumerate(edges):
+            if e.failure is not None:
+                continue
+            g = list(z)
+            if not self.constrain(g, e.guard):
+                continue
+            for c in e.resets:
+                timed.reset(g, n, c + 1)
+            if not self.settle(e.target, g):
+                continue  # the edge cannot fire from the hull: no run takes it
+            j, sym = self.intern(e.target)
+            if k not in seen:
+                seen.add(k)
+                self.preds[j].append((i, e.resets, sym))
+            if sym is not None:
+                g = timed.permute(g, n, [0] + [sym.clocks[c] + 1 for c in every_clock])
+            self.merge(j, g)
+
+    def expand_untimed(self, i: int, s: State) -> None:
+        """Expand state ``i`` of the untimed pass: every data-enabled edge counts."""
+        model = self.model
+        bounds = self.bounds
+        budget = self.budget
+        budget.count(len(self.states) - 1)
+        lu = self.lus[i]
+        failed = False
+        try:
+            dls = model.deadlines(s)
+            hz = model.hazards(s)
+        except ModelRuntimeError:
+            dls, hz = [], []
+            failed = True
+        try:
+            edges = model.edges(s)
+        except ModelRuntimeError:
+            edges = []
+            failed = True
+        else:
+            cache = self.edge_cache
+            if cache is not None and len(cache) < EDGE_CACHE:
+                cache[s] = edges  # the search expands these representatives again
+        r = _atoms_mask(dls)
+        _note(dls, bounds, lu)
+        for h in hz:
+            r |= _atoms_mask(h.atoms)
+            _note(h.atoms, bounds, lu)
+        preds = self.preds
+        for k, e in enumerate(edges):
+            if k & 4095 == 4095:
+                budget.check_time()
+            r |= _atoms_mask(e.guard)
+            _note(e.guard, bounds, lu)
+            if e.failure is not None:
+                continue
+            j, sym = self.intern(e.target)
+            # The reset clocks, not their bitmask: with thousands of clocks one mask
+            # per edge would take more memory than the whole model.
+            preds[j].append((i, e.resets, sym))
+        self.reads[i] |= r
+        if failed:
+            self.unknown(i)
+
+    def explore(self) -> None:
+        """The graph, forwards from the initial states."""
+        timed = self.timed
+        n_clocks = self.n_clocks
+        for s in self.model.initial_states():
+            j, sym = self.intern(s)
+            if timed is not None:
+                z0 = [LE_ZERO] * (self.n * self.n)
+                if self.settle(s, z0):
+                    self.merge(j, z0 if sym is None else timed.permute(
+                        z0, self.n, [0] + [sym.clocks[c] + 1 for c in range(n_clocks)]))
+        queue = self.queue
+        states = self.states
+        while queue:
+            i = queue.popleft()
+            if timed is not None:
+                self.waiting[i] = False
+                self.expand_timed(i, states[i])
+            else:
+                self.expand_untimed(i, states[i])
+
+    def global_constants(self) -> None:
+        """The largest constants per clock over every state (for states the search
+        meets that the pass did not, which can only be with symmetry off in one and on
+        in the other: never) and for the liveness-only mode."""
+        n_clocks = self.n_clocks
+        lower, upper = [-1] * n_clocks, [-1] * n_clocks
+        for lu in self.lus:
+            for c, (lo, up) in lu.items():
+                if lo > lower[c]:
+                    lower[c] = lo
+                if up > upper[c]:
+                    upper[c] = up
+        if self.canon is not None:
+            # Constants were seen on representatives only: make them the same across
+            # orbits, closing under generators of the permutation group.
+            gens = self.canon.generators()
+            changed = True
+            while changed:
+                changed = False
+                for sym in gens:
+                    for c, img in enumerate(sym.clocks):
+                        if c == img:
+                            continue
+                        if lower[img] != lower[c] or upper[img] != upper[c]:
+                            lower[img] = lower[c] = max(lower[img], lower[c])
+                            upper[img] = upper[c] = max(upper[img], upper[c])
+                            changed = True
+        self.live.lower, self.live.upper = lower, upper
+
+    def solve(self) -> bool:
+        """Backwards to a fixpoint, propagating only what changed since a state was
+        last processed (each bit and each constant moves once per increase); False when
+        time ran out."""
+        local = self.local
+        lus, preds = self.lus, self.preds
+        mask = list(self.reads)
+        dmask = list(self.reads)
+        dlus: list[Bounds] = [dict(lu) for lu in lus] if local else []
+        work = deque(range(len(self.states)))
+        queued = [True] * len(self.states)
+        steps = 0
+        while work:
+            j = work.popleft()
+            queued[j] = False
+            mj = dmask[j]
+            dmask[j] = 0
+            luj: Bounds = {}
+            if local:
+                luj = dlus[j]
+                dlus[j] = {}
+            if not mj and not luj:
+                continue
+            for i, resets, sym in preds[j]:
+                if i == j and sym is None:
+                    continue  # a self-loop adds nothing to what the state already has
+                steps += 1
+                if steps & 1023 == 0 and self.budget.over_time():
+                    return False
+                changed = False
+                if mj:
+                    got = Liveness.unmap(mj, sym)
+                    for c in resets:
+                        if got >> c & 1:
+                            got ^= 1 << c
+                    fresh = got & ~mask[i]
+                    if fresh:
+                        mask[i] |= fresh
+                        dmask[i] |= fresh
+                        changed = True
+                if luj:
+                    lui, dlui = lus[i], dlus[i]
+                    inv = sym.clock_inverse() if sym is not None else None
+                    for c2, pair in luj.items():
+                        c = inv[c2] if inv is not None else c2
+                        if resets and c in resets:
+                            continue
+                        old = lui.get(c)
+                        if old is None:
+                            lui[c] = dlui[c] = pair
+                            changed = True
+                        elif pair[0] > old[0] or pair[1] > old[1]:
+                            lui[c] = dlui[c] = (max(pair[0], old[0]), max(pair[1], old[1]))
+                            changed = True
+                if changed and not queued[i]:
+                    queued[i] = True
+                    work.append(i)
+        self.reads = mask
+        return True
+
+
+def _clock_bounds(
+    model: TimedModel,
+    bounds: Sequence[int],
+    budget: Budget,
+    canon: Canonizer | None = None,
+    edge_cache: dict[State, Sequence[Edge]] | None = None,
+    local: bool = True,
+    timed: DbmOps | None = None,
+) -> Liveness:
+    """The pre-pass (see the module docstring).
+
+    Stops (leaving :attr:`Liveness.complete` False: every clock live, with the
+    largest constant) at a limit of ``budget``: once it holds more states than the
+    budget's states limit, at its time limit, past its memory limit.  Without
+    ``local``, only liveness and the global per-clock constants are computed.
+
+    With ``timed`` (DBM operations), the pass follows time coarsely: each discrete
+    state keeps one zone over every clock, the convex hull of every zone that
+    reaches it (extrapolated by the model's largest constant), and an edge counts
+    only when its guard meets that hull.  The hull contains every reachable
+    valuation of the state, so the graph still over-approximates the reachable one
+    (the bounds stay sound), and it is usually much closer to it than the untimed
+    graph, which lets events happen in orders no timing allows."""
+    p = _Pass(model, bounds, budget, canon, edge_cache, local, timed)
+    live = p.live
+    try:
+        p.explore()
+    except LimitHit as hit:
+        if isinstance(hit, MemoryLimitHit):
+            raise  # the memory guard's: it ends the whole run
+        return live
+    p.global_constants()
+    if not p.solve():
+        return live
+    # A state the timed pass never expanded (no valuation reaches it, e.g. an initial
+    # state that breaks a deadline) stays unknown: every clock live there.
+    states = p.states
+    known = [k for k in range(len(states)) if timed is None or p.noted[k]]
+    live.live = {states[k]: p.reads[k] for k in known}
+    if local:
+        live.local = {states[k]: p.lus[k] for k in known}
+    live.complete = True
+    return live
+
+
+def live_clocks(model: TimedModel, max_states: int | None = None,
+                deadline: float | None = None) -> dict[State, int] | None:
+    """Per reachable (untimed) discrete state, the bitmask of clocks it may still
+    read before resetting them; None if the untimed pass hit ``max_states`` or
+    the ``time.monotonic()`` deadline (then every clock counts as live)."""
+    budget = Budget(Limits(max_states, deadline=deadline))
+    live = clock_bounds(model, [0] * len(model.bounds), budget, local=False)
+    return live.live if live.complete else None

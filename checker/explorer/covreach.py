@@ -1,0 +1,280 @@
+"""Reachability with inclusion covering over a symbolic transition system.
+
+``covreach(ts, store, waiting, goal, budget)`` is the one search loop of
+``check`` and ``prove``/``synth`` (TChecker's ``covreach``):
+
+1. the initial nodes of the transition system (:mod:`checker.explorer.ts`) are
+   stored and handed to the :class:`Goal`;
+2. a node taken from the *waiting list* (:class:`Waiting`: breadth- or
+   depth-first) is offered to the goal, then expanded: each successor
+   :meth:`~checker.explorer.ts.SymbolicTS.next` yields is stored unless a stored
+   zone of the same discrete state includes it (:class:`Passed`; the stored zones
+   it includes are retired), and handed to the goal with its labels;
+3. the goal decides what a labelled successor means: whether it is queued,
+   whether the search ends (the zone explorer stops at the first violation; the
+   parametric explorer collects the parameters of every violation and goes on).
+
+Every limit (states, time, memory) is one :class:`Budget`, checked for every node
+stored or expanded, so each holds within well under a second.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from checker.explorer.limits import Budget
+from checker.explorer.ts import Status, Succ, SymbolicTS
+from checker.model.interface import State, Symmetry
+
+Z = TypeVar("Z")
+"""A zone."""
+R = TypeVar("R")
+"""What a search returns."""
+R_co = TypeVar("R_co", covariant=True)
+
+__all__ = ["BreadthFirst", "Budget", "DepthFirst", "Goal", "Passed", "Stats", "Waiting",
+           "covreach", "waiting_list"]
+
+
+class Waiting(Protocol):
+    """The waiting list: the stored nodes still to be expanded."""
+
+    def push(self, node: int) -> None:
+        """Add a node."""
+        ...
+
+    def pop(self) -> int:
+        """Take the next node to expand."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+class BreadthFirst:
+    """First in, first out: the first violation found has a shortest trace."""
+
+    def __init__(self) -> None:
+        self._q: deque[int] = deque()
+        self.push = self._q.append
+        self.pop = self._q.popleft
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
+class DepthFirst:
+    """Last in, first out."""
+
+    def __init__(self) -> None:
+        self._q: list[int] = []
+        self.push = self._q.append
+        self.pop = self._q.pop
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
+def waiting_list(order: str) -> Waiting:
+    """The waiting list for a search order: ``bfs`` or ``dfs``."""
+    if order == "bfs":
+        return BreadthFirst()
+    if order == "dfs":
+        return DepthFirst()
+    raise ValueError(f"unknown search order {order!r}")
+
+
+@dataclass
+class Stats:
+    """What a run explored."""
+
+    states: int = 0
+    """Distinct discrete states reached."""
+    zones: int = 0
+    """Symbolic states (discrete state, zone) stored at the end: those not covered
+    by a larger zone of the same discrete state."""
+    transitions: int = 0
+    """Edges taken (successor zones computed)."""
+    seconds: float = 0.0
+    peak_memory_mb: float = 0.0
+    depth: int = 0
+    queued: int = 0
+    stored: int = 0
+    """Symbolic states ever stored, those retired later by a larger zone included
+    (what ``max_states`` limits)."""
+    explored: int = 0
+    """Symbolic states expanded (a zone retired while waiting is not)."""
+    extrapolation: str = "lu"
+    """The abstraction the final run used: ``lu``, or ``m`` after an unconfirmed
+    deadlock of the LU abstraction (see :mod:`checker.explorer.search`)."""
+
+    @property
+    def states_per_second(self) -> float:
+        """Zones stored per second of run time."""
+        return self.zones / self.seconds if self.seconds > 0 else 0.0
+
+
+class Passed(Generic[Z]):
+    """The stored symbolic states, with inclusion covering, every node's parent
+    pointer (for traces) and the statistics of what was stored.
+
+    A new zone included in a stored one of the same discrete state is not stored;
+    stored zones the new one includes are retired.  ``keep_shallower`` keeps a
+    retired node that is still waiting, and shallower than the new one, waiting:
+    breadth-first search then still finds shortest traces."""
+
+    def __init__(self, includes: Callable[[State, Z, Z], bool], keep_shallower: bool) -> None:
+        self.includes = includes
+        self.keep_shallower = keep_shallower
+        self.stats = Stats()
+        self.state: list[State] = []
+        self.zone: list[Z] = []
+        self.parent: list[int] = []
+        self.event: list[int] = []
+        self.branch: list[int] = []
+        self.sym: list[Symmetry | None] = []
+        self.depth: list[int] = []
+        self.alive = bytearray()
+        """0 for a node retired before it was expanded."""
+        self.by_state: dict[State, list[int]] = {}
+        self.subsumer = -1
+        """The stored node that covered the last zone :meth:`add` refused."""
+
+    def record(self, s: State, z: Z, parent: int, event: int, branch: int,
+               sym: Symmetry | None, depth: int) -> int:
+        """Record a node (for the search and for traces) without storing it; its id."""
+        k = len(self.state)
+        self.state.append(s)
+        self.zone.append(z)
+        self.parent.append(parent)
+        self.event.append(event)
+        self.branch.append(branch)
+        self.sym.append(sym)
+        self.depth.append(depth)
+        self.alive.append(1)
+        return k
+
+    def node(self, succ: Succ[Z], parent: int, depth: int) -> int:
+        """Record a successor without storing it (it is covered, but still the first
+        one found with its labels); its id."""
+        e = succ.edge
+        return self.record(succ.state, succ.zone, parent, -1 if e is None else e.event,
+                           succ.branch, succ.sym, depth)
+
+    def add(self, succ: Succ[Z], parent: int, depth: int) -> int | None:
+        """Store a successor unless covered; its node id, or None (:attr:`subsumer`
+        then names the covering node)."""
+        e = succ.edge
+        return self.insert(succ.state, succ.zone, parent, -1 if e is None else e.event,
+                           succ.branch, succ.sym, depth)
+
+    def insert(self, s: State, z: Z, parent: int, event: int, branch: int,
+               sym: Symmetry | None, depth: int) -> int | None:
+        """:meth:`add`, given the parts of a successor."""
+        stats = self.stats
+        zones = self.by_state.get(s)
+        if zones is None:
+            zones = []
+            self.by_state[s] = zones
+            stats.states += 1
+        else:
+            includes = self.includes
+            node_zone = self.zone
+            for k in zones:
+                if includes(s, node_zone[k], z):
+                    self.subsumer = k
+                    return None
+            retired = [k for k in zones if includes(s, z, node_zone[k])]
+            if retired:
+                alive = self.alive
+                node_depth = self.depth
+                for k in retired:
+                    if not self.keep_shallower or node_depth[k] >= depth:
+                        alive[k] = 0
+                stats.zones -= len(retired)
+                gone = set(retired)
+                zones[:] = [k for k in zones if k not in gone]
+        node = self.record(s, z, parent, event, branch, sym, depth)
+        zones.append(node)
+        stats.zones += 1
+        stats.stored += 1
+        if depth > stats.depth:
+            stats.depth = depth
+        return node
+
+    def path(self, node: int) -> list[int]:
+        """The nodes from an initial one to ``node``."""
+        out: list[int] = []
+        while node != -1:
+            out.append(node)
+            node = self.parent[node]
+        return out[::-1]
+
+
+class Goal(Protocol[Z, R_co]):
+    """What a search is for: what a labelled successor means, and when the search ends.
+    It holds the store and the waiting list it was made with, and queues nodes."""
+
+    def reached(self, succ: Succ[Z], node: int | None, parent: int, depth: int
+                ) -> R_co | None:
+        """A successor of ``parent`` (-1: an initial node), stored as ``node`` (None:
+        covered, or not an OK successor, which is never stored); a result ends the
+        search.  Queue ``node`` to have it expanded."""
+        ...
+
+    def expand(self, node: int) -> R_co | bool:
+        """Before expanding ``node``: a result ends the search; False skips it."""
+        ...
+
+    def exhausted(self) -> R_co:
+        """Every node queued was expanded."""
+        ...
+
+
+def covreach(ts: SymbolicTS[Z], store: Passed[Z], waiting: Waiting, goal: Goal[Z, R],
+             budget: Budget) -> R:
+    """Explore ``ts`` from its initial nodes until the goal ends the search or nothing
+    is left to expand (see the module docstring)."""
+    stats = store.stats
+    add = store.add
+    reached = goal.reached
+    tick = budget.tick
+    ok = Status.OK
+    base = ts.transitions
+    try:
+        for succ in ts.initial():
+            node = add(succ, -1, 0) if succ.status is ok else None
+            if node is not None:
+                tick(stats, waiting)
+            got = reached(succ, node, -1, 0)
+            if got is not None:
+                return got
+        alive = store.alive
+        node_state, node_zone, node_depth = store.state, store.zone, store.depth
+        expand = goal.expand
+        nxt = ts.next
+        while waiting:
+            parent = waiting.pop()
+            if not alive[parent]:
+                continue
+            stats.explored += 1
+            tick(stats, waiting)
+            go = expand(parent)
+            if go is not True:
+                if go is False:
+                    continue
+                return go
+            depth = node_depth[parent] + 1
+            for succ in nxt(node_state[parent], node_zone[parent]):
+                node = add(succ, parent, depth) if succ.status is ok else None
+                if node is not None:
+                    tick(stats, waiting)
+                got = reached(succ, node, parent, depth)
+                if got is not None:
+                    return got
+            stats.transitions = ts.transitions - base
+        return goal.exhausted()
+    finally:
+        stats.transitions = ts.transitions - base
