@@ -839,10 +839,10 @@ class LivenessRun:
 def check_liveness(model: SpecModel, limits: Limits | None = None, only: str | None = None,
                    timestamps: bool = True) -> LivenessRun:
     """Check the unbounded ``leadsto`` and ``always eventually`` properties of ``model``
-    (see :mod:`checker.explorer.buchi`); ``only``: the property of that name alone.
+    (see :mod:`checker.explorer.liveness`); ``only``: the property of that name alone.
     Run it after safety holds: an ``assert`` edge is never taken here."""
-    from checker.explorer.buchi import LiveStatus
-    from checker.explorer.buchi import check_liveness as run
+    from checker.explorer.liveness import LiveStatus
+    from checker.explorer.liveness import check_liveness as run
 
     with MemoryGuard(limits.max_memory_mb if limits is not None else None):
         try:
@@ -868,7 +868,7 @@ def _lasso_trace(model: SpecModel, name: str, message: str, lasso: object,
                  timestamps: bool) -> tuple[tr.Trace, str | None, str]:
     """The :class:`~checker.model.trace.Trace` of a lasso, timed by Z3, its timing
     note, and the violation's message with the step where the obligation began."""
-    from checker.explorer.buchi import Lasso, LassoKind
+    from checker.explorer.liveness import Lasso, LassoKind
 
     assert isinstance(lasso, Lasso)
     steps = lasso.trace

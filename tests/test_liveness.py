@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 
 from checker import api
 from checker.explorer import Limits
-from checker.explorer.buchi import LiveReport, check_liveness
+from checker.explorer.liveness import LiveReport, check_liveness
 from checker.language import load, load_text
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel

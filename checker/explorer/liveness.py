@@ -52,11 +52,12 @@ from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from checker.explorer import backend, dbm
-from checker.explorer.limits import LimitHit, Limits, peak_rss_mb
-from checker.explorer.liveness import clock_bounds
+from checker.explorer import dbm
+from checker.explorer.clockbounds import clock_bounds
+from checker.explorer.limits import Budget, LimitHit, Limits, peak_rss_mb
 from checker.explorer.traces import PathStep, TraceStep, concrete
-from checker.explorer.zones import DbmZones, Frame
+from checker.explorer.ts import Extrapolation, LabelKind, Status, Succ, ZoneTS, deadlocked
+from checker.explorer.zones import Frame
 from checker.model.interface import (
     GE,
     GT,
@@ -267,44 +268,37 @@ class _Builder:
         self.fair = list(fair)
         self.fair_bit = {e: 1 << k for k, e in enumerate(self.fair)}
         self.bounds, self.scale = scaled_bounds(self.model.bounds, self.model.values)
-        top = max((abs(b) for b in self.bounds), default=0)
-        self.ops = backend.select(None if backend.fits(top) else "python")
-        self.start = time.monotonic()
-        live = clock_bounds(self.model, self.bounds, None, self._deadline(), None, None,
-                            limits.max_memory_mb, local=False)
-        self.dz = DbmZones(self.model, self.bounds, limits, None, live, self.ops, "m")
+        self.budget = Budget(limits)
+        # The clock bounds (live clocks, each clock's largest constant) without local LU:
+        # the graph is abstracted by Extra_M.
+        live = clock_bounds(self.model, self.bounds, self.budget.derived(None), local=False)
+        self.ts = ZoneTS(self.model, self.bounds, live, extrapolation=Extrapolation.M,
+                         labels=frozenset({LabelKind.DEADLOCK}),
+                         max_memory_mb=limits.max_memory_mb)
+        self.dz = self.ts.dz
         self.pq: dict[State, list[tuple[bool, bool]]] = {}
         """``P`` and ``Q`` of every property instance, per discrete state."""
 
-    def _deadline(self) -> float | None:
-        lim = self.limits
-        out = None if lim.timeout is None else self.start + lim.timeout
-        if lim.deadline is not None:
-            out = lim.deadline if out is None else min(out, lim.deadline)
-        return out
-
-    def _tick(self, g: ZoneGraph) -> None:
-        lim = self.limits
-        if lim.max_states is not None and len(g.state) > lim.max_states:
-            raise LimitHit(f"state limit ({lim.max_states:,} zones) reached")
-        end = self._deadline()
-        if end is not None and time.monotonic() > end:
-            raise LimitHit("time limit reached")
 
     def build(self) -> ZoneGraph:
-        """Breadth-first over the zone graph, every node stored once."""
+        """Breadth-first over the zone graph (:meth:`ZoneTS.next`), every node stored once,
+        keyed by :meth:`ZoneTS.key` (equality)."""
         g = ZoneGraph()
         index: dict[Hashable, int] = {}
-        dz = self.dz
+        ts = self.ts
         queue: deque[int] = deque()
 
-        def add(s: State, z: dbm.Dbm, parent: int, via: tuple[int, int]) -> int:
-            key = (s, tuple(z))
+        def add(succ: Succ[dbm.Dbm], parent: int, via: tuple[int, int]) -> int:
+            s, z = succ.state, succ.zone
+            key = ts.key(s, z)
             got = index.get(key)
             if got is not None:
+                if deadlocked(succ.labels):
+                    g.dead[got] = True
                 return got
             node = len(g.state)
             index[key] = node
+            g.dead.append(deadlocked(succ.labels))
             g.state.append(s)
             g.zone.append(z)
             g.succ.append([])
@@ -315,42 +309,29 @@ class _Builder:
                 # error) ends the run early.
                 self.pq[s] = self.base.leadsto(s)  # type: ignore[attr-defined]
             queue.append(node)
-            if node % 256 == 0:
-                self._tick(g)
+            self.budget.count(len(g.state))
             return node
 
-        for s0 in self.model.initial_states():
-            f0 = dz.frame(s0)
-            z0 = dz.close(f0, dz.zero(f0))
-            if z0 is not None:
-                add(s0, dz.extrapolate(f0, z0), -1, (-1, -1))
+        for succ in ts.initial():
+            if succ.status is Status.OK:  # (a timelocked initial state is safety's)
+                add(succ, -1, (-1, -1))
         while queue:
             node = queue.popleft()
             s, z = g.state[node], g.zone[node]
-            f = dz.frame(s)
-            edges = self.model.edges(s)
-            seen: dict[int, int] = {}
             out: list[EdgeRec] = []
-            for e in edges:
-                branch = seen.get(e.event, 0)
-                seen[e.event] = branch + 1
-                if e.failure is not None:
-                    continue  # safety is checked first: a reachable one was reported
-                gz = dz.constrain(f, z, e.guard)
-                if gz is None:
-                    continue
-                tf = dz.frame(e.target)
-                tz = dz.close(tf, dz.reset(f, gz, e, tf))
-                if tz is None:
-                    continue
-                tz = dz.extrapolate(tf, tz)
+            for succ in ts.next(s, z):
+                if succ.status is not Status.OK:
+                    continue  # safety is checked first: a reachable assert was reported
+                e = succ.edge
+                assert e is not None
+                branch = succ.branch
                 br, twin = (branch // 2, branch % 2 == 1) if self.progress else (branch, False)
-                t = add(e.target, tz, node, (e.event, br))
+                t = add(succ, node, (e.event, br))
                 out.append((t, e.event, br, twin, self._mask(e.resets),
                             self._mask([a.clock for a in e.guard if self._positive(a)])))
             g.succ[node] = out
-            self._label(g, node, s, z, f, edges)
-        self._tick(g)
+            self._label(g, s, z, ts.edges(s))
+        self.budget.count(len(g.state))
         return g
 
     @staticmethod
@@ -365,14 +346,13 @@ class _Builder:
         b = self.bounds[a.bound]
         return (a.op == GE and b > 0) or (a.op == GT and b > 0)
 
-    def _label(self, g: ZoneGraph, node: int, s: State, z: dbm.Dbm, f: Frame,
-               edges: Sequence[Edge]) -> None:
+    def _label(self, g: ZoneGraph, s: State, z: dbm.Dbm, edges: Sequence[Edge]) -> None:
         """Deadlock, idling and the fair instances' enabledness of one node."""
         dz = self.dz
         base_edges = [e for k, e in enumerate(edges) if k % 2 == 0] if self.progress else edges
         frame = dz.frame(s)
-        g.dead.append(dz.stuck(frame, z, edges))
-        g.idle.append(not frame.deadlines)
+        idle = not frame.deadlines
+        g.idle.append(idle)
         off = 0
         maybe = 0
         unfair = False
@@ -388,7 +368,7 @@ class _Builder:
             whole = False
             for e in mine:
                 tdl = dz.deadlines(e.target)
-                if g.idle[node] and _enabled_forever(e, tdl, self.bounds):
+                if idle and _enabled_forever(e, tdl, self.bounds):
                     unfair = True
                 if not whole and self._enables_all(frame, z, e, tdl):
                     whole = True
