@@ -357,3 +357,11 @@ def test_lasso_diagram() -> None:
     assert idle is not None and "waits for ever: no deadline" in lasso_dot(idle)
     finite = dataclasses.replace(trace, lasso=None, loop=None)
     assert lasso_dot(finite) == sequence_dot(finite)
+
+
+def test_notebook_repr_of_a_lasso() -> None:
+    run = api.check_liveness(SpecModel(load(DOCS / "strict_release.kvr")))
+    trace = run.results[0].trace
+    assert trace is not None
+    assert repr(trace).endswith(", lasso: idle>")
+    assert "then nothing happens for ever" in trace._repr_html_()

@@ -77,12 +77,14 @@ class Trace:
         n = len(self.steps) - 1 if self.steps and self.steps[0].event is None else len(
             self.steps)
         what = f"{self.verdict} {self.property}" if self.property else self.verdict
-        return f"<Trace {self.model}: {what}, {n} event{'s' if n != 1 else ''}>"
+        lasso = f", lasso: {self.lasso}" if self.lasso is not None else ""
+        return f"<Trace {self.model}: {what}, {n} event{'s' if n != 1 else ''}{lasso}>"
 
     def _repr_html_(self) -> str:
         import html
 
-        return f"<pre>{html.escape(repr(self))}\n{html.escape(to_text(self))}</pre>"
+        text = lasso_text(self) if self.lasso is not None else to_text(self)
+        return f"<pre>{html.escape(repr(self))}\n{html.escape(text)}</pre>"
 
 
 def json_value(vt: ir.ValueType, v: int) -> JsonValue:
