@@ -87,7 +87,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "check",
         help="explore every interleaving and check every property",
         description="Explore the zone graph of SPEC at concrete parameter values and check"
-        " every assert, invariant, bounded-response property and deadlock freedom."
+        " every assert, invariant, bounded-response property and deadlock freedom; then,"
+        " if they hold, every unbounded liveness property (`P leadsto Q` without"
+        " `within`, `always eventually Q`: a lasso counterexample)."
         " Exit 0 = every property holds, 1 = violation (with a shortest trace),"
         " 2 = bad input, 3 = inconclusive (a limit was hit), 5 = every property holds but"
         " a `reachable` query is never reachable.",
