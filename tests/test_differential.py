@@ -606,7 +606,8 @@ def _same_run(one: CheckResult, two: CheckResult, what: str, counts: bool = True
     assert (two.verdict, two.prop, two.message, two.limit) == (
         one.verdict, one.prop, one.message, one.limit), what
     assert two.trace == one.trace, what
-    for k in () if not counts else ("states", "zones", "transitions", "stored", "explored", "depth"):
+    keys = ("states", "zones", "transitions", "stored", "explored", "depth") if counts else ()
+    for k in keys:
         assert getattr(two.stats, k) == getattr(one.stats, k), f"{what}: {k}"
 
 

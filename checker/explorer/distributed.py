@@ -42,12 +42,12 @@ import time
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from checker.explorer.covreach import Passed, Stats
 from checker.explorer.limits import LimitHit, Limits
 from checker.explorer.partition import Candidate, Found, ModelBuilder, Partition, Summary
 from checker.explorer.raysession import (
+    ActorHandle,
     Actors,
     Cluster,
     RayMissing,
@@ -150,7 +150,7 @@ class _Driver:
         self.last_progress = self.start
 
     @property
-    def actors(self) -> list[Any]:
+    def actors(self) -> list[ActorHandle]:
         """The workers' actor handles (Ray's, untyped)."""
         return self.pool.actors
 

@@ -20,6 +20,9 @@ from typing import Any
 
 from checker.explorer.limits import LimitHit
 
+ActorHandle = Any
+"""A Ray actor handle (Ray's API is untyped)."""
+
 
 class RayMissing(Exception):
     """Ray is not installed, cannot start, or the cluster cannot be reached."""
@@ -119,7 +122,7 @@ class Actors:
         self.deadline = deadline
         self.timeout = timeout
         self.started_ray = False
-        self.actors: list[Any] = []
+        self.actors: list[ActorHandle] = []
 
     def left(self) -> float | None:
         """Seconds left before the deadline."""

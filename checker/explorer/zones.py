@@ -63,7 +63,7 @@ class Frame:
 
 
 class DbmZones:
-    """The :class:`checker.explorer.reach.ZoneDomain` of the zone explorer."""
+    """The :class:`checker.explorer.ts.ZoneDomain` of the zone explorer."""
 
     def __init__(self, model: TimedModel, bounds: Sequence[int], max_memory_mb: int | None,
                  canon: Canonizer | None, live: Liveness, ops: backend.DbmOps,
