@@ -1108,6 +1108,62 @@ def make_plan(args: argparse.Namespace) -> Plan:
     return plan
 
 
+def train_gate_text(n: int) -> str:
+    """``docs/liveness/train_gate.kvr`` with ``n`` trains (a queue of ``n``, W = 300)."""
+    text = (REPO / "docs" / "liveness" / "train_gate.kvr").read_text(encoding="utf-8")
+    names = ", ".join(f"T{i + 1}" for i in range(n))
+    shift = "; ".join(f"queue[{i}] := queue[{i + 1}]" for i in range(n - 1))
+    for old, new in (
+        ("symmetric type TrainId = {T1, T2, T3}", f"symmetric type TrainId = {{{names}}}"),
+        ("type Slot = 0..2", f"type Slot = 0..{n - 1}"),
+        ("var len : 0..3 = 0", f"var len : 0..{n} = 0"),
+        ("queue[0] := queue[1]; queue[1] := queue[2]; queue[2] := none",
+         (shift + "; " if shift else "") + f"queue[{n - 1}] := none"),
+        ("param W in [0, 300] = 60", "param W in [0, 300] = 300"),
+    ):
+        if old not in text:
+            raise BenchError(f"train-gate variant: `{old}` not found")
+        text = text.replace(old, new)
+    return text
+
+
+def liveness_train_gate(counts: Sequence[int]) -> list[dict[str, Any]]:
+    """Safety (with and without symmetry) and liveness of train-gate with N trains."""
+    from checker import api
+    from checker.explorer import Options
+    from checker.language import load_text
+
+    rows: list[dict[str, Any]] = []
+    for n in counts:
+        spec = load_text(train_gate_text(n), f"<train_gate {n}>")
+        row: dict[str, Any] = {"trains": n}
+        out = None
+        for sym in (True, False):
+            t0 = time.monotonic()
+            out = api.check(spec, options=Options(symmetry=sym), timestamps=False)
+            key = "safety" if sym else "safety_nosym"
+            row[key] = {"verdict": str(out.verdict), "zones": out.stats.zones,
+                        "seconds": round(time.monotonic() - t0, 3)}
+        assert out is not None and out.raw is not None
+        t0 = time.monotonic()
+        live = api.check_liveness(out.raw[0], timestamps=False)
+        row["liveness"] = {"verdict": live.verdict, "zones": live.zones,
+                           "transitions": live.transitions,
+                           "seconds": round(time.monotonic() - t0, 3)}
+        rows.append(row)
+    return rows
+
+
+def liveness_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The rows of :func:`liveness_train_gate` as a text table."""
+    header = ["trains", "safety zones", "s", "no-sym zones", "s", "liveness", "zones", "s"]
+    body = [[str(r["trains"]), _num(r["safety"]["zones"]), f"{r['safety']['seconds']:.2f}",
+             _num(r["safety_nosym"]["zones"]), f"{r['safety_nosym']['seconds']:.2f}",
+             r["liveness"]["verdict"], _num(r["liveness"]["zones"]),
+             f"{r['liveness']['seconds']:.2f}"] for r in rows]
+    return _render(header, body, {0, 1, 2, 3, 4, 6, 7})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Scale the flagship spec (requests, slots, chunks, time scale) and"
@@ -1150,11 +1206,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     " on a local Ray instance with each --worker-counts (needs Ray); repeatable")
     ap.add_argument("--worker-counts", default="1,2", metavar="N[,N...]",
                     help="with --workers-compare: the numbers of workers (default 1,2)")
+    ap.add_argument("--liveness-train-gate", metavar="N[,N...]",
+                    help="train-gate with N trains: safety (with and without symmetry)"
+                    " against unbounded liveness (every approaching train crosses): zones"
+                    " and seconds")
     ap.add_argument("--one", metavar="CASE",
                     help="run one case in this process (e.g. r=3,s=1,c=2,x=1, fischer:n=8,sym=0"
                     " or prove:r=2); the cap is --cap, or --synth-cap for prove/synth")
     args = ap.parse_args(argv)
     try:
+        if args.liveness_train_gate:
+            rows = liveness_train_gate(parse_processes(args.liveness_train_gate))
+            print(json.dumps(rows, indent=1) if args.json else liveness_table(rows))
+            return 0
         if args.workers_compare:
             counts = parse_processes(args.worker_counts)
             rows = workers_compare([parse_case(c) for c in args.workers_compare], counts,

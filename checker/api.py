@@ -795,3 +795,122 @@ def safe_threshold(spec: ir.Spec, param: str, params: Mapping[str, ParamValue] |
     a = c.coefs[0][1]
     # a*x + const (<, <=) 0
     return Threshold(-c.const / a, a < 0, c.strict)
+
+
+# ---- unbounded liveness -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LivenessOutcome:
+    """One unbounded liveness property instance: ``status`` is ``holds``, ``violated``
+    (with a lasso ``trace``) or ``inconclusive``."""
+
+    name: str
+    """The instance, e.g. ``served[A]``."""
+    status: str
+    message: str
+    trace: tr.Trace | None = None
+    timing_note: str | None = None
+
+
+@dataclass(frozen=True)
+class LivenessRun:
+    """Every checked liveness property instance, and what the check cost."""
+
+    results: tuple[LivenessOutcome, ...]
+    zones: int
+    transitions: int
+    seconds: float
+    limit: str | None
+    error: str | None = None
+    """A model run-time error met while checking (no result is given then)."""
+
+    @property
+    def verdict(self) -> str:
+        """``error`` for a model error; ``violated`` if one is, else ``inconclusive`` if
+        one is, else ``holds``."""
+        if self.error is not None:
+            return ERROR
+        statuses = {r.status for r in self.results}
+        if VIOLATED in statuses:
+            return VIOLATED
+        if INCONCLUSIVE in statuses:
+            return INCONCLUSIVE
+        return HOLDS
+
+
+def check_liveness(model: SpecModel, limits: Limits | None = None, only: str | None = None,
+                   timestamps: bool = True) -> LivenessRun:
+    """Check the unbounded ``leadsto`` and ``always eventually`` properties of ``model``
+    (see :mod:`checker.explorer.liveness`); ``only``: the property of that name alone.
+    Run it after safety holds: an ``assert`` edge is never taken here."""
+    from checker.explorer.liveness import LiveStatus
+    from checker.explorer.liveness import check_liveness as run
+
+    with MemoryGuard(limits.max_memory_mb if limits is not None else None):
+        try:
+            report = run(model, limits, only)
+        except LimitReached as lim:
+            names = [n for n in model.leadsto_names
+                     if only is None or n.split("[", 1)[0] == only]
+            return LivenessRun(tuple(LivenessOutcome(n, INCONCLUSIVE, lim.what)
+                                     for n in names), 0, 0, 0.0, lim.what)
+    out: list[LivenessOutcome] = []
+    for r in report.results:
+        if r.status is LiveStatus.VIOLATED and r.lasso is not None:
+            trace, note, message = _lasso_trace(model, r.name, r.message, r.lasso, timestamps)
+            out.append(LivenessOutcome(r.name, VIOLATED, message, trace, note))
+        else:
+            out.append(LivenessOutcome(r.name, str(r.status), r.message))
+    st = report.stats
+    return LivenessRun(tuple(out), st.zones, st.transitions, st.seconds, report.limit,
+                       report.error)
+
+
+def _lasso_trace(model: SpecModel, name: str, message: str, lasso: object,
+                 timestamps: bool) -> tuple[tr.Trace, str | None, str]:
+    """The :class:`~checker.model.trace.Trace` of a lasso, timed by Z3, its timing
+    note, and the violation's message with the step where the obligation began."""
+    from checker.explorer.liveness import Lasso, LassoKind
+
+    assert isinstance(lasso, Lasso)
+    steps = lasso.trace
+    states = [s.state for s in steps]
+    edges = [s.edge for s in steps[1:] if s.edge is not None]
+    events: list[tuple[ir.Event, tuple[int, ...]] | None] = [None]
+    receives: list[tuple[str, tuple[int, ...]] | None] = [None]
+    for prev, step in itertools.pairwise(steps):
+        assert step.event is not None
+        events.append(model.instance(step.event))
+        receives.append(model.receive_of(step.event, prev.state))
+    times: list[Fraction] | None = None
+    note = None
+    exact = False
+    if timestamps:
+        from checker import smt
+
+        shape = TraceShape(states, edges)
+        try:
+            if lasso.kind is LassoKind.CYCLE:
+                times, exact = smt.lasso_timestamps(model, model.values, shape, lasso.loop)
+            else:
+                times = smt.timestamps(model, model.values, shape)
+        except smt.SolverUnknown as exc:
+            note = f"timestamps unknown (solver: {exc})"
+        except ValueError:
+            note = "timestamps unavailable: the lasso is not feasible in time (please report)"
+        if lasso.kind is LassoKind.DEADLOCK and times is not None:
+            note = _time_stops(model, states[-1], edges, times)
+    decl = next((lt for lt in model.spec.leadsto if lt.name == name.split("[", 1)[0]), None)
+    at = lasso.trigger
+    if decl is not None and decl.always:
+        message = f"{message}; the property fails from step {at} on"
+    else:
+        message = f"{message}; the obligation starts at step {at}"
+    trace = tr.build(model.spec, model.values, VIOLATED, name, message,
+                     [s.label for s in steps], states, events, receives,
+                     [None] * len(steps), times)
+    trace = dataclasses.replace(
+        trace, lasso=str(lasso.kind),
+        loop=lasso.loop if lasso.kind is LassoKind.CYCLE else None, repeats_exactly=exact)
+    return trace, note, message

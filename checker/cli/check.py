@@ -44,6 +44,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     limits = session.limits(args)
     _refuse_bad_usage(args, spec)
     cluster = cluster_of(args)
+    live_wanted = _liveness_wanted(args, spec, cluster is not None)
+    live: api.LivenessRun | None = None
     if cluster is not None and spec.queries:
         raise UsageError("--workers/--ray do not check `reachable` queries yet: run them in"
                          " one process (drop --workers/--ray)")
@@ -56,6 +58,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
                           else "starting the workers")
             outcome = api.check(spec, params, limits=limits, options=options,
                                 cluster=cluster)
+            if live_wanted and outcome.verdict in (Verdict.HOLDS, Verdict.UNREACHABLE) \
+                    and outcome.raw is not None:
+                display.phase("liveness (zone graph, cycles)")
+                live = api.check_liveness(outcome.raw[0], limits, args.live_property)
             if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
                 display.phase("explaining the trace (Z3)")
                 explanation = api.explain(outcome)
@@ -69,7 +75,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             out.write(jsonout.document("check", EXIT_BAD_INPUT, {},
                                        [jsonout.error("KVR400", str(e), args.spec)]))
         return EXIT_BAD_INPUT
-    code = EXIT_OF_VERDICT[outcome.verdict]
+    code = _liveness_code(EXIT_OF_VERDICT[outcome.verdict], live)
     if args.strict and outcome.vacuous and code == EXIT_OK:
         code = EXIT_VACUOUS
     raw = outcome.raw[1].distributed if outcome.raw is not None else None
@@ -78,6 +84,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         doc = jsonout.check_fields(args.spec, spec, outcome, args.query, explanation,
                                    dist.as_json() if dist is not None else None)
+        if live is not None:
+            doc["liveness"] = jsonout.liveness_json(live)
         errors = ([jsonout.error_from_text("model-error", outcome.message or "", args.spec)]
                   if outcome.verdict == api.ERROR else [])
         out.write(jsonout.document("check", code, doc, errors))
@@ -85,10 +93,33 @@ def run(args: argparse.Namespace, session: Session) -> int:
         off = outcome.raw[0].symmetry_off if outcome.raw is not None else None
         out.write(text.check_text(spec, outcome, args.query, options.search == "bfs",
                                   explanation, dist.line() if dist is not None else None,
-                                  off if options.symmetry else None))
+                                  off if options.symmetry else None, live))
     out.flush()
-    _side_outputs(args, session, outcome)
+    _side_outputs(args, session, outcome, live)
     return code
+
+
+def _liveness_wanted(args: argparse.Namespace, spec: ir.Spec, distributed: bool) -> bool:
+    """Whether ``check`` checks liveness after safety; usage errors for what it cannot."""
+    names = [lt.name for lt in spec.leadsto]
+    if args.live_property is not None and args.live_property not in names:
+        raise UsageError(f"--property: no unbounded liveness property `{args.live_property}`"
+                         f" in {spec.path} (it declares: {', '.join(names) or 'none'})")
+    if args.no_liveness or not names or args.query is not None:
+        return False
+    if distributed:
+        raise UsageError("--workers/--ray do not check unbounded liveness properties ("
+                         + ", ".join(names) + "): add --no-liveness, or run in one process"
+                         " (drop --workers/--ray)")
+    return True
+
+
+def _liveness_code(code: int, live: api.LivenessRun | None) -> int:
+    """The exit code once liveness is checked: a violation wins, then inconclusive."""
+    if live is None:
+        return code
+    return {Verdict.ERROR: EXIT_BAD_INPUT, Verdict.VIOLATED: EXIT_VIOLATION,
+            Verdict.INCONCLUSIVE: EXIT_INCONCLUSIVE}.get(live.verdict, code)
 
 
 def _refuse_bad_usage(args: argparse.Namespace, spec: ir.Spec) -> None:
@@ -117,10 +148,14 @@ def cluster_of(args: argparse.Namespace) -> Cluster | None:
     return Cluster(args.workers, args.ray)
 
 
-def _side_outputs(args: argparse.Namespace, session: Session, outcome: api.Outcome) -> None:
-    """``--trace`` and ``--diagram``: the counterexample, or the witness of a query."""
+def _side_outputs(args: argparse.Namespace, session: Session, outcome: api.Outcome,
+                  live: api.LivenessRun | None) -> None:
+    """``--trace`` and ``--diagram``: the counterexample (a lasso when a liveness property
+    fails), or the witness of a query."""
     err = session.err
     trace = outcome.trace
+    if trace is None and live is not None:
+        trace = next((r.trace for r in live.results if r.trace is not None), None)
     witness = args.witness or args.query
     what = "there is no counterexample"
     if witness is not None:

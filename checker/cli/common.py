@@ -242,7 +242,7 @@ def draw_trace(trace: Trace, path: str) -> str:
     """Render ``trace`` to ``path``; returns what to tell the user (stderr)."""
     make_parent(path)
     try:
-        result = dot.render(dot.sequence_dot(trace), path)
+        result = dot.render(dot.lasso_dot(trace), path)
     except dot.RenderError as exc:
         raise UsageError(f"cannot draw {path}: {exc}") from None
     if result.hint:

@@ -74,7 +74,9 @@ def _add_check_parser(sub: Subparsers) -> None:
         "check",
         help="explore every interleaving and check every property",
         description="Explore the zone graph of SPEC at concrete parameter values and check"
-        " every assert, invariant, bounded-response property and deadlock freedom."
+        " every assert, invariant, bounded-response property and deadlock freedom; then,"
+        " if they hold, every unbounded liveness property (`P leadsto Q` without"
+        " `within`, `always eventually Q`: a lasso counterexample)."
         " Exit 0 = every property holds, 1 = violation (with a shortest trace),"
         " 2 = bad input, 3 = inconclusive (a limit was hit), 5 = every property holds but"
         " a `reachable` query is never reachable.",
@@ -92,6 +94,7 @@ def _add_check_parser(sub: Subparsers) -> None:
                        help="a vacuous HOLDS (an event that never fired, a deadline never"
                        " active, a response never triggered) exits with code 4")
     _add_query_args(check)
+    _add_liveness_args(check)
     _add_search_args(check)
     _add_cluster_args(check)
 
@@ -251,6 +254,15 @@ def _add_query_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--witness", metavar="NAME",
                    help="--trace and --diagram write the witness of `reachable NAME`"
                    " instead of the counterexample")
+
+
+def _add_liveness_args(p: argparse.ArgumentParser) -> None:
+    """``--no-liveness`` and ``--property``."""
+    p.add_argument("--no-liveness", action="store_true",
+                   help="do not check the unbounded liveness properties (`P leadsto Q`"
+                   " without `within`, `always eventually Q`)")
+    p.add_argument("--property", metavar="NAME", dest="live_property",
+                   help="of the unbounded liveness properties, check only NAME")
 
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:

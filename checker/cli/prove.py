@@ -61,7 +61,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
         status=res.status, witness=witness, counterexample=at(res.counterexample),
         boundary=at(res.boundary), near=at(res.near), outside=at(res.outside),
         vacuous=res.vacuous, limit=res.synth.limit, stats=res.synth.stats,
-        no_deadlock=args.no_deadlock)
+        no_deadlock=args.no_deadlock,
+        liveness=len(spec.leadsto))
     code = _exit_code(report)
     if args.json:
         out.write(jsonout.document("prove", code, jsonout.prove_fields(args.spec, report)))

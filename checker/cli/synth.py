@@ -54,7 +54,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
         region=sy.region_text(cnf, order),
         smtlib=sy.region_smtlib(cnf, result.ranges, free) if result.complete else None,
         bad=[[sy.lin_text(c, order) for c in piece] for piece in result.bad.pieces],
-        stats=result.stats, no_deadlock=args.no_deadlock)
+        stats=result.stats, no_deadlock=args.no_deadlock,
+        liveness=len(spec.leadsto))
     code = EXIT_OK if result.complete else EXIT_INCONCLUSIVE
     if args.json:
         session.out.write(jsonout.document("synth", code, jsonout.synth_fields(args.spec,

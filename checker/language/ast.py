@@ -315,6 +315,8 @@ class EventDecl(Decl):
     sync: SyncClause | None = None
     urgent: bool = False
     process: str | None = None
+    fair: Span | None = None
+    """Where ``fair`` is written, when the event is weakly fair."""
 
 
 @dataclass(frozen=True)
@@ -339,14 +341,17 @@ class InvariantDecl(Decl):
 
 @dataclass(frozen=True)
 class PropertyDecl(Decl):
-    """``property name(params): P leadsto Q within T`` (bounded response)."""
+    """``property name(params): P leadsto Q within T`` (bounded response), ``P leadsto
+    Q`` (unbounded, ``within`` is None) or ``always eventually Q`` (``always``; the
+    trigger is ``true``)."""
 
     name: str
     name_span: Span
     params: tuple[Binder, ...]
     trigger: Expr
     response: Expr
-    within: Expr
+    within: Expr | None
+    always: bool = False
 
 
 @dataclass(frozen=True)
@@ -381,6 +386,7 @@ class LocalEventDecl(Decl):
     sync: SyncClause | None
     guard: Expr | None
     body: tuple[Stmt, ...]
+    fair: Span | None = None
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,8 @@ _CLOCK_HELP = {
     " event's `when` guard",
     "a `while` condition": "help: the `while` condition is about data; the clock bound goes"
     " before `while`",
-    "a property": "help: in `P leadsto Q within T`, P and Q are about data and T bounds the time",
+    "a property": ("help: in `P leadsto Q` (with or without `within T`), P and Q are about"
+                   " data; a clock belongs in a deadline or in the bound T"),
     "an initial value": "help: every clock starts at 0",
     "a `reachable` query": "help: a `reachable` query is about data; to ask whether a clock"
     " value is reachable, put the clock constraint in an event's guard and let the event"
@@ -247,6 +248,7 @@ class Elaborator:
         deadlines: list[ir.Deadline] = []
         invariants: list[ir.Invariant] = []
         responses: list[ir.Response] = []
+        leadsto: list[ir.LeadsTo] = []
         synced: list[tuple[ast.EventDecl, ir.Event]] = []
         queries: list[ir.Query] = []
         for d in decls:
@@ -266,7 +268,9 @@ class Elaborator:
                     invariants.append(inv)
             elif isinstance(d, ast.PropertyDecl):
                 resp = self.property_decl(d)
-                if resp is not None:
+                if isinstance(resp, ir.LeadsTo):
+                    leadsto.append(resp)
+                elif resp is not None:
                     responses.append(resp)
             elif isinstance(d, ast.ReachableDecl):
                 query = self.reachable_decl(d)
@@ -307,6 +311,7 @@ class Elaborator:
             source=self.source,
             consts=tuple(self.consts.values()),
             queries=tuple(queries),
+            leadsto=tuple(leadsto),
         )
 
     def check_property_names(self) -> None:
@@ -762,8 +767,15 @@ class Elaborator:
                 self.sync_args[id(d)] = args
         if params is None or len(self.diags) > n_before:
             return None
+        if d.fair is not None and d.sync is not None and d.sync.direction == "receive":
+            bcast = self.channels.get(d.sync.channel)
+            if bcast is not None and bcast[2]:
+                self.error("KVR011", "a receiver of a broadcast cannot be `fair`: it never"
+                           " fires on its own, only when the sender does", d.fair,
+                           "help: make the sending event `fair`")
         return ir.Event(
-            d.actor, d.name, params, guard, branches, body, receives, self.scope.max_slot, d.span
+            d.actor, d.name, params, guard, branches, body, receives, self.scope.max_slot, d.span,
+            fair=d.fair is not None,
         )
 
     def receives(self, r: ast.EventRef) -> tuple[str, tuple[ir.Expr, ...]] | None:
@@ -955,7 +967,8 @@ class Elaborator:
             s, name=f"{s.name}+{r.actor}.{r.name}",
             params=(*s.params, *(r.params[j] for j in kept)), guard=guard, branches=branches,
             body=body, nslots=top + (r.nslots - pr),
-            sync=ir.SyncInfo(chan, False, s.actor, (r.actor,), ps, shown))
+            sync=ir.SyncInfo(chan, False, s.actor, (r.actor,), ps, shown),
+            fair=s.fair or r.fair)
         self.receiver_slot[ev.label] = rmap(0) if pr else -1
         return ev
 
@@ -1390,7 +1403,7 @@ class Elaborator:
             return None
         return ir.Query(d.name, code, self.scope.max_slot, d.span, self.written(d.expr.span))
 
-    def property_decl(self, d: ast.PropertyDecl) -> ir.Response | None:
+    def property_decl(self, d: ast.PropertyDecl) -> ir.Response | ir.LeadsTo | None:
         self.scope = _Scope()
         n_before = len(self.diags)
         params = self.binders(d.params)
@@ -1398,7 +1411,12 @@ class Elaborator:
         p, pty = self.expr(d.trigger, BOOL_T)
         self.expect_bool(pty, d.trigger.span, "the left side of `leadsto`")
         q, qty = self.expr(d.response, BOOL_T)
-        self.expect_bool(qty, d.response.span, "the right side of `leadsto`")
+        self.expect_bool(qty, d.response.span, "`always eventually`" if d.always
+                         else "the right side of `leadsto`")
+        if d.within is None:
+            if params is None or len(self.diags) > n_before:
+                return None
+            return ir.LeadsTo(d.name, params, p, q, self.scope.max_slot, d.span, d.always)
         within = self.linear(d.within, "a `within` bound")
         if params is None or within is None or len(self.diags) > n_before:
             return None

@@ -239,7 +239,7 @@ class _Process:
                 out.append(ast.PropertyDecl(
                     item.span, self.qualified(item.name), item.name_span,
                     self.binders(item.params), self.expr(item.trigger, bound),
-                    self.expr(item.response, bound), item.within))
+                    self.expr(item.response, bound), item.within, item.always))
         out.append(ast.ProcessInfo(
             d.span, self.name, d.name_span, self.param,
             tuple(n for n, _ in self.locations if self.kinds[n] == "urgent"),
@@ -298,7 +298,7 @@ class _Process:
             sync = ast.SyncClause(e.sync.direction, e.sync.channel, e.sync.channel_span,
                                   tuple(self.expr(a, bound) for a in e.sync.args), e.sync.span)
         return ast.EventDecl(e.span, self.name, self.d.name_span, e.name, e.name_span, params,
-                             None, guard, body, sync, e.urgent, self.name)
+                             None, guard, body, sync, e.urgent, self.name, e.fair)
 
 
 def flatten(spec: ast.SpecFile, source: str) -> ast.SpecFile:

@@ -53,7 +53,7 @@ MAX_MESSAGE_CHARS = 1000
 
 _DECL_START = re.compile(
     r"^[ \t]*(?:(?:(?:symmetric|ordered)[ \t]+)+type|type|param|const|actor|var|clock|event"
-    r"|deadline|invariant|property|reachable|model|process|chan|urgent|broadcast|committed"
+    r"|deadline|invariant|property|reachable|model|process|chan|urgent|fair|broadcast|committed"
     r"|location)\b",
     re.MULTILINE,
 )
@@ -94,7 +94,7 @@ _PUNCT: dict[str, str] = {}
 """Anonymous punctuation terminal name (``__ANON_n``) to its text, e.g. ``:=``."""
 
 
-SOFT_KEYWORDS = frozenset({"send", "receive", "from", "to"})
+SOFT_KEYWORDS = frozenset({"send", "receive", "from", "to", "fair", "always", "eventually"})
 """Keywords that stay usable as names (an event called ``send``): they only appear
 where no name can, so the contextual lexer tells them apart."""
 
@@ -649,7 +649,7 @@ class _Converter:
             domain = self.domain(doms[0]) if doms else ()
             return ast.ClockDecl(sp, names, domain)
         if d == "event_decl":
-            urgent, actor, name, formals, recv, sync, guard, body = c
+            fair, urgent, actor, name, formals, recv, sync, guard, body = c
             sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
             params = tuple(self.binder(f) for f in formals.children) if formals else ()
             receives = None
@@ -663,6 +663,7 @@ class _Converter:
             return ast.EventDecl(
                 sp, str(actor), self.span(actor), str(name), self.span(name), params,
                 receives, g, self.do_part(body), self.sync(sync), urgent is not None,
+                fair=self.span(fair) if fair is not None else None,
             )
         if d == "chan_decl":
             urgent, bcast, *items = c
@@ -685,7 +686,7 @@ class _Converter:
                 self.expr(inv) if inv is not None else None,
             )
         if d == "local_event":
-            urgent, name, formals, src, dst, sync, guard, body = c
+            fair, urgent, name, formals, src, dst, sync, guard, body = c
             sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
             params = tuple(self.binder(f) for f in formals.children) if formals else ()
             return ast.LocalEventDecl(
@@ -695,6 +696,7 @@ class _Converter:
                 self.sync(sync),
                 self.expr(guard.children[0]) if guard is not None else None,
                 self.do_part(body),
+                self.span(fair) if fair is not None else None,
             )
         if d == "deadline_decl":
             name, binders, bound, wp = c
@@ -711,16 +713,15 @@ class _Converter:
             )
         if d == "property_decl":
             name, binders, p, q, w = c
-            if w is None:
-                raise _ConvertError(Diagnostic(
-                    "KVR011", "unbounded `leadsto` is not supported: kvrace checks bounded"
-                    " response only", self.path, self.span(q),
-                    ("help: add `within BOUND` after the response, as in"
-                     " `P leadsto Q within T`",),
-                ))
             return ast.PropertyDecl(
                 sp, str(name), self.span(name), self.binders(binders),
-                self.expr(p), self.expr(q), self.expr(w),
+                self.expr(p), self.expr(q), self.expr(w) if w is not None else None,
+            )
+        if d == "always_decl":
+            name, binders, q = c
+            return ast.PropertyDecl(
+                sp, str(name), self.span(name), self.binders(binders),
+                ast.BoolLit(self.span(q), True), self.expr(q), None, always=True,
             )
         if d == "reachable_decl":
             name, e = c

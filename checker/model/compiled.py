@@ -463,10 +463,40 @@ class SpecModel:
                 for v in sorted(test[1]):
                     by_value.setdefault(v, []).append(i)
         self._by_cell = sorted(index.items())
+        self._compile_leadsto()
         try:
             scaled_bounds(self.bounds, self.values)
         except ValueError as exc:
             raise ParamError(str(exc)) from None
+
+    def _compile_leadsto(self) -> None:
+        """The unbounded liveness properties: per instance, a label and ``P``, ``Q``."""
+        gen = self._gen
+        self.leadsto_names: list[str] = []
+        self._leadsto: list[tuple[Callable[..., bool], Callable[..., bool]]] = []
+        for lt in self.spec.leadsto:
+            sig = _args_sig(lt.nslots)
+            trig = self._compile(f"def f({sig}): return {gen.expr(lt.trigger, 's')}")
+            done = self._compile(f"def f({sig}): return {gen.expr(lt.response, 's')}")
+            dom = tuple(ft for _, ft in lt.params)
+            for idx in ir.domain_points(dom):
+                self.leadsto_names.append(lt.name + ir.show_index(dom, idx))
+                self._leadsto.append((self._bind(trig, idx, lt.nslots),
+                                      self._bind(done, idx, lt.nslots)))
+        self.fair_events: frozenset[int] = frozenset(
+            i for i, inst in enumerate(self._instances) if self.spec.events[inst.event].fair)
+
+    def leadsto(self, s: State) -> list[tuple[bool, bool]]:
+        """For each instance of :attr:`leadsto_names`: whether ``P`` and ``Q`` hold in
+        ``s``."""
+        out: list[tuple[bool, bool]] = []
+        for k, (trig, done) in enumerate(self._leadsto):
+            try:
+                out.append((bool(trig(s)), bool(done(s))))
+            except _Fault as f:
+                raise ModelRuntimeError(f"property {self.leadsto_names[k]}: {f.message}",
+                                        None, s) from None
+        return out
 
     # ---- compilation helpers --------------------------------------------------------
     def _tick(self) -> None:

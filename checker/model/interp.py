@@ -450,6 +450,36 @@ class InterpretedModel:
                                   (ClockAtom(clock, GT, within),)))
         return out
 
+    @property
+    def leadsto_names(self) -> list[str]:
+        """A label per instance of an unbounded liveness property, e.g. ``served[A]``."""
+        out: list[str] = []
+        for lt in self.spec.leadsto:
+            dom = tuple(ft for _, ft in lt.params)
+            out.extend(lt.name + ir.show_index(dom, idx) for idx in ir.domain_points(dom))
+        return out
+
+    def leadsto(self, s: State) -> list[tuple[bool, bool]]:
+        """For each instance of :attr:`leadsto_names`: whether ``P`` and ``Q`` hold in
+        ``s`` (``P`` first, then ``Q``, each evaluated whole)."""
+        out: list[tuple[bool, bool]] = []
+        for lt in self.spec.leadsto:
+            dom = tuple(ft for _, ft in lt.params)
+            for idx in ir.domain_points(dom):
+                label = lt.name + ir.show_index(dom, idx)
+                try:
+                    p = bool(self.eval(lt.trigger, s, _env(idx)))
+                    q = bool(self.eval(lt.response, s, _env(idx)))
+                except _Fault as f:
+                    raise ModelRuntimeError(f"property {label}: {f}", None, s) from None
+                out.append((p, q))
+        return out
+
+    @property
+    def fair_events(self) -> frozenset[int]:
+        """The weakly fair event instances (``fair event``)."""
+        return frozenset(i for i, (ev, _) in enumerate(self._events) if ev.fair)
+
     def symmetries(self) -> list[Symmetry]:
         """None: the reference semantics does not reduce."""
         return []

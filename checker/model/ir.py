@@ -478,6 +478,9 @@ class Event:
     nslots: int
     span: Span
     sync: SyncInfo | None = None
+    fair: bool = False
+    """``fair event``: each instance is weakly fair (an instance that stays enabled from
+    some point on fires again), for the liveness properties."""
 
     @property
     def label(self) -> str:
@@ -526,6 +529,23 @@ class Response:
     within: LinExpr
     nslots: int
     span: Span
+
+
+@dataclass(frozen=True)
+class LeadsTo:
+    """``property name(params): P leadsto Q`` (unbounded) or ``property name: always
+    eventually Q`` (``always``; ``trigger`` is ``Const(1)``): on every infinite
+    time-divergent run, and every run that ends in a deadlock, each state where ``P``
+    holds is followed (or met) by one where ``Q`` holds.  ``P`` and ``Q`` read data
+    only (no clock)."""
+
+    name: str
+    params: tuple[tuple[str, FiniteType], ...]
+    trigger: Expr
+    response: Expr
+    nslots: int
+    span: Span
+    always: bool = False
 
 
 @dataclass(frozen=True)
@@ -579,6 +599,8 @@ class Spec:
     consts: tuple[ConstDef, ...] = ()
     queries: tuple[Query, ...] = ()
     """The ``reachable`` queries, in declaration order."""
+    leadsto: tuple[LeadsTo, ...] = ()
+    """The unbounded liveness properties, in declaration order."""
 
 
 # ---- traversal -----------------------------------------------------------------------

@@ -62,17 +62,30 @@ class Trace:
     message: str | None
     steps: tuple[Step, ...]
     vars: tuple[str, ...] = field(default_factory=tuple)
+    loop: int | None = None
+    """For a liveness counterexample that repeats a cycle: the index of the first step
+    of one turn; the turn's last step returns to the state of step ``loop - 1``, and
+    the run repeats ``steps[loop:]`` for ever."""
+    lasso: str | None = None
+    """For a liveness counterexample, how it goes on: ``cycle`` (repeats
+    ``steps[loop:]``), ``idle`` (stays in its last state for ever, time passing) or
+    ``deadlock`` (ends: nothing can fire and time cannot pass)."""
+    repeats_exactly: bool = False
+    """With ``cycle``: repeating the turn's delays repeats the run (every clock the turn
+    resets reads the same at its end as at its start)."""
 
     def __repr__(self) -> str:
         n = len(self.steps) - 1 if self.steps and self.steps[0].event is None else len(
             self.steps)
         what = f"{self.verdict} {self.property}" if self.property else self.verdict
-        return f"<Trace {self.model}: {what}, {n} event{'s' if n != 1 else ''}>"
+        lasso = f", lasso: {self.lasso}" if self.lasso is not None else ""
+        return f"<Trace {self.model}: {what}, {n} event{'s' if n != 1 else ''}{lasso}>"
 
     def _repr_html_(self) -> str:
         import html
 
-        return f"<pre>{html.escape(repr(self))}\n{html.escape(to_text(self))}</pre>"
+        text = lasso_text(self) if self.lasso is not None else to_text(self)
+        return f"<pre>{html.escape(repr(self))}\n{html.escape(text)}</pre>"
 
 
 def json_value(vt: ir.ValueType, v: int) -> JsonValue:
@@ -282,7 +295,48 @@ def to_itf(trace: Trace) -> dict[str, JsonValue]:
         },
         "vars": list(trace.vars) or sorted({_split_cell(c)[0] for c in trace.steps[0].state}),
         "states": states,
+        **_lasso_itf(trace),
     }
+
+
+def _lasso_itf(trace: Trace) -> dict[str, JsonValue]:
+    """The ITF ``loop`` index of a lasso (the first state of the repeated part) and
+    kvrace's ``lasso`` description; nothing for a finite trace."""
+    if trace.lasso is None:
+        return {}
+    out: dict[str, JsonValue] = {"lasso": {"kind": trace.lasso,
+                                           "repeats_exactly": trace.repeats_exactly}}
+    if trace.loop is not None:
+        # ITF's loop is the index of the state the run returns to.
+        out["loop"] = trace.loop - 1
+    return out
+
+
+def lasso_text(trace: Trace) -> str:
+    """A readable lasso: the stem, then the cycle marked as repeating (or what the
+    run does after its last step)."""
+    lines = to_text(trace).split("\n")
+    if trace.lasso == "cycle" and trace.loop is not None:
+        # Step lines start with the index right-aligned in 5 columns.
+        at = next((i for i, ln in enumerate(lines)
+                   if ln[:5].strip() == str(trace.loop)), len(lines))
+        turn = trace.steps[trace.loop:]
+        t0 = trace.steps[trace.loop - 1].time
+        t1 = turn[-1].time if turn else None
+        period = f", {fmt_time(t1 - t0)} time units per turn" if (
+            t0 is not None and t1 is not None) else ""
+        head = (f"  --- cycle: steps {trace.loop}..{trace.steps[-1].index} return to the"
+                f" state of step {trace.loop - 1}{period} ---")
+        tail = ("  --- the cycle repeats for ever (the same delays every turn) ---"
+                if trace.repeats_exactly else
+                "  --- the cycle repeats for ever (times shown for one turn) ---")
+        lines = [*lines[:at], head, *lines[at:], tail]
+    elif trace.lasso == "idle":
+        lines.append("  --- then nothing happens for ever: no deadline is active, time"
+                     " passes without end ---")
+    elif trace.lasso == "deadlock":
+        lines.append("  --- deadlock: no event can fire and time cannot pass ---")
+    return "\n".join(lines)
 
 
 class TraceFormatError(UsageError):
@@ -331,6 +385,10 @@ def from_itf(data: JsonValue) -> Trace:
             message=meta.get("message"),
             steps=tuple(steps),
             vars=tuple(data["vars"]),
+            loop=(int(data["loop"]) + 1) if "loop" in data else None,
+            lasso=str(data["lasso"]["kind"]) if "lasso" in data else None,
+            repeats_exactly=bool(data["lasso"].get("repeats_exactly", False))
+            if "lasso" in data else False,
         )
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise TraceFormatError(f"not a kvrace trace: {exc!r}") from None

@@ -842,3 +842,49 @@ def render(dot_source: str, out_path: str | Path) -> RenderOutcome:
         data = _VERSION_COMMENT.sub(b"", data, count=1)
     _write(out, data)
     return RenderOutcome(dot=dot_path, output=out)
+
+
+# ---- lassos (liveness counterexamples) -----------------------------------------------
+
+LOOP = "#6a1b9a"
+"""The colour of a lasso's repeating block and its back arrow."""
+
+
+def lasso_dot(trace: Trace) -> str:
+    """:func:`sequence_dot` of a liveness counterexample: the cycle's rows bracketed on
+    the time axis (``repeats for ever``) with an arrow from its last row back to its
+    first; a run that waits for ever, or ends in a deadlock, says so below its last
+    row.  A trace that is not a lasso is drawn as :func:`sequence_dot` draws it."""
+    dot = sequence_dot(trace)
+    if trace.lasso is None:
+        return dot
+    has_initial = bool(trace.steps) and trace.steps[0].event is None
+    off = 0 if has_initial else 1
+    last_row = len(trace.steps) - 1 + off
+    tail = last_row + 1
+    lines: list[str] = ["  // the lasso"]
+    if trace.lasso == "cycle" and trace.loop is not None and trace.loop <= len(trace.steps) - 1:
+        first = trace.loop + off
+        repeat = ("repeats for ever, same delays" if trace.repeats_exactly
+                  else "repeats for ever")
+        lines.append("  LOOP_top " + _attrs(shape="plaintext", label_html=(
+            f'<FONT POINT-SIZE="10" COLOR="{LOOP}"><B>\u250c cycle</B></FONT>')) + ";")
+        above = f"T_{first - 1}" if first > 1 else "time_h"
+        lines.append(f"  {above} -> LOOP_top -> T_{first} "
+                     + _attrs(style="invis", weight=0) + ";")
+        lines.append(f"  T_{last_row} -> T_{first} " + _attrs(
+            color=LOOP, penwidth=1.6, arrowsize=0.9, constraint=False, style="dashed",
+            tailport="w", headport="w",
+            xlabel_html=f'<FONT POINT-SIZE="10" COLOR="{LOOP}"><I>\u21ba {repeat}</I></FONT>',
+        ) + ";")
+        lines.append(f"  T_{tail} " + _attrs(shape="plaintext", label_html=(
+            f'<FONT POINT-SIZE="10" COLOR="{LOOP}"><B>\u2514 back to #{trace.loop}</B>'
+            "</FONT>")) + ";")
+    else:
+        what = ("waits for ever: no deadline" if trace.lasso == "idle"
+                else "deadlock: time cannot pass")
+        lines.append(f"  T_{tail} " + _attrs(shape="plaintext", label_html=(
+            f'<FONT POINT-SIZE="10" COLOR="{LOOP}"><I>{_html(what)}</I></FONT>')) + ";")
+    body = dot.rstrip("\n")
+    assert body.endswith("}")
+    return body[:-1] + "\n".join(lines) + "\n}\n"

@@ -33,7 +33,7 @@ from checker.model.trace import Trace, fmt_time
 from checker.results import ProofStatus, PropertyKind, PropertyRef, Verdict
 
 if TYPE_CHECKING:
-    from checker.api import Outcome, QueryOutcome
+    from checker.api import LivenessRun, Outcome, QueryOutcome
     from checker.explorer import Stats
     from checker.model.compiled import SpecModel
     from checker.present.reports import ProveReport, SimReport, SynthReport
@@ -236,6 +236,13 @@ def check_fields(path: str, spec: ir.Spec, outcome: Outcome, query: str | None,
     if distributed is not None:
         doc["distributed"] = distributed
     return doc
+
+
+def liveness_json(live: LivenessRun) -> list[dict[str, object]]:
+    """Each checked liveness property instance for ``check --json``."""
+    return [{"name": r.name, "status": r.status, "message": r.message,
+             "trace": tr.to_itf(r.trace) if r.trace is not None else None,
+             "timing_note": r.timing_note} for r in live.results]
 
 
 def parametric_stats_json(st: SynthStats, transitions: bool = True) -> dict[str, object]:

@@ -36,6 +36,8 @@ class SynthReport:
     """The unsafe pieces found (each a conjunction of constraints)."""
     stats: SynthStats
     no_deadlock: bool
+    liveness: int = 0
+    """How many unbounded liveness properties the spec declares (not covered)."""
 
 
 @dataclass
@@ -57,6 +59,8 @@ class ProveReport:
     limit: str | None
     stats: SynthStats
     no_deadlock: bool
+    liveness: int = 0
+    """How many unbounded liveness properties the spec declares (not covered)."""
 
     @property
     def confirmed(self) -> bool:

@@ -15,7 +15,7 @@ from checker.model.trace import fmt_time
 from checker.results import ProofStatus, QueryStatus, Verdict
 
 if TYPE_CHECKING:
-    from checker.api import Outcome
+    from checker.api import LivenessRun, Outcome
     from checker.explorer import Stats
     from checker.model.compiled import SpecModel
     from checker.present.reports import ProveReport, SimReport, Sweep, SynthReport
@@ -173,12 +173,54 @@ def vacuity_text(outcome: Outcome) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def covers(no_deadlock: bool) -> str:
-    """What a parametric verdict covers."""
+def covers(no_deadlock: bool, liveness: int = 0) -> str:
+    """What a parametric verdict covers (``liveness``: how many unbounded liveness
+    properties the spec declares, which it does not cover)."""
     if no_deadlock:
-        return ("every assert, invariant and bounded response; not deadlock freedom"
+        text = ("every assert, invariant and bounded response; not deadlock freedom"
                 " (--no-deadlock)")
-    return "every assert, invariant and bounded response, and deadlock freedom"
+    else:
+        text = "every assert, invariant and bounded response, and deadlock freedom"
+    if liveness:
+        text += ("; not the unbounded liveness properties (`leadsto` without `within`,"
+                 " `always eventually`): `kvrace check` checks them at fixed values")
+    return text
+
+
+def liveness_verdict_text(live: LivenessRun | None) -> str | None:
+    """The verdict line when liveness changes it (None: the safety verdict's line)."""
+    if live is None or live.verdict == Verdict.HOLDS:
+        return None
+    if live.error is not None:
+        return f"MODEL ERROR: {live.error}"
+    bad = next(r for r in live.results if r.status == live.verdict)
+    if live.verdict == Verdict.VIOLATED:
+        return f"VIOLATED: {bad.name}: {bad.message}"
+    return (f"INCONCLUSIVE: {bad.name}: {bad.message}; the safety properties hold"
+            " (exploration complete)")
+
+
+def liveness_text(live: LivenessRun | None) -> str:
+    """The liveness section of ``check``'s text output."""
+    if live is None:
+        return ""
+    lines = ["", "liveness (infinite time-divergent runs, and runs that end in a deadlock):"]
+    words = {Verdict.HOLDS: "holds", Verdict.VIOLATED: "VIOLATED",
+             Verdict.INCONCLUSIVE: "inconclusive"}
+    for r in live.results:
+        lines.append(f"  {r.name}: {words[Verdict(r.status)]}"
+                     + (f" ({r.message})" if r.status == Verdict.INCONCLUSIVE else ""))
+    shown = next((r for r in live.results if r.trace is not None), None)
+    if shown is not None and shown.trace is not None:
+        n = len(shown.trace.steps) - 1
+        lines.append(f"\nlasso counterexample of {shown.name}, {n} event"
+                     f"{'s' if n != 1 else ''}:")
+        lines.append(tr.lasso_text(shown.trace))
+        if shown.timing_note:
+            lines.append(f"  ({shown.timing_note})")
+    lines.append(f"liveness: {live.zones:,} zones, {live.transitions:,} transitions in"
+                 f" {live.seconds:.2f} s (no symmetry reduction, equality store)")
+    return "\n".join(lines) + "\n"
 
 
 def g4(x: float) -> str:
@@ -236,18 +278,19 @@ def sim_header(cfg: SimConfig, runs: int, seed: int) -> str:
 
 def check_text(spec: ir.Spec, outcome: Outcome, query: str | None, bfs: bool,
                explanation: str | None, distributed: str | None,
-               symmetry_off: str | None) -> str:
+               symmetry_off: str | None, live: LivenessRun | None = None) -> str:
     """What ``check`` prints: the model and its values, the verdict, the vacuity
     warnings, the trace, the feasible region (``--explain``), the queries and the
     statistics.  ``query``: the one query checked (``--query``); ``bfs``: traces are
     shortest; ``distributed``: the line of what distribution cost; ``symmetry_off``:
-    why symmetry reduction was off although asked for."""
+    why symmetry reduction was off although asked for; ``live``: the liveness check
+    after safety, if it ran."""
     out: list[str] = []
     shown = {**{c.name: Fraction(c.value) for c in spec.consts}, **outcome.params}
     shown_params = param_text(shown)
     out.append(f"model {spec.name}" + (f"  ({shown_params})" if shown_params else "") + "\n")
     out.append((query_verdict_text(outcome, query) if query is not None
-                else verdict_text(outcome)) + "\n")
+                else liveness_verdict_text(live) or verdict_text(outcome)) + "\n")
     out.append(vacuity_text(outcome))
     if outcome.trace is not None:
         kind = "shortest " if bfs else ""
@@ -259,6 +302,7 @@ def check_text(spec: ir.Spec, outcome: Outcome, query: str | None, bfs: bool,
     if explanation is not None:
         out.append(f"\nthis sequence of events is possible exactly when: {explanation}\n")
     out.append(queries_text(outcome, bfs))
+    out.append(liveness_text(live))
     out.append("\n" + stats_line(outcome.stats) + "\n")
     if distributed is not None:
         out.append(distributed + "\n")
@@ -296,7 +340,7 @@ def synth_text(r: SynthReport) -> str:
             out.append(f"  unsafe so far: {bad}\n")
     out.append(f"\nalgorithm: parametric zone exploration (EFsynth), {status};"
                f" {parametric_stats_text(r.stats)}\n"
-               f"covers: {covers(r.no_deadlock)}\n")
+               f"covers: {covers(r.no_deadlock, r.liveness)}\n")
     return "".join(out)
 
 
@@ -320,7 +364,7 @@ def prove_text(r: ProveReport) -> str:
     else:
         lines += _proved_lines(r)
     lines.append(f"parametric zone exploration (EFsynth): {parametric_stats_text(r.stats)}")
-    lines.append(f"covers: {covers(r.no_deadlock)}")
+    lines.append(f"covers: {covers(r.no_deadlock, r.liveness)}")
     return "\n".join(lines) + "\n"
 
 

@@ -26,7 +26,7 @@ so the signal is acted on at once instead of being swallowed by Z3.
 import z3
 
 from checker.model.timeline import TraceShape
-from checker.smt.timing import SolverUnknown, timestamps
+from checker.smt.timing import SolverUnknown, lasso_timestamps, timestamps
 
 z3.set_param("ctrl_c", False)
 
@@ -40,4 +40,4 @@ def interrupt_solvers() -> None:
     z3.main_ctx().interrupt()
 
 
-__all__ = ["SolverUnknown", "TraceShape", "interrupt_solvers", "timestamps"]
+__all__ = ["SolverUnknown", "TraceShape", "interrupt_solvers", "lasso_timestamps", "timestamps"]

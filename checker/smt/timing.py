@@ -137,3 +137,64 @@ def timestamps(
         if res == z3.unknown:
             raise SolverUnknown(opt.reason_unknown())
     raise ValueError("the trace is not feasible in time")
+
+
+def lasso_timestamps(
+    model: TimedModel, values: Mapping[str, Fraction], shape: TraceShape, loop: int
+) -> tuple[list[Fraction], bool]:
+    """Concrete times for a lasso: ``shape`` is the stem and one turn of the cycle,
+    whose turn starts at state ``loop - 1`` and returns to the same discrete state at
+    the last state.  The turn takes positive time and, where the model allows it,
+    every clock the cycle resets reads the same at the turn's end as at its start, so
+    repeating the turn's delays repeats the run: the second result says whether that
+    was achieved (False: the times of one feasible turn, which later turns may vary).
+
+    Raises :class:`SolverUnknown` if Z3 cannot decide, ValueError if even one turn is
+    infeasible (an engine bug)."""
+    _solver_params()
+    concrete = [b.evaluate(values) for b in model.bounds]
+
+    def bound(i: int) -> z3.ArithRef:
+        return z3.RealVal(str(concrete[i]))
+
+    start = loop - 1
+    k = len(shape.states) - 1
+    reset_at: list[dict[int, int]] = [{}]
+    for e in shape.edges:
+        nxt = dict(reset_at[-1])
+        for c in e.resets:
+            nxt[c] = len(reset_at)
+        reset_at.append(nxt)
+    in_cycle = {c for e in shape.edges[start:] for c in e.resets}
+    # A clock the turn never resets grows from turn to turn: repeating is sound only if
+    # the turn bounds it from below alone.
+    atoms = [a for e in shape.edges[start:] for a in e.guard]
+    atoms += [a for st in shape.states[start:] for a in model.deadlines(st)]
+    growing_ok = all(a.op in (GE, ">") or a.clock in in_cycle for a in atoms)
+    for periodic in (True, False):
+        for gap in (Fraction(1), Fraction(1, 2), Fraction(1, 10), Fraction(1, 100),
+                    Fraction(1, 10_000), None):
+            g = z3.RealVal(str(gap)) if gap is not None else None
+            times, cons = _constraints(model, shape, bound, g)
+            opt = z3.Optimize()
+            opt.set("timeout", TIMEOUT_MS)
+            opt.add(*cons)
+            if k > start:
+                opt.add(times[k] > times[start])
+            if periodic:
+                for c in sorted(in_cycle):
+                    a = times[reset_at[start].get(c, 0)]
+                    b = times[reset_at[k].get(c, 0)]
+                    opt.add(times[k] - b == times[start] - a)
+            for a, b in itertools.pairwise(times):
+                opt.add_soft(b - a >= 1, 1, "spread")
+            opt.minimize(times[-1])
+            opt.minimize(z3.Sum(*times) if len(times) > 1 else times[0])
+            res = opt.check()
+            if res == z3.sat:
+                m = opt.model()
+                got = [_to_fraction(m.eval(t, model_completion=True)) for t in times]
+                return got, periodic and growing_ok
+            if res == z3.unknown:
+                raise SolverUnknown(opt.reason_unknown())
+    raise ValueError("the lasso is not feasible in time")
