@@ -826,7 +826,7 @@ class LivenessRun:
     """A model run-time error met while checking (no result is given then)."""
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         """``error`` for a model error; ``violated`` if one is, else ``inconclusive`` if
         one is, else ``holds``."""
         if self.error is not None:

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 from jsonschema import Draft202012Validator
 
 from checker import api

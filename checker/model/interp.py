@@ -470,7 +470,7 @@ class InterpretedModel:
                 try:
                     p = bool(self.eval(lt.trigger, s, _env(idx)))
                     q = bool(self.eval(lt.response, s, _env(idx)))
-                except _Fault as f:
+                except Fault as f:
                     raise ModelRuntimeError(f"property {label}: {f}", None, s) from None
                 out.append((p, q))
         return out
