@@ -36,7 +36,7 @@ clock counts as live with the model's largest constant, which is still exact.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from checker.errors import KvraceError
 from checker.explorer.backend import DbmOps
@@ -230,6 +230,7 @@ class _Pass:
         self.noted: list[bool] = []
         self.top_m = [0] + [max(top, 0)] * n_clocks
         self.dl_memo: dict[State, Sequence[ClockAtom] | ModelRuntimeError] = {}
+        self.constrain = self._constrainer()
 
     def intern(self, s: State) -> tuple[int, Symmetry | None]:
         """The index of the representative of ``s`` (a new one is queued), and the
@@ -252,21 +253,26 @@ class _Pass:
                 self.noted.append(False)
         return j, sym
 
-    def constrain(self, z: Dbm, atoms: Sequence[ClockAtom]) -> bool:
-        """Intersect a hull with clock atoms in place; False if it became empty."""
+    def _constrainer(self) -> Callable[[Dbm, Sequence[ClockAtom]], bool]:
+        """Intersect a hull with clock atoms in place; False if it became empty (a
+        closure: the timed pass calls it for every edge)."""
         timed = self.timed
-        assert timed is not None
         n = self.n
         bounds = self.bounds
-        for a in atoms:
-            b = bounds[a.bound]
-            if a.op in (LT, LE):
-                ok = timed.constrain(z, n, a.clock + 1, 0, bound(b, a.op == LT))
-            else:
-                ok = timed.constrain(z, n, 0, a.clock + 1, bound(-b, a.op == ">"))
-            if not ok:
-                return False
-        return True
+
+        def constrain(z: Dbm, atoms: Sequence[ClockAtom]) -> bool:
+            assert timed is not None
+            for a in atoms:
+                b = bounds[a.bound]
+                if a.op in (LT, LE):
+                    ok = timed.constrain(z, n, a.clock + 1, 0, bound(b, a.op == LT))
+                else:
+                    ok = timed.constrain(z, n, 0, a.clock + 1, bound(-b, a.op == ">"))
+                if not ok:
+                    return False
+            return True
+
+        return constrain
 
     def deadlines_of(self, t: State) -> Sequence[ClockAtom]:
         """The model's deadlines in ``t`` (memoised, faults too)."""
@@ -285,17 +291,18 @@ class _Pass:
         """Deadlines, time passing, deadlines, extrapolation (in place)."""
         timed = self.timed
         assert timed is not None
+        constrain = self.constrain
         try:
             inv = self.deadlines_of(t)
         except ModelRuntimeError:
             inv = []  # reported when the search meets t; the hull only needs to be large
-        if not self.constrain(z, inv):
+        if not constrain(z, inv):
             return False
         timed.up(z, self.n)
-        if not self.constrain(z, inv):
+        if not constrain(z, inv):
             return False
         timed.extrapolate_m(z, self.n, self.top_m)
-        return self.constrain(z, inv)
+        return constrain(z, inv)
 
     def merge(self, j: int, z: Dbm) -> None:
         """Add ``z`` to the hull of state ``j`` (queued again when it grew)."""
@@ -381,23 +388,25 @@ class _Pass:
             return
         seen = self.counted[i]
         every_clock = range(self.n_clocks)
+        constrain, settle, intern, merge = self.constrain, self.settle, self.intern, self.merge
+        preds = self.preds
         for k, e in enumerate(edges):
             if e.failure is not None:
                 continue
             g = list(z)
-            if not self.constrain(g, e.guard):
+            if not constrain(g, e.guard):
                 continue
             for c in e.resets:
                 timed.reset(g, n, c + 1)
-            if not self.settle(e.target, g):
+            if not settle(e.target, g):
                 continue  # the edge cannot fire from the hull: no run takes it
-            j, sym = self.intern(e.target)
+            j, sym = intern(e.target)
             if k not in seen:
                 seen.add(k)
-                self.preds[j].append((i, e.resets, sym))
+                preds[j].append((i, e.resets, sym))
             if sym is not None:
                 g = timed.permute(g, n, [0] + [sym.clocks[c] + 1 for c in every_clock])
-            self.merge(j, g)
+            merge(j, g)
 
     def expand_untimed(self, i: int, s: State) -> None:
         """Expand state ``i`` of the untimed pass: every data-enabled edge counts."""
