@@ -364,7 +364,7 @@ def table_context(context: Sequence[Mapping[str, str]]) -> str:
     def line(r: Mapping[str, Any]) -> str:
         typical = Fraction(r["typical_T_chunk"]) + Fraction(r["typical_T_flight"])
         errored = Fraction(r["errored_T_chunk"]) + Fraction(r["errored_T_flight"])
-        return (f"{r['layout']} & {r['context']} & {r['calls']} & {r['chunk_gb']} & "
+        return (f"{tex(r['layout'])} & {r['context']} & {r['calls']} & {r['chunk_gb']} & "
                 f"{r['chunk_ms_fast']}--{study.fmt(typical * 1000)} & {hold(r, 'typical')} & "
                 f"{covered(r, 'typical')} & {study.fmt(errored)} & {hold(r, 'errored')} & "
                 f"{covered(r, 'errored')} \\\\")
