@@ -1,0 +1,72 @@
+"""The package's layering rules, read from the import statements of every module:
+only ``checker/smt`` imports z3, only ``checker/language`` imports lark, the
+explorer imports neither the language nor z3, and the presentation layer runs no
+engine (it may name engine types for type checking only)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from helpers import ROOT
+
+PACKAGE = ROOT / "checker"
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules ``path`` imports at run time (not under ``if TYPE_CHECKING``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                out.update(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                out.add(child.module)
+                out.update(f"{child.module}.{a.name}" for a in child.names)
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _modules(folder: str = "") -> dict[str, set[str]]:
+    root = PACKAGE / folder if folder else PACKAGE
+    return {str(p.relative_to(ROOT)): _imports(p) for p in sorted(root.rglob("*.py"))}
+
+
+def _offenders(mods: dict[str, set[str]], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(f"{m}: {i}" for m, imps in mods.items() for i in imps
+                  if any(i == p or i.startswith(p + ".") for p in prefixes))
+
+
+def test_only_smt_imports_z3() -> None:
+    mods = {m: i for m, i in _modules().items() if not m.startswith("checker/smt/")}
+    assert _offenders(mods, ("z3",)) == []
+
+
+def test_only_the_language_imports_lark() -> None:
+    mods = {m: i for m, i in _modules().items() if not m.startswith("checker/language/")}
+    assert _offenders(mods, ("lark",)) == []
+
+
+def test_the_explorer_imports_neither_the_language_nor_z3() -> None:
+    assert _offenders(_modules("explorer"),
+                      ("lark", "z3", "checker.language", "checker.smt", "checker.cli",
+                       "checker.present", "checker.api")) == []
+
+
+def test_the_presentation_runs_no_engine() -> None:
+    assert _offenders(_modules("present"),
+                      ("checker.explorer", "checker.smt", "checker.simulate", "checker.api",
+                       "checker.cli", "z3")) == []
+
+
+def test_the_rules_see_imports() -> None:
+    # The checker itself must see what it polices.
+    assert "z3" in _imports(PACKAGE / "smt" / "synth.py") or any(
+        "z3" in i for i in _imports(PACKAGE / "smt" / "poly.py"))
+    assert any(i.startswith("checker.explorer") for i in _imports(PACKAGE / "api.py"))
