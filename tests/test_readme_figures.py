@@ -16,7 +16,7 @@ TOLERANCE = 0.10
 def readme_test_paragraph() -> str:
     """The README's paragraph on the test suite's size and duration."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("The full test suite takes about")
+    start = text.index("The full test suite runs in parallel")
     return text[start:text.index("\n\n", start)]
 
 
