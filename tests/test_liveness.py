@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -276,6 +277,58 @@ def test_strict_release_strands_the_slot_and_the_timer_frees_it() -> None:
     fixed = api.check_liveness(SpecModel(load(DOCS / "strict_release_timer.kvr")))
     assert fixed.verdict == "holds"
     assert api.check(load(DOCS / "strict_release_timer.kvr")).verdict == "holds"
+
+
+CSMA_VERDICTS = {"bus_idles": "holds", "finishes[S1]": "holds", "finishes[S2]": "holds",
+                 "finishes[S3]": "holds", "delivers[S1]": "violated",
+                 "delivers[S2]": "violated", "delivers[S3]": "violated"}
+BUSY_AGAIN = "  event busy_again from retrying to retrying receive busy do reset x\n"
+
+
+def test_csma_cd_the_bus_idles_but_a_station_may_starve() -> None:
+    classic = (ROOT / "spec/classic/csma_cd.kvr").read_text()
+    doc = (DOCS / "csma_cd.kvr").read_text()
+    # The classic model, renamed, with one transition added (and its comment).
+    unrepaired = re.sub(r"  # The repair:.*\n.*\n" + re.escape(BUSY_AGAIN), "", doc)
+    assert unrepaired != doc
+    assert classic[classic.index("model "):].replace(
+        "model csma_cd\n", "model csma_cd_liveness\n") in unrepaired
+    assert api.check(load(DOCS / "csma_cd.kvr")).verdict == "holds"
+    model = SpecModel(load(DOCS / "csma_cd.kvr"))
+    run = api.check_liveness(model)
+    assert {r.name: r.status for r in run.results} == CSMA_VERDICTS
+    assert (run.zones, run.transitions) == (14746, 48963)
+    starved = next(r for r in run.results if r.name == "delivers[S1]")
+    assert starved.trace is not None and starved.trace.lasso == "cycle"
+    assert (starved.trace.loop, len(starved.trace.steps)) == (3, 42)
+    _assert_real_lasso(model, starved)
+
+
+@pytest.mark.slow
+def test_csma_cd_without_the_repair_time_stops_and_fairness_changes_nothing() -> None:
+    from checker.view.steps import Run
+
+    doc = (DOCS / "csma_cd.kvr").read_text()
+    unrepaired = doc.replace(BUSY_AGAIN, "")
+    for text, end in ((unrepaired, tr.Fraction(78)), (doc, tr.Fraction(77 + 52))):
+        # S1 begins at 0, the bus says busy at 26 and at 77: S2 and S3 back off.
+        model = SpecModel(load_text(text, "<csma>"))
+        walk = Run(model)
+        for label, t in (("Node.start+Bus.grab(S1)", 0), ("Bus.signal_busy()", 26),
+                         ("Bus.signal_busy()", 77)):
+            move = next(c.index for c in walk.choices(len(walk) - 1)
+                        if model.event_names[c.edge.event] == label)
+            walk.fire(move, tr.Fraction(t))
+        stay = walk.stay(len(walk) - 1)
+        assert stay is not None and stay.hi == end
+    old = api.check_liveness(SpecModel(load_text(unrepaired, "<csma>")))
+    assert {r.name: r.status for r in old.results} == CSMA_VERDICTS
+    assert old.zones == 7139
+    fair = doc.replace("  event done from", "  fair event done from")
+    assert fair != doc
+    run = api.check_liveness(SpecModel(load_text(fair, "<csma>")))
+    assert {r.name: r.status for r in run.results} == CSMA_VERDICTS
+    assert run.zones == 14746
 
 
 # ---- the command line ------------------------------------------------------------------------

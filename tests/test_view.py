@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -186,6 +187,94 @@ def test_cli_holds_gives_a_simulator_from_the_initial_state(tmp_path: Path) -> N
     assert len(data["view"]["steps"]) == 1
     assert data["check"] == {"verdict": "holds", "property": None, "message": None,
                              "violating": None}
+
+
+FISCHER = str(ROOT / "docs/liveness/fischer.kvr")
+STRICT = str(ROOT / "docs/liveness/strict_release.kvr")
+FISCHER_CYCLE = {"kind": "cycle", "loop": 2, "last": 8, "repeats_exactly": True,
+                 "text": "cycle: steps 2..8 repeat for ever (the same delays every turn)"}
+
+
+def _page_data(text: str) -> dict[str, Any]:
+    m = re.search(r'id="kvrace-data">(.*?)</script>', text, re.S)
+    assert m is not None
+    data: dict[str, Any] = json.loads(m.group(1))
+    return data
+
+
+def test_a_liveness_lasso_opens_when_safety_holds(tmp_path: Path) -> None:
+    """Safety holds in Fischer's mutex but a process may never enter: the page opens at
+    the lasso, its cycle marked; from the spec and from a trace file of ``check``."""
+    out = tmp_path / "fischer.html"
+    code, stdout, _ = run_cli("view", FISCHER, "--html", str(out))
+    assert (code, stdout) == (0, "VIOLATED: enters[P1]: the response never comes: the run"
+                              " repeats a cycle for ever; the obligation starts at step 1\n"
+                              f"wrote {out}\n")
+    text = out.read_text()
+    assert '<div id="lasso"></div>' in text
+    data = _page_data(text)
+    assert data["check"]["lasso"] == FISCHER_CYCLE
+    assert data["check"]["property"] == "enters[P1]" and data["check"]["violating"] == 8
+    assert [s["label"] for s in data["view"]["steps"][1:]] == [
+        "proc.try(P1)", "proc.try(P2)", "proc.set(P1)", "proc.set(P2)", "proc.enter(P2)",
+        "proc.retry(P1)", "proc.leave(P2)", "proc.try(P1)"]
+    # The cycle's last step returns to the state before its first.
+    view_steps = data["view"]["steps"]
+    assert view_steps[8]["state"] == view_steps[1]["state"]
+    trace = tmp_path / "fischer.json"
+    assert run_cli("check", FISCHER, "--trace", str(trace))[0] == 1
+    again = tmp_path / "again.html"
+    code, stdout, _ = run_cli("view", FISCHER, "--trace", str(trace), "--html", str(again))
+    assert (code, stdout) == (0, f"wrote {again}\n")
+    from_file = _page_data(again.read_text())
+    assert from_file["check"] == data["check"] and from_file["view"] == data["view"]
+
+
+def test_an_idle_lasso_says_that_nothing_happens_for_ever(tmp_path: Path) -> None:
+    out = tmp_path / "strict.html"
+    code, stdout, _ = run_cli("view", STRICT, "--html", str(out))
+    assert code == 0 and stdout.startswith("VIOLATED: released[A]: the response never comes:"
+                                           " the run waits for ever")
+    lasso = _page_data(out.read_text())["check"]["lasso"]
+    assert lasso == {"kind": "idle", "loop": None, "last": None, "repeats_exactly": False,
+                     "text": "then nothing happens for ever: no deadline is active, time"
+                     " passes without end"}
+
+
+def test_check_info_of_a_lasso_and_of_a_finite_trace(
+        flagship: tuple[SpecModel, api.Outcome]) -> None:
+    assert "lasso" not in steps.check_info(flagship[1].trace)  # type: ignore[arg-type]
+    model = SpecModel(api.load_spec(FISCHER), {})
+    live = api.check_liveness(model)
+    found = next(r.trace for r in live.results if r.trace is not None)
+    assert found is not None
+    assert steps.lasso_info(found) == FISCHER_CYCLE
+    dead = dataclasses.replace(found, lasso="deadlock", loop=None, repeats_exactly=False)
+    assert steps.lasso_info(dead) == {
+        "kind": "deadlock", "loop": None, "last": None, "repeats_exactly": False,
+        "text": "deadlock: no event can fire and time cannot pass"}
+
+
+def test_the_server_sends_the_lasso_with_its_page() -> None:
+    model = SpecModel(api.load_spec(FISCHER), {})
+    found = next(r.trace for r in api.check_liveness(model).results if r.trace is not None)
+    assert found is not None
+    view = steps.view_json(steps.run_of_trace(model, found))
+    srv = server.make_server(model, view, steps.check_info(found))
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen(srv.url, timeout=30) as resp:
+            data = _page_data(resp.read().decode())
+        assert data["live"] is True and data["check"]["lasso"] == FISCHER_CYCLE
+        # A simulated run from the lasso's moves is an ordinary run, without the marker.
+        code, run = _post(srv, "/api/run", {"moves": [[s["move"], s["time"]]
+                                                      for s in view["steps"][1:]]})
+        assert code == 200 and "lasso" not in run
+        assert run["steps"][8]["state"] == view["steps"][8]["state"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from checker.model import trace as tr
 from checker.view import server, steps
 
 IMMEDIATE = str(ROOT / "spec/sglang/immediate_release.kvr")
+FISCHER = str(ROOT / "docs/liveness/fischer.kvr")
 ARTIFACTS = Path(os.environ.get("KVRACE_ARTIFACTS", ROOT / "tests" / "artifacts"))
 RACE = "write of A chunk 0 lands in slot s0 owned by B"
 
@@ -211,6 +212,37 @@ def test_simulator_picks_events_goes_back_and_saves(page: Any, served: server.Vi
     page.click("#btn-race")
     assert page.inner_text("#step-counter") == "step 6 / 6"
     assert page.inner_text("#notes") == f"assertion violated: {RACE}"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("browser")  # one worker starts Chromium, once
+def test_a_lasso_marks_its_cycle_and_steps_round_it(page: Any, tmp_path: Path) -> None:
+    """Fischer's lasso (a trace file of ``check``): the cycle's steps 2..8 in a band with
+    its sentence, and a step on from step 8 goes back to step 2, the next turn."""
+    trace, out = tmp_path / "fischer.json", tmp_path / "fischer.html"
+    assert run_cli("check", FISCHER, "--trace", str(trace))[0] == 1
+    assert run_cli("view", FISCHER, "--trace", str(trace), "--html", str(out))[0] == 0
+    page.goto(out.as_uri())
+    cycle = "cycle: steps 2..8 repeat for ever (the same delays every turn)"
+    assert page.inner_text("#lasso") == "\u21ba " + cycle
+    assert page.inner_text("#btn-race") == "show me the lasso"
+    page.click("#btn-next")
+    assert page.locator("#diagram-svg g.cycle").count() == 0  # step 1: the stem
+    page.click("#btn-next")
+    assert page.text_content("#diagram-svg text.cycle-label") == cycle
+    page.click("#btn-race")
+    assert page.inner_text("#step-counter") == "step 8 / 8"
+    assert page.is_enabled("#btn-next")
+    assert page.text_content("#diagram-svg text.lasso-end") == (
+        "\u21ba back to step 2: the cycle repeats for ever")
+    _shot(page, "view-lasso.png")
+    page.click("#btn-next")
+    assert page.inner_text("#step-counter") == "step 2 / 8 (turn 2)"
+    assert page.inner_text("#step-head") == "t=15proc.try(P2)"
+    page.click("#btn-prev")
+    assert page.inner_text("#step-counter") == "step 8 / 8"
+    page.click("#btn-prev")
+    assert page.inner_text("#step-counter") == "step 7 / 8"
 
 
 def test_a_missing_browser_fails_only_when_required(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,8 @@ from checker.cli.tracefile import read_trace
 from checker.errors import UsageError
 from checker.model.compiled import ParamError, SpecModel
 from checker.model.trace import Trace
-from checker.present.text import verdict_text
+from checker.present.text import liveness_verdict_text, verdict_text
+from checker.results import Verdict
 from checker.view import page, server, steps
 
 
@@ -21,6 +22,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     overrides = params_of(args)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port: {args.port} is not a port number (0 to 65535)")
+    live: api.LivenessRun | None = None
     try:
         trace: Trace | None
         if args.trace:
@@ -29,10 +31,16 @@ def run(args: argparse.Namespace, session: Session) -> int:
             model = SpecModel(spec, {**{k: v for k, v in trace.params.items() if k in known},
                                      **overrides})
         else:
-            outcome = api.check(spec, overrides, limits=session.limits(args))
+            limits = session.limits(args)
+            outcome = api.check(spec, overrides, limits=limits)
             trace = outcome.trace
             model = outcome.raw[0] if outcome.raw is not None else SpecModel(spec, overrides)
-            out.write(verdict_text(outcome) + "\n")
+            if trace is None and spec.leadsto and outcome.raw is not None and \
+                    outcome.verdict in (Verdict.HOLDS, Verdict.UNREACHABLE):
+                # Safety holds: the lasso of a liveness property that fails, if one does.
+                live = api.check_liveness(model, limits)
+                trace = next((r.trace for r in live.results if r.trace is not None), None)
+            out.write((liveness_verdict_text(live) or verdict_text(outcome)) + "\n")
     except ParamError as e:
         err.write(f"{args.spec}: error[KVR400]: {e}\n")
         return EXIT_BAD_INPUT
@@ -43,8 +51,13 @@ def run(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"{where}: cannot replay the trace on {args.spec}: {exc}") from None
     check = steps.check_info(trace) if trace is not None else None
     if check is None and not args.trace:
-        check = {"verdict": outcome.verdict, "property": None, "message": outcome.limit,
-                 "violating": None}
+        message = outcome.limit
+        if live is not None and live.verdict != Verdict.HOLDS:
+            message = live.error or live.limit or next(
+                (f"{r.name}: {r.message}" for r in live.results if r.status == live.verdict),
+                None)
+        check = {"verdict": live.verdict if live is not None else outcome.verdict,
+                 "property": None, "message": message, "violating": None}
     view = steps.view_json(run)
     if args.html:
         text = page.page_html(view, check, live=False)

@@ -40,7 +40,8 @@ from checker.model.interface import (
 )
 from checker.results import Verdict
 
-__all__ = ["Choice", "Run", "RunError", "Window", "check_info", "run_of_trace", "view_json"]
+__all__ = ["Choice", "Run", "RunError", "Window", "check_info", "lasso_info", "run_of_trace",
+           "view_json"]
 
 
 class RunError(KvraceError):
@@ -419,8 +420,33 @@ def check_info(trace: tr.Trace) -> dict[str, Any]:
     else:
         if trace.verdict in (Verdict.VIOLATED, Verdict.ERROR) and trace.steps:
             violating = len(trace.steps) - 1
-    return {"verdict": trace.verdict, "property": trace.property, "message": trace.message,
-            "violating": violating}
+    info: dict[str, Any] = {"verdict": trace.verdict, "property": trace.property,
+                            "message": trace.message, "violating": violating}
+    lasso = lasso_info(trace)
+    if lasso is not None:
+        info["lasso"] = lasso
+    return info
+
+
+def lasso_info(trace: tr.Trace) -> dict[str, Any] | None:
+    """How a liveness counterexample goes on after its last step, for the page: its
+    ``kind`` (``cycle``, ``idle`` or ``deadlock``), the first and last step of the
+    repeated part (``loop``, ``last``; None unless a cycle), whether the cycle repeats
+    with the same delays, and the sentence the page writes.  None for a finite run."""
+    if trace.lasso is None:
+        return None
+    last = len(trace.steps) - 1
+    loop = trace.loop if trace.lasso == "cycle" and trace.loop is not None else None
+    if loop is not None:
+        text = f"cycle: steps {loop}..{last} repeat for ever"
+        text += (" (the same delays every turn)" if trace.repeats_exactly
+                 else " (times shown for one turn)")
+    elif trace.lasso == "idle":
+        text = "then nothing happens for ever: no deadline is active, time passes without end"
+    else:
+        text = "deadlock: no event can fire and time cannot pass"
+    return {"kind": trace.lasso, "loop": loop, "last": last if loop is not None else None,
+            "repeats_exactly": trace.repeats_exactly, "text": text}
 
 
 def _notes(run: Run, i: int, failure: str | None) -> tuple[list[Choice], list[str], bool]:

@@ -9,10 +9,12 @@ const ORIGINAL = DATA.view;        // the counterexample (or the trace given)
 let view = DATA.view;              // the run shown now
 let cur = 0;                       // the step shown
 let seed = 1;                      // random steps: a new seed for each one
+let turn = 1;                      // in a lasso's cycle: which turn of it is shown
 
 const RED = "#c62828", OWNER = "#1a4f9c", GREY = "#757575", LANE = "#9e9e9e";
 const LANE_GAP = 230, ROW = 46, LINE = 14, TOP = 60, LEFT = 90;
 const MAX_OTHER_CHANGES = 3;       // changes besides owner[...] written in the diagram
+const LASSO = "#e65100", BAND = "#fff3e0", LABEL_GAP = 28;
 
 function $(id) { return document.getElementById(id); }
 
@@ -24,6 +26,18 @@ function el(tag, attrs, text) {
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
   if (text !== undefined) e.textContent = text;
   return e;
+}
+
+// How the counterexample goes on for ever (a liveness lasso), or null: only for the
+// run the check found, not for a simulated one.
+function lasso() {
+  return view === ORIGINAL && DATA.check && DATA.check.lasso ? DATA.check.lasso : null;
+}
+
+// The cycle's [first, last] step, or null.
+function cycle() {
+  const L = lasso();
+  return L && L.loop !== null ? [L.loop, L.last] : null;
 }
 
 function raceStep() {
@@ -61,13 +75,23 @@ function drawDiagram() {
   const bad = raceStep();
   const notes = steps.map((s) => noteLines(s, s.index === bad));
   const ys = [TOP];  // the y of each row: a row is as tall as its note
-  notes.forEach((n, k) => ys.push(ys[k] + (k === 0 ? ROW : Math.max(ROW, LINE * notes[k - 1].length + 18))));
+  const L = lasso(), cyc = cycle();
+  // Room for the cycle's label above its first step.
+  notes.forEach((n, k) => ys.push(ys[k] + (k === 0 ? ROW : Math.max(ROW, LINE * notes[k - 1].length + 18))
+    + (cyc && steps[k].index === cyc[0] ? LABEL_GAP : 0)));
   const last = notes.length ? LINE * notes[notes.length - 1].length : 0;
+  const atEnd = L !== null && cur === view.steps.length - 1;
   const width = LEFT + LANE_GAP * actors.length + 200;
-  const height = ys[ys.length - 1] + Math.max(ROW, last + 18) + 20;
+  const height = ys[ys.length - 1] + Math.max(ROW, last + 18) + 20 + (atEnd ? 24 : 0);
   const svg = el("svg", {width, height, viewBox: `0 0 ${width} ${height}`, id: "diagram-svg"});
   const defs = el("defs");
   for (const [id, color] of [["arrow", "black"], ["arrow-red", RED]]) {
+    const m = el("marker", {id, viewBox: "0 0 10 10", refX: 10, refY: 5,
+      markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse"});
+    m.appendChild(el("path", {d: "M 0 0 L 10 5 L 0 10 z", fill: color}));
+    defs.appendChild(m);
+  }
+  for (const [id, color] of [["arrow-lasso", LASSO]]) {
     const m = el("marker", {id, viewBox: "0 0 10 10", refX: 10, refY: 5,
       markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse"});
     m.appendChild(el("path", {d: "M 0 0 L 10 5 L 0 10 z", fill: color}));
@@ -87,6 +111,15 @@ function drawDiagram() {
   }
   const rowOf = {};
   steps.forEach((s, k) => { rowOf[s.index] = k + 1; });
+  const bottom = (r) => ys[r] + LINE * notes[r - 1].length + 6;  // under a row's note
+  if (cyc && cur >= cyc[0]) drawCycle(svg, cyc, rowOf, bottom, width, y);
+  if (atEnd) {
+    const r = steps.length;
+    const yEnd = (r ? bottom(r) : TOP) + 18;
+    const text = cyc ? "\u21ba back to step " + cyc[0] + ": the cycle repeats for ever" : L.text;
+    svg.appendChild(el("text", {x: 10, y: yEnd, fill: LASSO, "font-weight": "bold",
+      class: "lasso-end"}, text));
+  }
   for (const s of steps) {  // messages first, under the points
     if (s.receives === null || !(s.receives in rowOf) || !s.actor) continue;
     const from = view.steps[s.receives];
@@ -120,6 +153,29 @@ function drawDiagram() {
   $("diagram").replaceChildren(svg);
 }
 
+// The band behind the cycle's steps, its label and, once its last step is shown, the
+// arrow back to its first.
+function drawCycle(svg, cyc, rowOf, bottom, width, y) {
+  const [first, lastStep] = cyc;
+  const shownLast = Math.min(cur, lastStep);
+  const top = y(rowOf[first]) - LABEL_GAP - 4;
+  const g = el("g", {class: "cycle", "data-loop": first, "data-last": lastStep});
+  g.appendChild(el("rect", {x: 2, y: top, width: width - 4,
+    height: bottom(rowOf[shownLast]) - top + 4, rx: 6, fill: BAND, stroke: LASSO,
+    "stroke-dasharray": cur >= lastStep ? "" : "4 3"}));
+  // The label goes over the lanes, with a halo of the band's colour.
+  const label = el("text", {x: 10, y: top + 17, fill: LASSO, "font-weight": "bold",
+    class: "cycle-label", stroke: BAND, "stroke-width": 4, "paint-order": "stroke"},
+    lasso().text + (turn > 1 ? "  \u2014 turn " + turn : ""));
+  if (cur >= lastStep) {
+    const xr = width - 14, y1 = y(rowOf[lastStep]), y0 = y(rowOf[first]);
+    g.appendChild(el("path", {d: `M ${xr - 16} ${y1} H ${xr} V ${y0} H ${xr - 16}`,
+      fill: "none", stroke: LASSO, "stroke-width": 2, "marker-end": "url(#arrow-lasso)"}));
+  }
+  svg.insertBefore(g, svg.querySelector("line"));  // under the lanes and the steps
+  svg.appendChild(label);
+}
+
 function free(v) { return v === "none" ? "free" : v; }
 
 // Times are exact decimals or fractions (1/3): enough for a label.
@@ -134,7 +190,12 @@ function fmt(x) { return Number.isInteger(x) ? String(x) : x.toFixed(3).replace(
 function drawSide() {
   const s = view.steps[cur];
   const bad = raceStep();
-  $("step-counter").textContent = `step ${cur} / ${view.steps.length - 1}`;
+  const cyc = cycle();
+  const inCycle = cyc !== null && cur >= cyc[0];
+  $("step-counter").textContent = `step ${cur} / ${view.steps.length - 1}` +
+    (inCycle && turn > 1 ? ` (turn ${turn})` : "");
+  const L = lasso();
+  $("lasso").textContent = L ? (L.kind === "cycle" ? "\u21ba " : "") + L.text : "";
   $("run-kind").textContent = view === ORIGINAL
     ? (DATA.check && DATA.check.violating !== null ? "the counterexample" : "")
     : "your run" + (view.violating !== null ? ": it violates a property at step " + view.violating : "");
@@ -167,7 +228,8 @@ function drawSide() {
   $("zone").replaceChildren(...s.zone.map((z) => el("li", {}, z)));
   drawEnabled(s);
   $("btn-prev").disabled = $("btn-first").disabled = cur === 0;
-  $("btn-next").disabled = $("btn-last").disabled = cur === view.steps.length - 1;
+  $("btn-last").disabled = cur === view.steps.length - 1 && turn === 1;
+  $("btn-next").disabled = cur === view.steps.length - 1 && cyc === null;
   $("btn-race").disabled = raceStep() === null && !(DATA.check && DATA.check.violating !== null);
 }
 
@@ -199,8 +261,33 @@ function drawEnabled(s) {
 
 function show(i) {
   cur = Math.max(0, Math.min(i, view.steps.length - 1));
+  const cyc = cycle();
+  if (cyc === null || cur < cyc[0]) turn = 1;
   drawDiagram();
   drawSide();
+}
+
+// A step on: past the last step of a lasso's cycle, back to its first (the next turn).
+function next() {
+  const cyc = cycle();
+  if (cyc !== null && cur === cyc[1]) {
+    turn++;
+    show(cyc[0]);
+  } else show(cur + 1);
+}
+
+// A step back: before the first step of a later turn of the cycle, the previous turn's last.
+function prev() {
+  const cyc = cycle();
+  if (cyc !== null && cur === cyc[0] && turn > 1) {
+    turn--;
+    show(cyc[1]);
+  } else show(cur - 1);
+}
+
+function jump(i) {
+  turn = 1;
+  show(i);
 }
 
 // ---- simulation (served pages only) --------------------------------------------
@@ -256,7 +343,7 @@ async function save() {
 function race() {
   if (raceStep() === null && DATA.check && DATA.check.violating !== null) view = ORIGINAL;
   const r = raceStep();
-  if (r !== null) show(r);
+  if (r !== null) jump(r);
 }
 
 function init() {
@@ -269,17 +356,19 @@ function init() {
       (c.message ? ": " + c.message : "");
     v.className = c.verdict;
   }
-  $("btn-first").addEventListener("click", () => show(0));
-  $("btn-prev").addEventListener("click", () => show(cur - 1));
-  $("btn-next").addEventListener("click", () => show(cur + 1));
-  $("btn-last").addEventListener("click", () => show(view.steps.length - 1));
+  if (c && c.lasso) $("btn-race").textContent = "show me the lasso";
+  $("btn-first").addEventListener("click", () => jump(0));
+  $("btn-prev").addEventListener("click", prev);
+  $("btn-next").addEventListener("click", next);
+  $("btn-last").addEventListener("click", () => jump(view.steps.length - 1));
   $("btn-race").addEventListener("click", race);
   $("btn-random").addEventListener("click", randomStep);
   $("btn-save").addEventListener("click", save);
   document.addEventListener("keydown", (ev) => {
     if (ev.target.tagName === "INPUT") return;
-    const go = {ArrowLeft: cur - 1, ArrowRight: cur + 1, Home: 0, End: view.steps.length - 1};
-    if (ev.key in go) { show(go[ev.key]); ev.preventDefault(); }
+    const go = {ArrowLeft: prev, ArrowRight: next, Home: () => jump(0),
+      End: () => jump(view.steps.length - 1)};
+    if (ev.key in go) { go[ev.key](); ev.preventDefault(); }
   });
   show(0);
 }
