@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from checker.explorer import dbm
-from checker.model.interface import GT, LE, LT, Edge, State, Symmetry, TimedModel
+from checker.model.interface import GT, LE, LT, ClockAtom, Edge, State, Symmetry, TimedModel
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 
 
@@ -132,14 +132,22 @@ def replay_zone(model: TimedModel, bounds: Sequence[int], trace: Sequence[TraceS
         elif isinstance(op, Reset):
             for c in op.clocks:
                 dbm.reset(z, n, c + 1)
-        else:
-            for a in op.atoms:
-                b = bounds[a.bound]
-                i = a.clock + 1
-                if a.op in (LE, LT):
-                    ok = dbm.constrain(z, n, i, 0, dbm.bound(b, a.op == LT))
-                else:
-                    ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, a.op == GT))
-                if not ok:
-                    return None
+        elif not constrain_atoms(z, n, op.atoms, bounds):
+            return None
     return z
+
+
+def constrain_atoms(z: dbm.Dbm, n: int, atoms: Sequence[ClockAtom], bounds: Sequence[int]
+                    ) -> bool:
+    """Intersect the DBM ``z`` over every clock (``n``: clocks + 1) with ``atoms``, their
+    bounds scaled as ``bounds``, in place; False when it becomes empty."""
+    for a in atoms:
+        b = bounds[a.bound]
+        i = a.clock + 1
+        if a.op in (LE, LT):
+            ok = dbm.constrain(z, n, i, 0, dbm.bound(b, a.op == LT))
+        else:
+            ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, a.op == GT))
+        if not ok:
+            return False
+    return True

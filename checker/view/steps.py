@@ -24,13 +24,13 @@ from typing import Any
 
 from checker.errors import KvraceError
 from checker.explorer import dbm
+from checker.explorer.traces import constrain_atoms
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
 from checker.model.interface import (
     GE,
     GT,
-    LE,
     LT,
     ClockAtom,
     Edge,
@@ -244,17 +244,7 @@ class Run:
 
     def _constrain(self, z: dbm.Dbm, atoms: Sequence[ClockAtom]) -> bool:
         """Intersect ``z`` with ``atoms`` (scaled bounds); False when it becomes empty."""
-        n = len(self.model.clock_names) + 1
-        for a in atoms:
-            b = self._bounds[a.bound]
-            i = a.clock + 1
-            if a.op in (LE, LT):
-                ok = dbm.constrain(z, n, i, 0, dbm.bound(b, a.op == LT))
-            else:
-                ok = dbm.constrain(z, n, 0, i, dbm.bound(-b, a.op == GT))
-            if not ok:
-                return False
-        return True
+        return constrain_atoms(z, len(self.model.clock_names) + 1, atoms, self._bounds)
 
     def _zone_at(self, i: int) -> _Zone:
         """The zone after step ``i``, time-closed unless step ``i`` failed an assert;
