@@ -189,7 +189,7 @@ def live(name: str, *edits: tuple[str, str], **params: int) -> api.LivenessRun:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
     spec = load_text(text, str(path))
-    check(spec, {k: v for k, v in params.items()}).assert_holds()
+    check(spec, dict(params)).assert_holds()
     return api.check_liveness(SpecModel(spec, {k: Fraction(v) for k, v in params.items()}))
 
 
@@ -234,7 +234,9 @@ def test_strict_never_freed_second_timer_leaks_when_it_is_shorter_than_a_write()
 
 SLA_ON = ("var sla_on       : bool = false", "var sla_on       : bool = true ")
 WAIT_RETURNS = ("var wait_returns : bool = false", "var wait_returns : bool = true ")
-WEDGED_WRITE_LOST = ("  when data[r] == flying\n", "  when data[r] == flying and status[r] != wedged\n")
+# assumption: a wedged transfer's writes never land
+WEDGED_WRITE_LOST = ("  when data[r] == flying\n",
+                     "  when data[r] == flying and status[r] != wedged\n")
 
 
 def test_mori_wait_without_a_limit_never_concludes_a_wedged_room() -> None:

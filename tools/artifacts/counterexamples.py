@@ -188,7 +188,18 @@ VERSION_MATRIX = [
     " on, 30 s timeout | `drained_ack_or_timeout`, `all_ranks_ack`, `error_return_ack`,"
     " `single_ack_fanout`, `paired_abort_v1`, `prefill_failure_release` | violated | pinned |",
     "| #40645 | Mori | strict (decode DCP>1, `requires_strict_deferred_release`) |"
-    " `strict_no_release_on_timeout` | no leak; bounded release violated | pinned |",
+    " `strict_no_release_on_timeout`, `strict_never_freed` | no leak; bounded release"
+    " violated; after a lost ack the slot is never freed (liveness) | pinned |",
+    "| a second release timer (not released) | Mori | strict | `strict_never_freed` with"
+    " `timer_free` | the slot is freed; safe iff 2 * T_timeout outlasts a running write"
+    " (T_timeout = 1 s leaks) | pinned |",
+    "| 0094505 (`_wait_chunk` polls until a terminal status) | Mori |"
+    " SGLANG_MORI_TRANSFER_TIMEOUT_MS = 0 (default) | `mori_unbounded_wait` | no leak; a"
+    " wedged status (ROCm/mori#655) leaves the room unconcluded for ever (liveness) |"
+    " pinned |",
+    "| 0094505 | Mori | SGLANG_MORI_TRANSFER_TIMEOUT_MS > 0 | `mori_unbounded_wait` with"
+    " `sla_on` | violated: decode frees on the SLA's Failed under a write that may still"
+    " land; the worker keeps waiting, so the next room on its shard starves | pinned |",
     "| generation-tagged acks | Mooncake, NIXL | deferred on | `generation_tagged_ack`"
     " | violated (error return) | pinned |",
     "| NIXL after 30a50a2 | NIXL | deferred on | `premature_ack` (skip-path pop) | violated"
@@ -203,7 +214,8 @@ VERSION_MATRIX = [
     "| **open** #38961 (hold prefill source pages) | any | - | `prefill_source_release` with"
     " `hold_source` | holds (violated without it) | pinned |",
     "| **open** #37077 (Mori drain-aware acks: failed transfers drained, then acked) | Mori"
-    " | deferred on | `mori_drain_ack` | holds (leaves an unbounded wait, ROCm/mori#655) |"
+    " | deferred on | `mori_drain_ack` | holds (leaves an unbounded wait, ROCm/mori#655:"
+    " `mori_unbounded_wait`) |"
     " pinned |",
     "| failed sends no longer ack (poisoned rooms) | Mooncake, NIXL | strict, prefill"
     " failures deferred | `failed_send_no_ack` | holds (a target design: needs #38961 item 4"
