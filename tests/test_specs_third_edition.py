@@ -232,6 +232,18 @@ def test_strict_never_freed_second_timer_leaks_when_it_is_shorter_than_a_write()
                          "decode.land(A, 0)"]
 
 
+@pytest.mark.slow
+def test_strict_never_freed_second_timer_region() -> None:
+    spec = load_text((ROOT / "sglang" / "strict_never_freed.kvr").read_text(encoding="utf-8")
+                     .replace(*TIMER))
+    free = ["T_prop", "T_flight", "T_timeout"]
+    result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
+    assert result.complete, result.limit
+    assert sy.region_text(sy.safe_region(result), free) == (
+        "(2*T_timeout > T_prop + T_flight or T_flight < T_timeout)"
+        " and (2*T_timeout > T_prop + T_flight or T_prop < T_timeout)")
+
+
 SLA_ON = ("var sla_on       : bool = false", "var sla_on       : bool = true ")
 WAIT_RETURNS = ("var wait_returns : bool = false", "var wait_returns : bool = true ")
 # assumption: a wedged transfer's writes never land

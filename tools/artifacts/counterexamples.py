@@ -191,8 +191,8 @@ VERSION_MATRIX = [
     " `strict_no_release_on_timeout`, `strict_never_freed` | no leak; bounded release"
     " violated; after a lost ack the slot is never freed (liveness) | pinned |",
     "| a second release timer (not released) | Mori | strict | `strict_never_freed` with"
-    " `timer_free` | the slot is freed; safe iff 2 * T_timeout outlasts a running write"
-    " (T_timeout = 1 s leaks) | pinned |",
+    " `timer_free` | the slot is freed; safe iff (2 T_timeout > T_prop + T_flight or"
+    " T_flight, T_prop < T_timeout) (T_timeout = 1 s leaks) | pinned |",
     "| 0094505 (`_wait_chunk` polls until a terminal status) | Mori |"
     " SGLANG_MORI_TRANSFER_TIMEOUT_MS = 0 (default) | `mori_unbounded_wait` | no leak; a"
     " wedged status (ROCm/mori#655) leaves the room unconcluded for ever (liveness) |"
