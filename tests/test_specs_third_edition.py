@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from checker import api
 from checker.api import Outcome, check
 from checker.language import load_text
 from checker.model.compiled import SpecModel
@@ -174,3 +175,105 @@ def test_shared_room_second_sample_decodes_unwritten_pages() -> None:
 def test_shared_room_with_distinct_rooms_holds() -> None:
     run("shared_room_samples",
         ("var distinct_rooms : bool = false", "var distinct_rooms : bool = true ")).assert_holds()
+
+
+# ---- unbounded liveness: strict release, Mori's wait without a limit -----------------------
+
+
+def live(name: str, *edits: tuple[str, str], **params: int) -> api.LivenessRun:
+    """The unbounded liveness check of ``spec/sglang/NAME.kvr`` with ``edits`` applied;
+    its safety must hold first (liveness never takes an ``assert`` edge)."""
+    path = ROOT / "sglang" / f"{name}.kvr"
+    text = path.read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    spec = load_text(text, str(path))
+    check(spec, dict(params)).assert_holds()
+    return api.check_liveness(SpecModel(spec, {k: Fraction(v) for k, v in params.items()}))
+
+
+def statuses(run: api.LivenessRun) -> list[tuple[str, str]]:
+    return [(r.name, r.status) for r in run.results]
+
+
+def lasso(run: api.LivenessRun, name: str) -> tuple[str | None, list[str]]:
+    (r,) = [r for r in run.results if r.name == name]
+    assert r.status == "violated" and r.trace is not None
+    return r.trace.lasso, [s.label for s in r.trace.steps]
+
+
+TIMER = ("var timer_free : bool = false", "var timer_free : bool = true ")
+
+
+def test_strict_never_freed_a_lost_ack_keeps_the_slot_for_ever() -> None:
+    lv = live("strict_never_freed")
+    assert statuses(lv) == [("released[A]", "violated"), ("released[B]", "violated")]
+    assert lasso(lv, "released[A]") == ("idle", [
+        "initial", "decode.allocate(A, s0)", "decode.send_abort(A)", "prefill.learn_abort(A)",
+        "prefill.ack(A)", "decode.ack_lost(A)"])
+    # the bounded sibling agrees: the slot is not back within T_bound
+    bounded = run("strict_no_release_on_timeout")
+    assert bounded.ref is not None and bounded.ref.name == "bounded_release"
+
+
+def test_strict_never_freed_second_timer_frees_the_slot() -> None:
+    lv = live("strict_never_freed", TIMER)
+    assert lv.verdict == "holds"
+    assert statuses(lv) == [("released[A]", "holds"), ("released[B]", "holds")]
+
+
+def test_strict_never_freed_second_timer_leaks_when_it_is_shorter_than_a_write() -> None:
+    o = run("strict_never_freed", TIMER, T_timeout=1)
+    assert o.message == "write of A chunk 0 lands in slot s0 owned by B"
+    assert labels(o) == ["initial", "decode.allocate(A, s0)", "decode.send_abort(A)",
+                         "decode.timeout_keep(A)", "prefill.post(A, 0)",
+                         "decode.timeout_free(A)", "decode.allocate(B, s0)",
+                         "decode.land(A, 0)"]
+
+
+@pytest.mark.slow
+def test_strict_never_freed_second_timer_region() -> None:
+    spec = load_text((ROOT / "sglang" / "strict_never_freed.kvr").read_text(encoding="utf-8")
+                     .replace(*TIMER))
+    free = ["T_prop", "T_flight", "T_timeout"]
+    result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
+    assert result.complete, result.limit
+    assert sy.region_text(sy.safe_region(result), free) == (
+        "(2*T_timeout > T_prop + T_flight or T_flight < T_timeout)"
+        " and (2*T_timeout > T_prop + T_flight or T_prop < T_timeout)")
+
+
+SLA_ON = ("var sla_on       : bool = false", "var sla_on       : bool = true ")
+WAIT_RETURNS = ("var wait_returns : bool = false", "var wait_returns : bool = true ")
+# assumption: a wedged transfer's writes never land
+WEDGED_WRITE_LOST = ("  when data[r] == flying\n",
+                     "  when data[r] == flying and status[r] != wedged\n")
+
+
+def test_mori_wait_without_a_limit_never_concludes_a_wedged_room() -> None:
+    lv = live("mori_unbounded_wait")
+    assert statuses(lv) == [("concluded[A]", "violated"), ("concluded[B]", "violated")]
+    assert lasso(lv, "concluded[A]") == ("idle", [
+        "initial", "prefill.dequeue(A)", "prefill.wedge(A)"])
+
+
+def test_mori_sla_frees_pages_under_a_wedged_write() -> None:
+    o = run("mori_unbounded_wait", SLA_ON)
+    assert o.message == "write of A lands in pages decode freed on the SLA's Failed"
+    assert labels(o) == ["initial", "prefill.dequeue(A)", "prefill.wedge(A)",
+                         "prefill.sla(A)", "decode.land(A)"]
+    # the fix of the wait loop does not change that
+    assert run("mori_unbounded_wait", SLA_ON, WAIT_RETURNS).message == o.message
+
+
+def test_mori_sla_leaves_the_worker_waiting_so_the_next_room_starves() -> None:
+    lv = live("mori_unbounded_wait", SLA_ON, WEDGED_WRITE_LOST)
+    assert statuses(lv) == [("concluded[A]", "holds"), ("concluded[B]", "violated")]
+    assert lasso(lv, "concluded[B]") == ("idle", [
+        "initial", "prefill.dequeue(A)", "prefill.wedge(A)", "prefill.sla(A)"])
+
+
+def test_mori_sla_with_a_wait_that_returns_concludes_every_room() -> None:
+    lv = live("mori_unbounded_wait", SLA_ON, WAIT_RETURNS, WEDGED_WRITE_LOST)
+    assert statuses(lv) == [("concluded[A]", "holds"), ("concluded[B]", "holds")]

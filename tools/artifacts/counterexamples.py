@@ -3,12 +3,15 @@
 For every spec under ``spec/`` that is violated at its default parameter
 values, ``counterexamples/`` holds the shortest trace (``NAME.json``, ITF
 shape), its diagram source (``NAME.dot``) and rendering (``NAME.svg``), and a
-``README.md`` index.  ``spec/README.md`` lists every spec with its verdict and
-the command that shows it.  Output is byte-for-byte deterministic.
+``README.md`` index.  A spec whose safety holds has its unbounded liveness
+properties checked too; a violated one has its lasso written the same way
+(drawn by :func:`~checker.present.dot.lasso_dot`).  ``spec/README.md`` lists
+every spec with its verdict and the command that shows it.  Output is byte-for-byte deterministic.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -18,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker import api
+from checker.model import ir
 from checker.model import trace as tr
+from checker.model.compiled import SpecModel
 from checker.present import dot as render
 
 SVG_NOTE = "rendered with"
@@ -46,6 +51,20 @@ def summary_line(path: Path) -> str:
     return ""
 
 
+def liveness_violation(spec: ir.Spec) -> tuple[str, str, tr.Trace | None] | None:
+    """The first violated unbounded liveness property instance of ``spec`` at its
+    defaults (its instance name, message and lasso), or None when none is violated
+    or the spec has none."""
+    model = SpecModel(spec)
+    if not model.leadsto_names:
+        return None
+    run = api.check_liveness(model)
+    for r in run.results:
+        if r.status == api.VIOLATED:
+            return r.name, r.message, r.trace
+    return None
+
+
 def dot_version() -> str | None:
     """``dot -V`` output (the Graphviz version), or None without Graphviz."""
     exe = shutil.which("dot")
@@ -66,18 +85,20 @@ def generate(root: Path) -> dict[str, bytes]:
         rel = path.relative_to(root).as_posix()
         spec = api.load_spec(path)
         outcome = api.check(spec)
-        rows.append(SpecRow(rel, spec.name, outcome.verdict, outcome.prop, outcome.message,
-                            summary_line(path)))
-        if outcome.verdict != api.VIOLATED or outcome.trace is None:
+        verdict, prop, message, trace = (outcome.verdict, outcome.prop, outcome.message,
+                                         outcome.trace)
+        live = liveness_violation(spec) if verdict == api.HOLDS else None
+        if live is not None:
+            verdict, prop, message, trace = api.VIOLATED, live[0], live[1], live[2]
+        rows.append(SpecRow(rel, spec.name, verdict, prop, message, summary_line(path)))
+        if verdict != api.VIOLATED or trace is None:
             continue
         name = path.stem if stems.count(path.stem) == 1 else rel[5:-4].replace("/", "__")
-        trace = outcome.trace
         if trace.source != rel:
-            trace = tr.Trace(trace.model, rel, trace.actors, trace.params, trace.verdict,
-                             trace.property, trace.message, trace.steps, trace.vars)
+            trace = dataclasses.replace(trace, source=rel)
         doc = json.dumps(tr.to_itf(trace), indent=2, ensure_ascii=False) + "\n"
         files[f"counterexamples/{name}.json"] = doc.encode()
-        dot = render.sequence_dot(trace)
+        dot = render.lasso_dot(trace) if trace.lasso is not None else render.sequence_dot(trace)
         files[f"counterexamples/{name}.dot"] = dot.encode()
         with tempfile.TemporaryDirectory() as tmp:
             svg_path = Path(tmp) / f"{name}.svg"
@@ -89,8 +110,9 @@ def generate(root: Path) -> dict[str, bytes]:
                 files[f"counterexamples/{name}.svg"] = (
                     root / f"counterexamples/{name}.svg").read_bytes()
         n = len(trace.steps) - 1
+        shape = f" (lasso: {trace.lasso})" if trace.lasso is not None else ""
         index.append(
-            f"| [`{name}`]({name}.svg) | `{rel}` | {outcome.prop}: {outcome.message} | {n} |"
+            f"| [`{name}`]({name}.svg) | `{rel}` | {prop}: {message}{shape} | {n} |"
         )
     version = dot_version() or "no Graphviz"
     readme = [
@@ -166,7 +188,18 @@ VERSION_MATRIX = [
     " on, 30 s timeout | `drained_ack_or_timeout`, `all_ranks_ack`, `error_return_ack`,"
     " `single_ack_fanout`, `paired_abort_v1`, `prefill_failure_release` | violated | pinned |",
     "| #40645 | Mori | strict (decode DCP>1, `requires_strict_deferred_release`) |"
-    " `strict_no_release_on_timeout` | no leak; bounded release violated | pinned |",
+    " `strict_no_release_on_timeout`, `strict_never_freed` | no leak; bounded release"
+    " violated; after a lost ack the slot is never freed (liveness) | pinned |",
+    "| a second release timer (not released) | Mori | strict | `strict_never_freed` with"
+    " `timer_free` | the slot is freed; safe iff (2 T_timeout > T_prop + T_flight or"
+    " T_flight, T_prop < T_timeout) (T_timeout = 1 s leaks) | pinned |",
+    "| 0094505 (`_wait_chunk` polls until a terminal status) | Mori |"
+    " SGLANG_MORI_TRANSFER_TIMEOUT_MS = 0 (default) | `mori_unbounded_wait` | no leak; a"
+    " wedged status (ROCm/mori#655) leaves the room unconcluded for ever (liveness) |"
+    " pinned |",
+    "| 0094505 | Mori | SGLANG_MORI_TRANSFER_TIMEOUT_MS > 0 | `mori_unbounded_wait` with"
+    " `sla_on` | violated: decode frees on the SLA's Failed under a write that may still"
+    " land; the worker keeps waiting, so the next room on its shard starves | pinned |",
     "| generation-tagged acks | Mooncake, NIXL | deferred on | `generation_tagged_ack`"
     " | violated (error return) | pinned |",
     "| NIXL after 30a50a2 | NIXL | deferred on | `premature_ack` (skip-path pop) | violated"
@@ -181,7 +214,8 @@ VERSION_MATRIX = [
     "| **open** #38961 (hold prefill source pages) | any | - | `prefill_source_release` with"
     " `hold_source` | holds (violated without it) | pinned |",
     "| **open** #37077 (Mori drain-aware acks: failed transfers drained, then acked) | Mori"
-    " | deferred on | `mori_drain_ack` | holds (leaves an unbounded wait, ROCm/mori#655) |"
+    " | deferred on | `mori_drain_ack` | holds (leaves an unbounded wait, ROCm/mori#655:"
+    " `mori_unbounded_wait`) |"
     " pinned |",
     "| failed sends no longer ack (poisoned rooms) | Mooncake, NIXL | strict, prefill"
     " failures deferred | `failed_send_no_ack` | holds (a target design: needs #38961 item 4"
