@@ -100,6 +100,7 @@ def spec_rows(root: Path) -> list[dict[str, Any]]:
             "transitions": o.stats.transitions,
             "events": len(trace.steps) - 1 if trace is not None else None,
             "seconds": round(o.stats.seconds, 2),
+            "liveness": live is not None,
         })
     return rows
 

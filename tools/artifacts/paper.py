@@ -447,7 +447,9 @@ def study_tex(row: Mapping[str, Any], syn: Mapping[str, Any], has_figure: bool) 
     parts.append(head)
     if syn["complete"]:
         free = ", ".join(math(f) for f in syn["free"])
-        parts.append(rf"\\ \textbf{{Synthesized safe region}} over {free}: "
+        covers = " (of the safety properties; liveness is checked at fixed values)" \
+            if row.get("liveness") else ""
+        parts.append(rf"\\ \textbf{{Synthesized safe region}}{covers} over {free}: "
                      f"{math(syn['region'])} ({thousands(syn['symbolic_states'])} symbolic "
                      f"states).")
     else:
