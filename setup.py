@@ -1,9 +1,9 @@
 """Build hook for kvrace's optional C extension; the metadata is in pyproject.toml.
 
-``checker.explorer._cdbm`` is the compiled core of the DBM operations
-(``checker/explorer/_cdbm.c``).  It is optional: when it cannot be built (no C
+``checker.domains._cdbm`` is the compiled core of the DBM operations
+(``checker/domains/_cdbm.c``).  It is optional: when it cannot be built (no C
 compiler, no Python headers, ...) the installation still succeeds, with a warning,
-and the explorer uses the pure-Python ``checker.explorer.dbm``.
+and the explorer uses the pure-Python ``checker.domains.dbm``.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ class OptionalBuildExt(build_ext):
 setup(
     ext_modules=[
         Extension(
-            "checker.explorer._cdbm",
-            sources=["checker/explorer/_cdbm.c"],
+            "checker.domains._cdbm",
+            sources=["checker/domains/_cdbm.c"],
             optional=True,  # setuptools' own guard, in addition to OptionalBuildExt
         )
     ],

@@ -453,14 +453,15 @@ def _base_row(case: Case, cap: float) -> dict[str, Any]:
 
 def _dbm_name(impl: Any) -> str:
     """``c`` or ``python``: which DBM implementation ``impl`` (a module) is."""
-    from checker.explorer import dbm
+    from checker.domains import dbm
 
     return "python" if impl is dbm else "c"
 
 
 def run_check(case: Case, cap: float) -> dict[str, Any]:
     """Build the variant and run the zone explorer once (in this process)."""
-    from checker.explorer import Limits, Options, backend, explore, search
+    from checker.domains import backend
+    from checker.engines import Limits, Options, explore, search
     from checker.model.compiled import SpecModel
 
     row = _base_row(case, cap)
@@ -620,8 +621,8 @@ def workers_compare(cases: Sequence[Case], counts: Sequence[int], cap: float
     pre-pass, for the workers their start-up (actors, models, their pre-passes)."""
     import ray
 
-    from checker.explorer import Limits, Options, explore, search
-    from checker.explorer import distributed as dist
+    from checker.engines import Limits, Options, explore, search
+    from checker.engines import distributed as dist
     from checker.model.compiled import SpecModel
 
     dist.init_local(max(counts))
@@ -953,7 +954,7 @@ def code_line() -> str:
     """Which checker was measured: its directory, commit, whether it has local edits,
     and whether its compiled DBM core is built."""
     import checker
-    from checker.explorer import backend
+    from checker.domains import backend
 
     where = Path(checker.__file__).resolve().parent
     try:
@@ -1100,10 +1101,10 @@ def make_plan(args: argparse.Namespace) -> Plan:
     for c, _ in plan.jobs:  # fail loudly before any run if a variant cannot be generated
         case_text(c)
     if any(c.dbm == "c" for c, _ in plan.jobs):
-        from checker.explorer import backend
+        from checker.domains import backend
 
         if not backend.C_AVAILABLE:
-            raise BenchError("the compiled DBM core checker.explorer._cdbm is not built"
+            raise BenchError("the compiled DBM core checker.domains._cdbm is not built"
                              " (build it with `python setup.py build_ext --inplace`)")
     return plan
 
@@ -1130,7 +1131,7 @@ def train_gate_text(n: int) -> str:
 def liveness_train_gate(counts: Sequence[int]) -> list[dict[str, Any]]:
     """Safety (with and without symmetry) and liveness of train-gate with N trains."""
     from checker import api
-    from checker.explorer import Options
+    from checker.engines import Options
     from checker.language import load_text
 
     rows: list[dict[str, Any]] = []

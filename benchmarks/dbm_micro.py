@@ -3,7 +3,7 @@
 
 For dimensions 4, 8 and 16 (the reference clock plus 3, 7 and 15 clocks) it times
 ``canonicalize``, ``constrain``, ``post``, ``includes`` and ``extrapolate_lu`` of
-``checker.explorer.dbm`` (Python) and ``checker.explorer._cdbm`` (C) on the same
+``checker.domains.dbm`` (Python) and ``checker.domains._cdbm`` (C) on the same
 pools of zones, made the way the explorer makes them (constraints, time elapse and
 resets from the zero zone), and prints operations per second and the speedup.
 
@@ -26,8 +26,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checker.explorer import backend
-from checker.explorer import dbm as D
+from checker.domains import backend
+from checker.domains import dbm as D
 
 DIMS = (4, 8, 16)
 POOL = 64

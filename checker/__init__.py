@@ -6,8 +6,15 @@ The package is split by phase, with dependencies pointing one way:
 * ``checker.language``  — the ``.kvr`` grammar, parser and elaborator (the only user of lark);
 * ``checker.model``     — the typed model, its compiled runtime form and the small
   interface every engine depends on;
-* ``checker.explorer``  — the dense-time zone explorer;
-* ``checker.smt``       — the Z3 timing layer (the only user of z3);
+* ``checker.limits``    — the resource budget every phase honours;
+* ``checker.domains``   — zone domains: difference-bound matrices (pure Python and C);
+* ``checker.semantics`` — the symbolic transition system of a model over a zone domain,
+  with its clock bounds, symmetry and traces;
+* ``checker.algorithms`` — covering reachability and Büchi liveness over such a system;
+* ``checker.engines``   — the algorithms wired to a model: the zone explorer of ``check``
+  and its distributed form;
+* ``checker.smt``       — the Z3 layer (the only user of z3): polyhedra, the parametric
+  engine of ``prove``/``synth``, and timestamps;
 * ``checker.api``       — the Python API: run a command's engine, get a typed result;
 * ``checker.present``   — what results look like: text, JSON and DOT (it runs no engine);
 * ``checker.cli``       — the ``kvrace`` command: a parser and one module per command.

@@ -22,13 +22,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from checker.explorer import CheckResult, Limits, Options, QueryResult, Stats, explore
-from checker.explorer.limits import LimitKind, MemoryGuard
+from checker.engines import CheckResult, Limits, Options, QueryResult, Stats, explore
+from checker.limits import LimitKind, MemoryGuard
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from checker.explorer.distributed import Cluster
+    from checker.engines.distributed import Cluster
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
@@ -433,8 +433,8 @@ def check(
 
     Parameters may be passed as a mapping or as keywords (``T_hold=7``).
     ``cluster``: explore in several Ray workers (breadth-first; the same verdict,
-    trace and states, see :mod:`checker.explorer.distributed`); raises
-    :class:`~checker.explorer.distributed.RayMissing` without Ray.
+    trace and states, see :mod:`checker.engines.distributed`); raises
+    :class:`~checker.engines.distributed.RayMissing` without Ray.
     Raises SpecError for a broken spec, ParamError for an unknown parameter or
     a value outside its range.
     """
@@ -456,7 +456,7 @@ def check(
             if cluster is None:
                 result = explore(model, limits, options)
             else:
-                from checker.explorer.distributed import explore_distributed
+                from checker.engines.distributed import explore_distributed
 
                 build = functools.partial(SpecModel, sp, values)
                 result = explore_distributed(model, build, cluster, limits, options)
@@ -749,10 +749,10 @@ def simulation_trace(spec: ir.Spec, result: SimResult, run: RunResult) -> tr.Tra
 
 def replays(spec: ir.Spec, result: SimResult, run: RunResult) -> bool:
     """Whether a violating run's sequence of events is feasible in the exact zone
-    semantics (:func:`~checker.explorer.traces.replay_zone`) and ends in the violation
+    semantics (:func:`~checker.semantics.traces.replay_zone`) and ends in the violation
     it reports."""
-    from checker.explorer.traces import replay_zone
     from checker.model.interface import scaled_bounds
+    from checker.semantics.traces import replay_zone
 
     model = _sim_model(spec, result.params)
     steps = trace_steps(model, run)
@@ -842,10 +842,10 @@ class LivenessRun:
 def check_liveness(model: SpecModel, limits: Limits | None = None, only: str | None = None,
                    timestamps: bool = True) -> LivenessRun:
     """Check the unbounded ``leadsto`` and ``always eventually`` properties of ``model``
-    (see :mod:`checker.explorer.liveness`); ``only``: the property of that name alone.
+    (see :mod:`checker.algorithms.liveness`); ``only``: the property of that name alone.
     Run it after safety holds: an ``assert`` edge is never taken here."""
-    from checker.explorer.liveness import LiveStatus
-    from checker.explorer.liveness import check_liveness as run
+    from checker.algorithms.liveness import LiveStatus
+    from checker.algorithms.liveness import check_liveness as run
 
     with MemoryGuard(limits.max_memory_mb if limits is not None else None):
         try:
@@ -871,7 +871,7 @@ def _lasso_trace(model: SpecModel, name: str, message: str, lasso: object,
                  timestamps: bool) -> tuple[tr.Trace, str | None, str]:
     """The :class:`~checker.model.trace.Trace` of a lasso, timed by Z3, its timing
     note, and the violation's message with the step where the obligation began."""
-    from checker.explorer.liveness import Lasso, LassoKind
+    from checker.algorithms.liveness import Lasso, LassoKind
 
     assert isinstance(lasso, Lasso)
     steps = lasso.trace

@@ -13,7 +13,7 @@ Three modes:
 
 The engines report through the callbacks they already have: the zone
 explorer's ``Options.progress`` (:meth:`Progress.explorer`), and the
-parametric explorer's live :class:`~checker.explorer.covreach.Stats`
+parametric explorer's live :class:`~checker.algorithms.covreach.Stats`
 (:meth:`Progress.watch_synth`); phases are named by the command
 (:meth:`Progress.phase`).  The display runs in its own thread, so a phase that
 reports nothing (the pre-pass, a long solver query) still shows its elapsed

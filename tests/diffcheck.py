@@ -47,7 +47,7 @@ from reference import (
     untimed_states,
 )
 
-from checker.explorer import CheckResult, Limits, Options, explore
+from checker.engines import CheckResult, Limits, Options, explore
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.model.interface import ModelRuntimeError, State

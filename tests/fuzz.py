@@ -386,7 +386,7 @@ def _preload() -> None:
     """Import what a command imports, once, before the children are forked."""
     import checker.api
     import checker.cli
-    import checker.explorer.search
+    import checker.engines.search
     import checker.model.compiled
     import checker.render  # noqa: F401
 

@@ -39,7 +39,7 @@ equal and another need them to differ by 1.  ``grid=g`` explores steps of
 state and a grid deadlock leaves no room for any delay, every deadlock found
 on any grid is a dense-time deadlock.
 
-This module does not import :mod:`checker.explorer`.
+This module does not import :mod:`checker.engines`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A brute-force integer-time reference for unbounded liveness, for differential tests.
 
-It shares nothing with :mod:`checker.explorer.liveness` but the model interface and
+It shares nothing with :mod:`checker.algorithms.liveness` but the model interface and
 the integer-time transition relation of :mod:`tests.reference` (``Semantics``):
 
 * the graph: every reachable (discrete state, integer clock values capped above

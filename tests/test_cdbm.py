@@ -1,8 +1,8 @@
 """Tests of the compiled DBM core against the Python reference, and of the new
 reference functions ``down``, ``extrapolate_m`` and ``post`` of ``dbm.py``.
 
-The compiled core ``checker.explorer._cdbm`` must agree with
-``checker.explorer.dbm`` exactly: same return values, same new lists, and the same
+The compiled core ``checker.domains._cdbm`` must agree with
+``checker.domains.dbm`` exactly: same return values, same new lists, and the same
 contents left in the lists it updates in place (also for empty zones and for
 non-canonical input, where the Python functions' results are "unspecified" but
 deterministic).  The differential tests run plain ``random.Random(seed)`` loops
@@ -28,18 +28,18 @@ from typing import Any
 
 import pytest
 
-from checker.explorer import backend
-from checker.explorer import dbm as D
+from checker.domains import backend
+from checker.domains import dbm as D
 
 C: ModuleType | None
 try:
-    from checker.explorer import _cdbm as C
+    from checker.domains import _cdbm as C
 except ImportError:  # pragma: no cover - depends on the build
     C = None
 
 needs_c = pytest.mark.skipif(
     C is None,
-    reason="the C DBM core checker.explorer._cdbm is not built "
+    reason="the C DBM core checker.domains._cdbm is not built "
     "(install kvrace with a C compiler: pip install -e .)",
 )
 
@@ -199,7 +199,7 @@ def test_c_core_is_built_when_required() -> None:
     required = os.environ.get("KVRACE_REQUIRE_C") == "1"
     if C is None:
         if required:
-            pytest.fail("KVRACE_REQUIRE_C=1 but checker.explorer._cdbm is not built")
+            pytest.fail("KVRACE_REQUIRE_C=1 but checker.domains._cdbm is not built")
         pytest.skip("the C DBM core is not built (set KVRACE_REQUIRE_C=1 to require it)")
     assert backend.C_AVAILABLE
     assert backend.select("c") is C

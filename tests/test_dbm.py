@@ -1,4 +1,4 @@
-"""Tests of ``checker.explorer.dbm`` against brute-force references.
+"""Tests of ``checker.domains.dbm`` against brute-force references.
 
 A reference zone is a list of constraints ``(i, j, c, strict)`` meaning
 ``x_i - x_j < c`` (strict) or ``x_i - x_j <= c`` over clocks ``1..k`` (``x_0 = 0``),
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.explorer import dbm as D
+from checker.domains import dbm as D
 
 pytestmark = pytest.mark.slow
 

@@ -70,13 +70,13 @@ from reference import (
 )
 from syncgen import sync_model
 
-from checker.explorer import CheckResult, Limits, Options, explore
-from checker.explorer.covreach import BreadthFirst, Budget, Passed, Waiting, covreach
-from checker.explorer.ts import Extrapolation, Status, Succ, ZoneTS
+from checker.algorithms.covreach import BreadthFirst, Budget, Passed, Waiting, covreach
+from checker.engines import CheckResult, Limits, Options, explore
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 from checker.model.interface import ModelRuntimeError, State, scaled_bounds
 from checker.model.interp import InterpretedModel
+from checker.semantics.ts import Extrapolation, Status, Succ, ZoneTS
 
 pytestmark = pytest.mark.slow
 
@@ -688,7 +688,7 @@ def test_partitions_explore_exactly_like_one_process(workers: int,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The distributed rounds (partitions storing in the single-process order) give the
     one-process verdict, trace, discrete states, events fired and counts."""
-    from checker.explorer import distributed as dist
+    from checker.engines import distributed as dist
 
     monkeypatch.setattr(dist, "Actors", _InProcess)
     compared = 0

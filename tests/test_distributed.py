@@ -35,10 +35,10 @@ ray = pytest.importorskip("ray")
 from helpers import ROOT, run_cli  # noqa: E402
 from modelgen import model_for_seed  # noqa: E402
 
-from checker.explorer import distributed as dist  # noqa: E402
-from checker.explorer.limits import Limits  # noqa: E402
-from checker.explorer.search import CheckResult, Options, explore  # noqa: E402
+from checker.engines import distributed as dist  # noqa: E402
+from checker.engines.search import CheckResult, Options, explore  # noqa: E402
 from checker.language import load, load_text  # noqa: E402
+from checker.limits import Limits  # noqa: E402
 from checker.model import ir  # noqa: E402
 from checker.model.compiled import SpecModel  # noqa: E402
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-from checker.explorer import Options, backend, explore, search
+from checker.domains import backend
+from checker.engines import Options, explore, search
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 
@@ -126,9 +127,9 @@ def test_the_timed_clock_bounds_pass_explores_far_fewer_states() -> None:
     """The untimed pass lets events happen in orders no timing allows; the timed one
     (a hull zone per state) stays near the timed graph, and the bounds it gives
     explore the same zone graph here."""
-    from checker.explorer.canon import canonizer
-    from checker.explorer.clockbounds import clock_bounds
     from checker.model.interface import scaled_bounds
+    from checker.semantics.canon import canonizer
+    from checker.semantics.clockbounds import clock_bounds
 
     model = flagship(3, 2)
     bounds, _ = scaled_bounds(model.bounds, model.values)
@@ -177,9 +178,9 @@ def test_compiled_core_explores_exactly_like_the_reference(spec: Path) -> None:
 @pytest.mark.slow
 def test_the_timed_pass_falls_back_to_untimed_past_its_memory_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from checker.explorer import clockbounds as liveness
-    from checker.explorer.canon import canonizer
     from checker.model.interface import scaled_bounds
+    from checker.semantics import clockbounds as liveness
+    from checker.semantics.canon import canonizer
 
     model = flagship(2, 2)
     bounds, _ = scaled_bounds(model.bounds, model.values)
@@ -214,7 +215,7 @@ def test_traces_name_symmetric_values_in_order_of_first_mention(spec: Path) -> N
 
 
 def test_a_trace_naming_b_first_is_renamed() -> None:
-    from checker.explorer.traces import TraceStep, renamed
+    from checker.semantics.traces import TraceStep, renamed
 
     model = SpecModel(load(ROOT / "spec" / "sglang" / "immediate_release.kvr"))
     trace = explore(model).trace

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, explore_file
 
-from checker.explorer import Limits, explore
+from checker.engines import Limits, explore
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 

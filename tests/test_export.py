@@ -24,7 +24,7 @@ from helpers import ROOT, run_cli
 from test_reference import TableModel
 
 from checker import api
-from checker.explorer import Options, explore
+from checker.engines import Options, explore
 from checker.export import ExportError, tchecker_text, unfold, uppaal_xml
 from checker.language import load
 from checker.model.compiled import SpecModel

@@ -1,7 +1,8 @@
 """The package's layering rules, read from the import statements of every module:
 only ``checker/smt`` imports z3, only ``checker/language`` imports lark, the
-explorer imports neither the language nor z3, and the presentation layer runs no
-engine (it may name engine types for type checking only)."""
+engine core (``domains``, ``semantics``, ``algorithms``, ``engines``) imports
+neither the language nor z3 and is layered one way, and the presentation layer
+runs no engine (it may name engine types for type checking only)."""
 
 from __future__ import annotations
 
@@ -53,15 +54,30 @@ def test_only_the_language_imports_lark() -> None:
     assert _offenders(mods, ("lark",)) == []
 
 
-def test_the_explorer_imports_neither_the_language_nor_z3() -> None:
-    assert _offenders(_modules("explorer"),
-                      ("lark", "z3", "checker.language", "checker.smt", "checker.cli",
-                       "checker.present", "checker.api")) == []
+_ENGINE_CORE = ("domains", "semantics", "algorithms", "engines")
+_OUTSIDE = ("lark", "z3", "checker.language", "checker.smt", "checker.cli", "checker.present",
+            "checker.api", "checker.view", "checker.simulate")
+
+
+def test_the_engine_core_imports_neither_the_language_nor_z3() -> None:
+    for folder in _ENGINE_CORE:
+        assert _offenders(_modules(folder), _OUTSIDE) == [], folder
+
+
+def test_the_engine_core_is_layered_one_way() -> None:
+    # domains <- semantics <- algorithms <- engines: no folder imports one above it.
+    for i, folder in enumerate(_ENGINE_CORE):
+        above = tuple(f"checker.{f}" for f in _ENGINE_CORE[i + 1:])
+        assert _offenders(_modules(folder), above) == [], folder
+
+
+def test_the_domains_know_no_model() -> None:
+    assert _offenders(_modules("domains"), ("checker.model", "checker.limits")) == []
 
 
 def test_the_presentation_runs_no_engine() -> None:
     assert _offenders(_modules("present"),
-                      ("checker.explorer", "checker.smt", "checker.simulate", "checker.api",
+                      ("checker.engines", "checker.smt", "checker.simulate", "checker.api",
                        "checker.cli", "z3")) == []
 
 
@@ -69,4 +85,4 @@ def test_the_rules_see_imports() -> None:
     # The checker itself must see what it polices.
     assert "z3" in _imports(PACKAGE / "smt" / "synth.py") or any(
         "z3" in i for i in _imports(PACKAGE / "smt" / "poly.py"))
-    assert any(i.startswith("checker.explorer") for i in _imports(PACKAGE / "api.py"))
+    assert any(i.startswith("checker.engines") for i in _imports(PACKAGE / "api.py"))

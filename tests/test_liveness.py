@@ -23,8 +23,8 @@ from helpers import run_cli
 from jsonschema import Draft202012Validator
 
 from checker import api
-from checker.explorer import Limits
-from checker.explorer.liveness import LiveReport, check_liveness
+from checker.algorithms.liveness import LiveReport, check_liveness
+from checker.engines import Limits
 from checker.language import load, load_text
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel

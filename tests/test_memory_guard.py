@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.explorer.limits import (
+from checker.limits import (
     LimitHit,
     MemoryGuard,
     MemoryLimitHit,

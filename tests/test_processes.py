@@ -15,7 +15,7 @@ from helpers import ROOT
 
 from checker.api import check, load_spec
 from checker.cli import main
-from checker.explorer import Options
+from checker.engines import Options
 from checker.language import load_text
 from checker.model import trace as tr
 from checker.render import sequence_dot

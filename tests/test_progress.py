@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
-from checker.explorer import Stats
+from checker.engines import Stats
 from checker.progress import Progress, mode_for
 from checker.smt import synth as sy
 

@@ -8,7 +8,7 @@ import pytest
 from helpers import check_text
 
 from checker.api import check
-from checker.explorer import Options
+from checker.engines import Options
 from checker.language import load_text
 
 RESPONSE = """

@@ -20,8 +20,8 @@ from modelgen import model_for_seed
 from reference import INCONCLUSIVE, MODEL_ERROR, reference_explore
 
 from checker import api
-from checker.explorer import Limits, Options, explore
-from checker.explorer.search import REACHABLE, UNREACHABLE
+from checker.engines import Limits, Options, explore
+from checker.engines.search import REACHABLE, UNREACHABLE
 from checker.language import load_text
 from checker.model import ir
 from checker.model.compiled import SpecModel

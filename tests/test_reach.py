@@ -1,6 +1,6 @@
 """The shared reachability loop and the trace semantics stated once.
 
-* :func:`checker.explorer.covreach.covreach` runs over any symbolic transition
+* :func:`checker.algorithms.covreach.covreach` runs over any symbolic transition
   system: one over a toy domain (no clocks at all) turns it into plain discrete
   reachability, and its waiting list and store behave as documented;
 * :func:`checker.model.timeline.timeline` is the one statement of a trace's
@@ -15,8 +15,7 @@ from fractions import Fraction
 import pytest
 from helpers import ROOT
 
-from checker.explorer import search
-from checker.explorer.covreach import (
+from checker.algorithms.covreach import (
     BreadthFirst,
     Budget,
     DepthFirst,
@@ -25,12 +24,13 @@ from checker.explorer.covreach import (
     covreach,
     waiting_list,
 )
-from checker.explorer.traces import TraceStep, replay_zone
-from checker.explorer.ts import DomainTS, Status, Succ
+from checker.engines import search
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.model.interface import ClockAtom, Edge, State, Symmetry, scaled_bounds
 from checker.model.timeline import Elapse, Holds, Reset, TraceShape, timeline
+from checker.semantics.traces import TraceStep, replay_zone
+from checker.semantics.ts import DomainTS, Status, Succ
 from checker.smt import synth
 from checker.smt.timing import timestamps
 
@@ -166,7 +166,7 @@ def test_every_engine_runs_the_shared_loop() -> None:
     system, with a goal."""
     import inspect
 
-    from checker.explorer import distributed
+    from checker.engines import distributed
     from checker.smt import zones
 
     assert "covreach(" in inspect.getsource(search.ZoneCheck.search)

@@ -14,8 +14,8 @@ import pytest
 from checker import errors
 from checker.api import Limits, check, state_graph
 from checker.cli import main
-from checker.explorer.limits import LimitHit, LimitKind
 from checker.language import load_text
+from checker.limits import LimitHit, LimitKind
 from checker.model.compiled import SpecModel
 from checker.present import jsonout
 from checker.results import PropertyKind, PropertyRef, Verdict
@@ -119,9 +119,9 @@ def test_a_limit_says_which_limit() -> None:
 def test_one_exception_root() -> None:
     from checker.cli.signals import Interrupted
     from checker.diagnostics import SpecError
-    from checker.explorer.distributed import RayMissing
-    from checker.explorer.limits import MemoryLimitHit
+    from checker.engines.distributed import RayMissing
     from checker.export import ExportError
+    from checker.limits import MemoryLimitHit
     from checker.model.compiled import ParamError
     from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
     from checker.model.ir import TooManyBranches
@@ -154,7 +154,7 @@ def test_presentation_runs_no_engine() -> None:
     code = ("import sys, checker.present.text, checker.present.jsonout, checker.present.dot,"
             " checker.present.reports; "
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('z3', 'lark') "
-            "or m.startswith(('checker.explorer', 'checker.language', 'checker.smt',"
+            "or m.startswith(('checker.engines', 'checker.language', 'checker.smt',"
             " 'checker.api', 'checker.simulate', 'checker.model.compiled', 'checker.cli'))); "
             "print(','.join(bad))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -19,7 +19,7 @@ from helpers import ROOT, run_cli
 from oracle import compare_models
 from reference import reference_explore
 
-from checker.explorer import explore
+from checker.engines import explore
 from checker.language import load, load_text
 from checker.model import compiled as compiled_mod
 from checker.model import ir

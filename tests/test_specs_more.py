@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from helpers import check_sglang, check_variant, edited, labels
 
-from checker.explorer import Options
+from checker.engines import Options
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.smt import synth as sy

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import pytest
 
-from checker.explorer import Limits, Options, explore
+from checker.engines import Limits, Options, explore
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.smt.poly import Lin

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from checker import api, cli
-from checker.explorer import Stats
+from checker.engines import Stats
 from tools import artifacts
 from tools.artifacts import tutorial
 

@@ -678,9 +678,9 @@ def test_a_spec_named_like_a_placeholder_views(tmp_path: Path) -> None:
 
 def _replayed_zone(run: steps.Run, i: int) -> list[str]:
     """The zone after step ``i`` replayed from the initial state (the reference)."""
-    from checker.explorer import dbm
-    from checker.explorer.traces import TraceStep, replay_zone
+    from checker.domains import dbm
     from checker.model.interface import ModelRuntimeError, scaled_bounds
+    from checker.semantics.traces import TraceStep, replay_zone
 
     bounds, scale = scaled_bounds(run.model.bounds, run.model.values)
     trail = [TraceStep(None, "initial", None, run.states[0])] + [

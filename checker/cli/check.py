@@ -23,8 +23,8 @@ from checker.cli.common import (
     side_output,
     write_json,
 )
+from checker.engines.distributed import Cluster, DistStats, RayMissing
 from checker.errors import UsageError
-from checker.explorer.distributed import Cluster, DistStats, RayMissing
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import ParamError

@@ -14,8 +14,8 @@ from typing import TextIO
 
 from checker.cli.values import parse_param
 from checker.diagnostics import SpecError, printable
+from checker.engines import Limits, Options, Stats
 from checker.errors import KvraceError, UsageError
-from checker.explorer import Limits, Options, Stats
 from checker.language import load
 from checker.model import ir
 from checker.model.compiled import ParamError, SpecModel

@@ -19,7 +19,7 @@ from checker.cli.common import (
 )
 from checker.cli.synth import watching_synth
 from checker.diagnostics import SpecError
-from checker.explorer import Options
+from checker.engines import Options
 from checker.present import jsonout, text
 from checker.present.reports import ProveReport
 from checker.results import ProofStatus

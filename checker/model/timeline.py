@@ -15,7 +15,7 @@ time when there are instants ``0 = t_0 <= t_1 <= ... <= t_k`` such that
 
 :func:`timeline` spells this out as a sequence of operations — time passes,
 atoms hold, clocks are reset — that each engine interprets in its own terms: the
-exact zone replay of a trace (DBMs, :func:`checker.explorer.traces.replay_zone`),
+exact zone replay of a trace (DBMs, :func:`checker.semantics.traces.replay_zone`),
 its timestamps (Z3, :func:`checker.smt.timing.timestamps`) and the parameter
 region in which it is feasible (polyhedra, :func:`checker.smt.synth.trace_region`,
 ``--explain``).

@@ -34,7 +34,7 @@ from checker.results import ProofStatus, PropertyKind, PropertyRef, Verdict
 
 if TYPE_CHECKING:
     from checker.api import LivenessRun, Outcome, QueryOutcome
-    from checker.explorer import Stats
+    from checker.engines import Stats
     from checker.model.compiled import SpecModel
     from checker.present.reports import ProveReport, SimReport, SynthReport
     from checker.simulate.runner import SimResult

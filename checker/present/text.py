@@ -16,7 +16,7 @@ from checker.results import ProofStatus, QueryStatus, Verdict
 
 if TYPE_CHECKING:
     from checker.api import LivenessRun, Outcome
-    from checker.explorer import Stats
+    from checker.engines import Stats
     from checker.model.compiled import SpecModel
     from checker.present.reports import ProveReport, SimReport, Sweep, SynthReport
     from checker.simulate import SimConfig

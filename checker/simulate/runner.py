@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from multiprocessing import get_context
 
-from checker.explorer.search import VIOLATED
-from checker.explorer.traces import TraceStep
+from checker.engines.search import VIOLATED
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
+from checker.semantics.traces import TraceStep
 from checker.simulate.engine import ENDS, VIOLATION, RunResult, SimConfig, Simulator
 from checker.simulate.stats import Sprt, clopper_pearson
 
@@ -205,7 +205,7 @@ def _exact_time(t: float) -> Fraction:
 
 
 def trace_steps(model: SpecModel, run: RunResult) -> list[TraceStep]:
-    """The discrete run of a violating ``run``, for :func:`~checker.explorer.traces.replay_zone`."""
+    """The discrete run of a violating ``run``, for :func:`checker.semantics.traces.replay_zone`."""
     assert run.path is not None
     out: list[TraceStep] = []
     for e, s, _ in run.path:

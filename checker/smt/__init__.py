@@ -10,7 +10,7 @@
   difference systems synthesis queries most (a probe valuation without an
   infeasible cycle, or a short cycle infeasible throughout the parameters);
 * :mod:`checker.smt.zones` — the polyhedra as a zone domain of the shared
-  reachability loop (:mod:`checker.explorer.covreach`);
+  reachability loop (:mod:`checker.algorithms.covreach`);
 * :mod:`checker.smt.synth` — parametric zone exploration (EFsynth):
   ``prove`` and ``synth``.
 

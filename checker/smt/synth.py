@@ -5,7 +5,7 @@ convex polyhedron over the live clocks *and* the free parameters,
 :class:`checker.smt.zones.PolyTS`: the same successor relation as the zone
 explorer's — guard, reset, move to the target's live clocks, target deadlines,
 time elapse, deadlines again — but with the parameters symbolic) with the loop
-every engine runs (:func:`checker.explorer.covreach.covreach`), under a goal
+every engine runs (:func:`checker.algorithms.covreach.covreach`), under a goal
 (:class:`BadRegion`) that collects instead of stopping.  Every state where a
 property breaks contributes its projection onto the parameters to the *bad*
 region; the safe region is the declared ranges minus the bad region.
@@ -44,14 +44,14 @@ from fractions import Fraction
 
 import z3
 
-from checker.explorer.canon import canonizer
-from checker.explorer.clockbounds import live_clocks
-from checker.explorer.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
-from checker.explorer.limits import LimitHit, Limits
-from checker.explorer.ts import Label, LabelKind, Status, Succ
+from checker.algorithms.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
+from checker.limits import LimitHit, Limits
 from checker.model.interface import GT, LE, LT, ClockAtom, TimedModel
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 from checker.results import ProofStatus
+from checker.semantics.canon import canonizer
+from checker.semantics.clockbounds import live_clocks
+from checker.semantics.ts import Label, LabelKind, Status, Succ
 from checker.smt.poly import (
     Lin,
     OutOfTime,
@@ -86,7 +86,7 @@ class SynthStats:
 
 STATS_OBSERVERS: list[Callable[[Stats], None]] = []
 """Each is called with a parametric exploration's statistics (the reachability loop's
-:class:`~checker.explorer.covreach.Stats`: ``stored`` counts the symbolic states) when
+:class:`~checker.algorithms.covreach.Stats`: ``stored`` counts the symbolic states) when
 it starts; the object is then updated in place as the exploration runs (the command
 line reads it for its progress display).  Empty by default."""
 

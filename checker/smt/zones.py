@@ -1,5 +1,5 @@
 """Zones as convex polyhedra over clocks *and* parameters: the parametric
-explorer's :class:`checker.explorer.ts.ZoneDomain`, and its symbolic transition
+explorer's :class:`checker.semantics.ts.ZoneDomain`, and its symbolic transition
 system (:class:`PolyTS`).
 
 A zone is a conjunction of linear constraints (:class:`checker.smt.poly.Lin`)
@@ -17,8 +17,6 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from checker.explorer.canon import Canonizer
-from checker.explorer.ts import DomainTS, Label, LabelKind, Status, Succ
 from checker.model.interface import (
     GT,
     LE,
@@ -31,6 +29,8 @@ from checker.model.interface import (
     Symmetry,
     TimedModel,
 )
+from checker.semantics.canon import Canonizer
+from checker.semantics.ts import DomainTS, Label, LabelKind, Status, Succ
 from checker.smt.lin import Lin, clock_var, param_var
 from checker.smt.poly import (
     Z3Context,
@@ -100,7 +100,7 @@ class PolyFrame:
 
 
 class PolyZones:
-    """The :class:`checker.explorer.ts.ZoneDomain` of the parametric explorer."""
+    """The :class:`checker.semantics.ts.ZoneDomain` of the parametric explorer."""
 
     def __init__(self, model: TimedModel, free: Sequence[str], ctx: Z3Context,
                  live: Mapping[State, int] | None, canon: Canonizer | None) -> None:
@@ -378,7 +378,7 @@ class PolyTS(DomainTS[Poly, PolyFrame]):
 
     Labels carry the polyhedron where they hold (:class:`PieceLabel`).  They are
     costly here, and EFsynth needs them for stored states only: a successor's come
-    in :attr:`~checker.explorer.ts.Succ.deferred`, a state's deadlocks from
+    in :attr:`~checker.semantics.ts.Succ.deferred`, a state's deadlocks from
     :meth:`deadlocks`, when the search asks.  An initial state that breaks a deadline
     for some parameters is a TIMELOCK node labelled with them (followed by its OK
     node for the other parameters, if any).  ``check_time`` ends the run at its time

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from checker.domains import dbm
 from checker.errors import KvraceError
-from checker.explorer import dbm
-from checker.explorer.traces import constrain_atoms
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
@@ -39,6 +38,7 @@ from checker.model.interface import (
     scaled_bounds,
 )
 from checker.results import Verdict
+from checker.semantics.traces import constrain_atoms
 
 __all__ = ["Choice", "Run", "RunError", "Window", "check_info", "lasso_info", "run_of_trace",
            "view_json"]
@@ -331,7 +331,7 @@ class Run:
 
 def zone_lines(d: dbm.Dbm, n: int, names: Sequence[str], scale: int) -> list[str]:
     """The non-trivial constraints of a canonical DBM whose bounds are scaled by
-    ``scale``, one per line, in real units (as :func:`checker.explorer.dbm.to_str`)."""
+    ``scale``, one per line, in real units (as :func:`checker.domains.dbm.to_str`)."""
     if dbm.is_empty(d, n):
         return ["false"]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from checker.api import Outcome, check
 from checker.cli import main
-from checker.explorer import Options, explore
-from checker.explorer.search import CheckResult
+from checker.engines import Options, explore
+from checker.engines.search import CheckResult
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import api
-from checker.explorer import Options
+from checker.engines import Options
 from checker.model.compiled import SpecModel
 from checker.smt import synth as sy
 from tools.artifacts.counterexamples import liveness_violation, summary_line

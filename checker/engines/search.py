@@ -1,14 +1,14 @@
 """The zone explorer: reachability over the zone graph of a timed model.
 
 A symbolic state is a discrete state and a zone: a canonical DBM over the
-clocks that are *live* in that discrete state (:mod:`checker.explorer.zones`).
+clocks that are *live* in that discrete state (:mod:`checker.semantics.zones`).
 The successors and their labels are the zone graph's
-(:class:`checker.explorer.ts.ZoneTS`), the loop is the one every engine runs
-(:func:`checker.explorer.covreach.covreach`); this module's :class:`FirstViolation`
+(:class:`checker.semantics.ts.ZoneTS`), the loop is the one every engine runs
+(:func:`checker.algorithms.covreach.covreach`); this module's :class:`FirstViolation`
 goal stops at the first violation.
 Exploration proceeds as in UPPAAL and TChecker:
 
-1. **Clock bounds** (:mod:`checker.explorer.clockbounds`): a pre-pass (timed, with
+1. **Clock bounds** (:mod:`checker.semantics.clockbounds`): a pre-pass (timed, with
    one hull zone per discrete state, for models with few clocks; untimed
    otherwise) gives, per discrete state, its live clocks and local LU bounds.
 2. **Zones.**  Successor: intersect with the edge's guard, reset, move to the
@@ -18,7 +18,7 @@ Exploration proceeds as in UPPAAL and TChecker:
 3. **Covering.**  A new zone included in a stored zone of the same discrete
    state is dropped; stored zones the new one includes are retired, and are not
    expanded if they are still waiting.
-4. **Symmetry** (:mod:`checker.explorer.canon`): each symbolic state is
+4. **Symmetry** (:mod:`checker.semantics.canon`): each symbolic state is
    replaced by a canonical image under the permutations of symmetric values,
    found by sorting the values by signature, not by trying every permutation.
 5. **Properties** are checked when a state is generated, so in breadth-first
@@ -44,14 +44,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from checker.algorithms.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
+from checker.domains import backend, dbm
 from checker.errors import KvraceError
-from checker.explorer import backend, dbm
-from checker.explorer.canon import Canonizer, canonizer
-from checker.explorer.clockbounds import Liveness, clock_bounds, live_clocks
-from checker.explorer.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
-from checker.explorer.limits import MAX_ZONE_MB, LimitHit, LimitKind, Limits, peak_rss_mb
-from checker.explorer.traces import PathStep, TraceStep, concrete, renamed, replay_zone
-from checker.explorer.ts import (
+from checker.limits import MAX_ZONE_MB, LimitHit, LimitKind, Limits, peak_rss_mb
+from checker.model.interface import Edge, ModelRuntimeError, State, TimedModel, scaled_bounds
+from checker.results import PropertyKind, PropertyRef, QueryStatus, Verdict
+from checker.semantics.canon import Canonizer, canonizer
+from checker.semantics.clockbounds import Liveness, clock_bounds, live_clocks
+from checker.semantics.traces import PathStep, TraceStep, concrete, renamed, replay_zone
+from checker.semantics.ts import (
     ALL_LABELS,
     DEADLOCK_MESSAGE,
     Extrapolation,
@@ -62,8 +64,6 @@ from checker.explorer.ts import (
     deadlocked,
     property_of,
 )
-from checker.model.interface import Edge, ModelRuntimeError, State, TimedModel, scaled_bounds
-from checker.results import PropertyKind, PropertyRef, QueryStatus, Verdict
 
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR = (
     Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.ERROR)
@@ -160,7 +160,7 @@ class CheckResult:
     with :attr:`Options.query`)."""
     distributed: object | None = None
     """With ``--workers``/``--ray``: what the distribution cost
-    (:class:`checker.explorer.distributed.DistStats`)."""
+    (:class:`checker.engines.distributed.DistStats`)."""
     ref: PropertyRef | None = None
     """With VIOLATED: the violated property, typed (its kind, name and instance)."""
     limit_kind: LimitKind | None = None

@@ -1,20 +1,18 @@
 """Zones as difference-bound matrices: the zone explorer's :class:`ZoneDomain`.
 
 A zone of a discrete state ranges over that state's *live* clocks only (from
-the clock-bounds pass, :mod:`checker.explorer.clockbounds`); its extrapolation
+the clock-bounds pass, :mod:`checker.semantics.clockbounds`); its extrapolation
 uses the state's local LU bounds (Extra+_LU), or the global maximal constants
 (Extra_M) when asked.  The DBM operations themselves are the compiled core's
-or the Python reference's (:mod:`checker.explorer.backend`).
+or the Python reference's (:mod:`checker.domains.backend`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from checker.explorer import backend, dbm
-from checker.explorer.canon import Canonizer
-from checker.explorer.clockbounds import Liveness
-from checker.explorer.limits import LimitHit, zone_over_limit
+from checker.domains import backend, dbm
+from checker.limits import LimitHit, zone_over_limit
 from checker.model.interface import (
     GE,
     LE,
@@ -26,6 +24,8 @@ from checker.model.interface import (
     Symmetry,
     TimedModel,
 )
+from checker.semantics.canon import Canonizer
+from checker.semantics.clockbounds import Liveness
 
 FRAME_CACHE = 1 << 17
 """Frames kept before the cache is emptied (they are cheap to recompute)."""
@@ -63,7 +63,7 @@ class Frame:
 
 
 class DbmZones:
-    """The :class:`checker.explorer.ts.ZoneDomain` of the zone explorer."""
+    """The :class:`checker.semantics.ts.ZoneDomain` of the zone explorer."""
 
     def __init__(self, model: TimedModel, bounds: Sequence[int], max_memory_mb: int | None,
                  canon: Canonizer | None, live: Liveness, ops: backend.DbmOps,

@@ -18,7 +18,7 @@ from checker.errors import Inconclusive
 from checker.model.interface import LimitReached
 
 if TYPE_CHECKING:
-    from checker.explorer.covreach import Stats
+    from checker.algorithms.covreach import Stats
 
 MAX_ZONE_MB = 4096
 """Without --max-memory, the largest zone (difference-bound matrix) a run may build."""

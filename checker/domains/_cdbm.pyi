@@ -1,4 +1,4 @@
-"""Type stub of the compiled DBM core (``_cdbm.c``); see :mod:`checker.explorer.dbm`.
+"""Type stub of the compiled DBM core (``_cdbm.c``); see :mod:`checker.domains.dbm`.
 
 Every function has the name, signature and semantics of the one in ``dbm.py``.
 Bounds must be ``dbm.INF`` or below ``2**BOUND_LIMIT_BITS`` in magnitude, else
@@ -7,7 +7,7 @@ OverflowError; a function that raises leaves its list arguments unchanged.
 
 from collections.abc import Sequence
 
-from checker.explorer.dbm import Dbm
+from checker.domains.dbm import Dbm
 
 INF: int
 """``dbm.INF`` (``1 << 127``), the "no bound" entry."""

@@ -6,7 +6,7 @@ initial nodes and the successors of a node (:meth:`SymbolicTS.next`), each a
 :class:`Succ`: the target node, the edge that leads there, a :class:`Status`,
 and the *labels* of the target (:class:`Label`: the properties it breaks, the
 queries it answers).  What a violation is, is decided here, once; the
-algorithms (:mod:`checker.explorer.covreach`, liveness) only decide what to do
+algorithms (:mod:`checker.algorithms.covreach`, liveness) only decide what to do
 with a labelled successor.
 
 The successor of a node by an edge is computed the same way in every domain
@@ -27,10 +27,7 @@ from dataclasses import dataclass
 from math import isqrt
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
-from checker.explorer import backend, dbm
-from checker.explorer.canon import Canonizer
-from checker.explorer.clockbounds import EDGE_CACHE, Liveness
-from checker.explorer.zones import DbmZones, Frame
+from checker.domains import backend, dbm
 from checker.model.interface import (
     ClockAtom,
     Edge,
@@ -39,6 +36,9 @@ from checker.model.interface import (
     Symmetry,
     TimedModel,
 )
+from checker.semantics.canon import Canonizer
+from checker.semantics.clockbounds import EDGE_CACHE, Liveness
+from checker.semantics.zones import DbmZones, Frame
 
 Z = TypeVar("Z")
 """A zone."""
@@ -328,7 +328,7 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
     def arrive(self, s: State, f: Frame, z: dbm.Dbm, edge: Edge | None, branch: int
                ) -> Succ[dbm.Dbm]:
         """Label the exact zone (deadlock is judged there, before extrapolation: see
-        :mod:`checker.explorer.search`), then abstract and canonicalise it."""
+        :mod:`checker.engines.search`), then abstract and canonicalise it."""
         labels = self.labels(s, f, z)
         dz = self.dz
         exact = list(z) if self.keep_exact else None

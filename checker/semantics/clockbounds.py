@@ -29,7 +29,7 @@ The pass over-approximates the reachable graph, in one of two ways:
   which can be many times larger when timing orders the events.
 
 The pass runs under the same limits as the search (a
-:class:`~checker.explorer.limits.Budget`, with a states limit of its own); when it stops early every
+:class:`~checker.limits.Budget`, with a states limit of its own); when it stops early every
 clock counts as live with the model's largest constant, which is still exact.
 """
 
@@ -38,11 +38,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 
+from checker.domains.backend import DbmOps
+from checker.domains.dbm import LE_ZERO, Dbm, bound
 from checker.errors import KvraceError
-from checker.explorer.backend import DbmOps
-from checker.explorer.canon import Canonizer
-from checker.explorer.dbm import LE_ZERO, Dbm, bound
-from checker.explorer.limits import Budget, LimitHit, Limits, MemoryLimitHit
+from checker.limits import Budget, LimitHit, Limits, MemoryLimitHit
 from checker.model.interface import (
     LE,
     LT,
@@ -53,6 +52,7 @@ from checker.model.interface import (
     Symmetry,
     TimedModel,
 )
+from checker.semantics.canon import Canonizer
 
 EDGE_CACHE = 1 << 16
 """How many discrete states' edges are memoised (the search expands a state once per zone)."""

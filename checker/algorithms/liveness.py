@@ -52,12 +52,8 @@ from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from checker.explorer import dbm
-from checker.explorer.clockbounds import clock_bounds
-from checker.explorer.limits import Budget, LimitHit, Limits, peak_rss_mb
-from checker.explorer.traces import PathStep, TraceStep, concrete
-from checker.explorer.ts import Extrapolation, LabelKind, Status, Succ, ZoneTS, deadlocked
-from checker.explorer.zones import Frame
+from checker.domains import dbm
+from checker.limits import Budget, LimitHit, Limits, peak_rss_mb
 from checker.model.interface import (
     GE,
     GT,
@@ -75,6 +71,10 @@ from checker.model.interface import (
     Violation,
     scaled_bounds,
 )
+from checker.semantics.clockbounds import clock_bounds
+from checker.semantics.traces import PathStep, TraceStep, concrete
+from checker.semantics.ts import Extrapolation, LabelKind, Status, Succ, ZoneTS, deadlocked
+from checker.semantics.zones import Frame
 
 
 class LiveStatus(str, enum.Enum):

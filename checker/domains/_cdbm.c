@@ -1,5 +1,5 @@
 /*
- * _cdbm: the compiled core of checker.explorer.dbm.
+ * _cdbm: the compiled core of checker.domains.dbm.
  *
  * Every function here has the name, the signature and the semantics of the
  * function of the same name in dbm.py, which stays the reference.  DBMs are the
@@ -653,7 +653,7 @@ extrapolate_m_buf(bnd *d, Py_ssize_t n, const bnd *m, Py_ssize_t *idx)
 PyDoc_STRVAR(canonicalize_doc,
 "canonicalize($module, d, n)\n--\n\n"
 "Close d in place (Floyd-Warshall); return False if the zone is empty.\n"
-"See checker.explorer.dbm.canonicalize.");
+"See checker.domains.dbm.canonicalize.");
 
 static PyObject *
 c_canonicalize(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -718,7 +718,7 @@ c_is_empty(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 PyDoc_STRVAR(constrain_doc,
 "constrain($module, d, n, i, j, b)\n--\n\n"
 "Intersect the canonical DBM d with x_i - x_j (b), in place; False if empty\n"
-"(d then unchanged).  See checker.explorer.dbm.constrain.");
+"(d then unchanged).  See checker.domains.dbm.constrain.");
 
 static PyObject *
 c_constrain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1158,7 +1158,7 @@ done:
 PyDoc_STRVAR(subtract_doc,
 "subtract($module, a, b, n)\n--\n\n"
 "The difference a \\ b of two canonical DBMs as a list of canonical DBMs, in the\n"
-"order of checker.explorer.dbm.subtract.");
+"order of checker.domains.dbm.subtract.");
 
 static PyObject *
 c_subtract(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1274,7 +1274,7 @@ read_consts(PyObject *seq, Py_ssize_t n, Py_ssize_t first, int negative_inf,
 PyDoc_STRVAR(extrapolate_lu_doc,
 "extrapolate_lu($module, d, n, lower, upper)\n--\n\n"
 "Apply Extra+_LU to the canonical DBM d in place, then re-canonicalize.\n"
-"See checker.explorer.dbm.extrapolate_lu.");
+"See checker.domains.dbm.extrapolate_lu.");
 
 static PyObject *
 c_extrapolate_lu(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -1319,7 +1319,7 @@ done:
 PyDoc_STRVAR(extrapolate_m_doc,
 "extrapolate_m($module, d, n, m)\n--\n\n"
 "Apply classic Extra_M (per-clock maximal constants m) to d in place, then\n"
-"re-canonicalize.  See checker.explorer.dbm.extrapolate_m.");
+"re-canonicalize.  See checker.domains.dbm.extrapolate_m.");
 
 static PyObject *
 c_extrapolate_m(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -1389,7 +1389,7 @@ PyDoc_STRVAR(post_doc,
 "post($module, z, n, guard, keep, m, inv)\n--\n\n"
 "The zone reached from the canonical z by one discrete step (guard, clocks carried\n"
 "over by keep, others reset, invariant, time elapse, invariant), or None if empty.\n"
-"See checker.explorer.dbm.post.");
+"See checker.domains.dbm.post.");
 
 static PyObject *
 c_post(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1538,7 +1538,7 @@ static PyMethodDef cdbm_methods[] = {
 };
 
 PyDoc_STRVAR(cdbm_doc,
-"The compiled core of checker.explorer.dbm: the same functions on the same\n"
+"The compiled core of checker.domains.dbm: the same functions on the same\n"
 "list-of-int DBMs, for entries below 2**62 in magnitude (or dbm.INF).");
 
 static struct PyModuleDef cdbm_module = {

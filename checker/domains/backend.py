@@ -1,7 +1,7 @@
 """The implementation of the DBM operations: the compiled core or the Python reference.
 
-:mod:`checker.explorer.dbm` is the reference implementation, in pure Python, of the
-difference-bound-matrix operations.  ``checker.explorer._cdbm`` (built from
+:mod:`checker.domains.dbm` is the reference implementation, in pure Python, of the
+difference-bound-matrix operations.  ``checker.domains._cdbm`` (built from
 ``_cdbm.c`` when kvrace is installed, if a C compiler is available) implements the
 same functions, with the same signatures, on the same ``list[int]`` DBMs, and gives
 the same results, but only for bounds below ``2**62`` in magnitude: larger ones
@@ -19,8 +19,8 @@ import os
 from collections.abc import Sequence
 from typing import Protocol
 
-from checker.explorer import dbm
-from checker.explorer.dbm import Dbm
+from checker.domains import dbm
+from checker.domains.dbm import Dbm
 
 __all__ = ["C_AVAILABLE", "ENV_VAR", "MAX_C_BOUND", "DbmOps", "fits", "select"]
 
@@ -35,9 +35,9 @@ any zone over fewer than about a million clocks stays far below ``2**62``."""
 
 
 class DbmOps(Protocol):
-    """The DBM operations an implementation provides (see :mod:`checker.explorer.dbm`
-    for their meaning).  Both :mod:`checker.explorer.dbm` and the compiled
-    ``checker.explorer._cdbm`` module satisfy it."""
+    """The DBM operations an implementation provides (see :mod:`checker.domains.dbm`
+    for their meaning).  Both :mod:`checker.domains.dbm` and the compiled
+    ``checker.domains._cdbm`` module satisfy it."""
 
     def canonicalize(self, d: Dbm, n: int) -> bool: ...
 
@@ -84,7 +84,7 @@ class DbmOps(Protocol):
 
 def _load_c() -> DbmOps | None:
     try:
-        from checker.explorer import _cdbm
+        from checker.domains import _cdbm
     except ImportError:
         return None
     return _cdbm
@@ -93,7 +93,7 @@ def _load_c() -> DbmOps | None:
 _C_CORE: DbmOps | None = _load_c()
 
 C_AVAILABLE: bool = _C_CORE is not None
-"""Whether the compiled core ``checker.explorer._cdbm`` was built and imports."""
+"""Whether the compiled core ``checker.domains._cdbm`` was built and imports."""
 
 _PYTHON: DbmOps = dbm
 
@@ -109,7 +109,7 @@ def select(name: str | None = None) -> DbmOps:
     """The DBM implementation called ``name``.
 
     ``"c"`` is the compiled core (ImportError if it was not built), ``"python"`` the
-    reference :mod:`checker.explorer.dbm`.  ``None`` picks the compiled core when it
+    reference :mod:`checker.domains.dbm`.  ``None`` picks the compiled core when it
     is available, unless the environment variable ``KVRACE_DBM`` is ``python``.
     Other names raise ValueError.  The caller still has to check :func:`fits`
     before using the compiled core.
@@ -123,7 +123,7 @@ def select(name: str | None = None) -> DbmOps:
     if name == "c":
         if _C_CORE is None:
             raise ImportError(
-                "the C DBM core checker.explorer._cdbm is not built: reinstall kvrace"
+                "the C DBM core checker.domains._cdbm is not built: reinstall kvrace"
                 " (pip install -e .) on a machine with a C compiler and the Python"
                 " headers, or use the 'python' DBM implementation"
             )

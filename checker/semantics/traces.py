@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checker.explorer import dbm
+from checker.domains import dbm
 from checker.model.interface import GT, LE, LT, ClockAtom, Edge, State, Symmetry, TimedModel
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 

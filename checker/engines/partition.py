@@ -1,8 +1,8 @@
-"""One partition of the distributed explorer's store (:mod:`checker.explorer.distributed`):
+"""One partition of the distributed explorer's store (:mod:`checker.engines.distributed`):
 the worker that a Ray actor runs.
 
-It runs the zone explorer's own parts (:class:`~checker.explorer.search.ZoneCheck`):
-successors from its zone graph (:meth:`~checker.explorer.ts.SymbolicTS.next`), what
+It runs the zone explorer's own parts (:class:`~checker.engines.search.ZoneCheck`):
+successors from its zone graph (:meth:`~checker.semantics.ts.SymbolicTS.next`), what
 they break from their labels, nodes queued by its goal, limits by its budget.  What it
 adds is the exchange: successors shipped to the partition that owns their discrete
 state, stored there in the single-process order (their keys), and candidate
@@ -19,13 +19,13 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from checker.explorer.covreach import Stats
-from checker.explorer.dbm import Dbm
-from checker.explorer.limits import LimitHit, Limits, peak_rss_mb
-from checker.explorer.raysession import reset_peak_memory
-from checker.explorer.search import Options, ZoneCheck
-from checker.explorer.ts import Extrapolation, Status, deadlocked, property_of
+from checker.algorithms.covreach import Stats
+from checker.domains.dbm import Dbm
+from checker.engines.raysession import reset_peak_memory
+from checker.engines.search import Options, ZoneCheck
+from checker.limits import LimitHit, Limits, peak_rss_mb
 from checker.model.interface import ModelRuntimeError, State, Symmetry, TimedModel
+from checker.semantics.ts import Extrapolation, Status, deadlocked, property_of
 
 ModelBuilder = Callable[[], TimedModel]
 """Builds the model in a worker (a picklable callable: the generated code of a compiled

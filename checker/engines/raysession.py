@@ -1,5 +1,5 @@
 """The boundary with Ray: starting or joining a Ray session and running the workers of
-:mod:`checker.explorer.distributed` as Ray actors.
+:mod:`checker.engines.distributed` as Ray actors.
 
 Ray is an optional dependency (``pip install 'kvrace[ray]'``), imported here only, and
 lazily.  Its API is untyped: the module, actor handles and object references are
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import Inconclusive, UsageError
-from checker.explorer.limits import LimitHit
+from checker.limits import LimitHit
 
 ActorHandle = Any
 """A Ray actor handle (Ray's API is untyped)."""

@@ -2,7 +2,7 @@
 
 ``kvrace check SPEC --workers N`` (a local Ray instance with N CPUs) and
 ``--ray ADDRESS`` (an existing Ray cluster; ``auto`` finds the local one) run the
-search of :mod:`checker.explorer.search` in N Ray actors.  Ray is an optional
+search of :mod:`checker.engines.search` in N Ray actors.  Ray is an optional
 dependency (``pip install 'kvrace[ray]'``); it is imported here only, and lazily.
 
 **Partition.**  A symbolic state belongs to the worker ``hash(state) % N`` of its
@@ -43,10 +43,9 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from checker.explorer.covreach import Passed, Stats
-from checker.explorer.limits import LimitHit, Limits
-from checker.explorer.partition import Candidate, Found, ModelBuilder, Partition, Summary
-from checker.explorer.raysession import (
+from checker.algorithms.covreach import Passed, Stats
+from checker.engines.partition import Candidate, Found, ModelBuilder, Partition, Summary
+from checker.engines.raysession import (
     ActorHandle,
     Actors,
     Cluster,
@@ -56,7 +55,7 @@ from checker.explorer.raysession import (
     init_local,
     package_root,
 )
-from checker.explorer.search import (
+from checker.engines.search import (
     ERROR,
     HOLDS,
     INCONCLUSIVE,
@@ -65,12 +64,13 @@ from checker.explorer.search import (
     Options,
     ZoneCheck,
 )
-from checker.explorer.traces import TraceStep
-from checker.explorer.ts import (
+from checker.limits import LimitHit, Limits
+from checker.model.interface import TimedModel
+from checker.semantics.traces import TraceStep
+from checker.semantics.ts import (
     DEADLOCK_MESSAGE,
     Extrapolation,
 )
-from checker.model.interface import TimedModel
 
 __all__ = ["Cluster", "DistStats", "ModelBuilder", "RayMissing", "connect",
            "explore_distributed", "init_local", "package_root"]
@@ -357,7 +357,7 @@ def _ranks(keys: Sequence[bytes]) -> list[bytes]:
 def explore_distributed(model: TimedModel, build: ModelBuilder, cluster: Cluster,
                         limits: Limits | None = None, options: Options | None = None
                         ) -> CheckResult:
-    """Explore like :func:`checker.explorer.search.explore`, breadth-first, on Ray:
+    """Explore like :func:`checker.engines.search.explore`, breadth-first, on Ray:
     the same verdict, property, trace and discrete states (see the module docstring).
     ``model`` is the driver's copy (for traces); ``build`` makes each worker's.  Raises
     :class:`RayMissing` when Ray is not installed."""

@@ -3,11 +3,11 @@
 ``covreach(ts, store, waiting, goal, budget)`` is the one search loop of
 ``check`` and ``prove``/``synth`` (TChecker's ``covreach``):
 
-1. the initial nodes of the transition system (:mod:`checker.explorer.ts`) are
+1. the initial nodes of the transition system (:mod:`checker.semantics.ts`) are
    stored and handed to the :class:`Goal`;
 2. a node taken from the *waiting list* (:class:`Waiting`: breadth- or
    depth-first) is offered to the goal, then expanded: each successor
-   :meth:`~checker.explorer.ts.SymbolicTS.next` yields is stored unless a stored
+   :meth:`~checker.semantics.ts.SymbolicTS.next` yields is stored unless a stored
    zone of the same discrete state includes it (:class:`Passed`; the stored zones
    it includes are retired), and handed to the goal with its labels;
 3. the goal decides what a labelled successor means: whether it is queued,
@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from checker.explorer.limits import Budget
-from checker.explorer.ts import Status, Succ, SymbolicTS
+from checker.limits import Budget
 from checker.model.interface import State, Symmetry
+from checker.semantics.ts import Status, Succ, SymbolicTS
 
 Z = TypeVar("Z")
 """A zone."""
@@ -108,7 +108,7 @@ class Stats:
     """Symbolic states expanded (a zone retired while waiting is not)."""
     extrapolation: str = "lu"
     """The abstraction the final run used: ``lu``, or ``m`` after an unconfirmed
-    deadlock of the LU abstraction (see :mod:`checker.explorer.search`)."""
+    deadlock of the LU abstraction (see :mod:`checker.engines.search`)."""
 
     @property
     def states_per_second(self) -> float:
