@@ -458,6 +458,30 @@ class _Verdict(enum.Enum):
     MAYBE = 3
 
 
+_Bad = tuple[_Verdict, LassoKind, list[int] | None, int]
+"""A counterexample target: its verdict, the lasso's kind, its SCC (for a cycle) and the
+clock that proves time diverges along the cycle (-1: none needed or none found)."""
+
+
+def _backward_reach(g: ZoneGraph, inside: Sequence[bool], targets: set[int]) -> set[int]:
+    """The states from which ``targets`` can be reached without leaving ``inside``."""
+    pred: dict[int, list[int]] = {}
+    for v in range(len(g.state)):
+        if inside[v]:
+            for t, *_ in g.succ[v]:
+                if inside[t]:
+                    pred.setdefault(t, []).append(v)
+    reach = set(targets)
+    work = list(targets)
+    while work:
+        v = work.pop()
+        for u in pred.get(v, ()):
+            if u not in reach:
+                reach.add(u)
+                work.append(u)
+    return reach
+
+
 class LivenessChecker:
     """Checks every unbounded liveness property of a model over one zone graph."""
 
@@ -520,73 +544,13 @@ class LivenessChecker:
         the progress clock, ``exact_zeno`` False) may be Zeno and that decides it."""
         n = len(g.state)
         inside = [not q for _, q in pq]
-        full = (1 << len(self.fair)) - 1
-        bad: dict[int, tuple[_Verdict, LassoKind, list[int] | None, int]] = {}
-        for v in range(n):
-            if not inside[v]:
-                continue
-            if g.dead[v]:
-                bad[v] = (_Verdict.CERTAIN, LassoKind.DEADLOCK, None, -1)
-            elif g.idle[v] and not g.idle_unfair[v]:
-                bad[v] = (_Verdict.CERTAIN, LassoKind.IDLE, None, -1)
-        for comp in _sccs([v for v in range(n) if inside[v]], g.succ, inside):
-            members = set(comp)
-            if len(comp) == 1 and not any(t == comp[0] for t, *_ in g.succ[comp[0]]):
-                continue
-            twin = False
-            fired = 0
-            off = 0
-            maybe = 0
-            resets = 0
-            lower = 0
-            for v in comp:
-                off |= g.fair_off[v]
-                maybe |= g.fair_maybe[v]
-                for t, ev, _, tw, rs, lo in g.succ[v]:
-                    if t in members:
-                        twin = twin or tw
-                        fired |= self._bit(ev)
-                        resets |= rs
-                        lower |= lo
-            if (fired | off) == full:
-                verdict = _Verdict.CERTAIN
-            elif (fired | maybe) == full:
-                verdict = _Verdict.MAYBE
-            else:
-                continue
-            # Time diverges along a cycle through a twin edge (progress clock), or through
-            # an edge resetting a clock and one requiring it to be at least c > 0.
-            proof = -1
-            if not twin:
-                both = resets & lower
-                if both:
-                    proof = (both & -both).bit_length() - 1
-                elif exact_zeno:
-                    continue  # every run along it is Zeno
-                else:
-                    verdict = _Verdict.ZENO
-            for v in comp:
-                if v not in bad or bad[v][0].value > verdict.value:
-                    bad[v] = (verdict, LassoKind.CYCLE, comp, proof)
+        bad = self._dead_ends(g, inside)
+        self._bad_cycles(g, inside, exact_zeno, bad)
         for want in (_Verdict.CERTAIN, _Verdict.ZENO, _Verdict.MAYBE):
             targets = {v for v, b in bad.items() if b[0] is want}
             if not targets:
                 continue
-            # Backwards from the targets, inside the states where Q does not hold.
-            pred: dict[int, list[int]] = {}
-            for v in range(n):
-                if inside[v]:
-                    for t, *_ in g.succ[v]:
-                        if inside[t]:
-                            pred.setdefault(t, []).append(v)
-            reach = set(targets)
-            work = list(targets)
-            while work:
-                v = work.pop()
-                for u in pred.get(v, ()):
-                    if u not in reach:
-                        reach.add(u)
-                        work.append(u)
+            reach = _backward_reach(g, inside, targets)
             triggers = [v for v in range(n) if inside[v] and pq[v][0] and v in reach]
             if not triggers:
                 continue
@@ -600,6 +564,71 @@ class LivenessChecker:
             u = min(triggers, key=lambda v: self._depth(g, v))
             return self._violation(g, name, u, inside, bad, targets)
         return LiveResult(name, LiveStatus.HOLDS)
+
+    @staticmethod
+    def _dead_ends(g: ZoneGraph, inside: Sequence[bool]) -> dict[int, _Bad]:
+        """The states outside the response where every run ends: deadlocks, and states
+        where time may pass for ever with no fair event enabled."""
+        bad: dict[int, _Bad] = {}
+        for v in range(len(g.state)):
+            if not inside[v]:
+                continue
+            if g.dead[v]:
+                bad[v] = (_Verdict.CERTAIN, LassoKind.DEADLOCK, None, -1)
+            elif g.idle[v] and not g.idle_unfair[v]:
+                bad[v] = (_Verdict.CERTAIN, LassoKind.IDLE, None, -1)
+        return bad
+
+    def _bad_cycles(self, g: ZoneGraph, inside: Sequence[bool], exact_zeno: bool,
+                    bad: dict[int, _Bad]) -> None:
+        """Add to ``bad`` the states of every non-trivial SCC outside the response that
+        may carry a fair, time-divergent run (the strongest verdict per state wins)."""
+        n = len(g.state)
+        for comp in _sccs([v for v in range(n) if inside[v]], g.succ, inside):
+            if len(comp) == 1 and not any(t == comp[0] for t, *_ in g.succ[comp[0]]):
+                continue
+            found = self._cycle_verdict(g, comp, exact_zeno)
+            if found is None:
+                continue
+            verdict, proof = found
+            for v in comp:
+                if v not in bad or bad[v][0].value > verdict.value:
+                    bad[v] = (verdict, LassoKind.CYCLE, comp, proof)
+
+    def _cycle_verdict(self, g: ZoneGraph, comp: list[int],
+                       exact_zeno: bool) -> tuple[_Verdict, int] | None:
+        """Whether the SCC ``comp`` carries a fair, non-Zeno run, and the clock whose
+        reset and lower bound prove time diverges along it (-1: a twin edge does, or
+        nothing does); None when it carries none."""
+        members = set(comp)
+        twin = False
+        fired = off = maybe = resets = lower = 0
+        for v in comp:
+            off |= g.fair_off[v]
+            maybe |= g.fair_maybe[v]
+            for t, ev, _, tw, rs, lo in g.succ[v]:
+                if t in members:
+                    twin = twin or tw
+                    fired |= self._bit(ev)
+                    resets |= rs
+                    lower |= lo
+        full = (1 << len(self.fair)) - 1
+        if (fired | off) == full:
+            verdict = _Verdict.CERTAIN
+        elif (fired | maybe) == full:
+            verdict = _Verdict.MAYBE
+        else:
+            return None
+        # Time diverges along a cycle through a twin edge (progress clock), or through
+        # an edge resetting a clock and one requiring it to be at least c > 0.
+        if twin:
+            return verdict, -1
+        both = resets & lower
+        if both:
+            return verdict, (both & -both).bit_length() - 1
+        if exact_zeno:
+            return None  # every run along it is Zeno
+        return _Verdict.ZENO, -1
 
     def _bit(self, ev: int) -> int:
         try:
@@ -617,7 +646,7 @@ class LivenessChecker:
 
     # ---- the lasso -------------------------------------------------------------------------
     def _violation(self, g: ZoneGraph, name: str, u: int, inside: Sequence[bool],
-                   bad: dict[int, tuple[_Verdict, LassoKind, list[int] | None, int]],
+                   bad: dict[int, _Bad],
                    targets: set[int]) -> LiveResult:
         stem = self._tree_path(g, u)
         mid = self._bfs(g, u, lambda v: v in targets, lambda e: inside[e[0]])

@@ -290,6 +290,34 @@ class SortCanonizer:
                 return False
         return True
 
+    def _type_images(self, k: int, size: int, s: State, clock_key: ClockKey | None,
+                     zone_fixed: Callable[[Symmetry], bool] | None) -> list[tuple[int, ...]]:
+        """The candidate permutations of type ``k``'s values in ``s``: values ordered by
+        their signature groups, every order within a group whose values are not
+        interchangeable (at most ``MAX_CANDIDATES``)."""
+        groups = self._groups(k, s, clock_key)
+        if len(groups) == size:
+            sorted_img = [0] * size
+            for pos, g in enumerate(groups):
+                sorted_img[g[0]] = pos
+            return [tuple(sorted_img)]
+        orders: list[list[tuple[int, ...]]] = []
+        for g in groups:
+            if len(g) == 1 or self._interchangeable(k, g, s, clock_key, zone_fixed):
+                orders.append([tuple(g)])
+            else:
+                orders.append(list(itertools.islice(itertools.permutations(g), MAX_CANDIDATES)))
+        images: list[tuple[int, ...]] = []
+        for combo in itertools.islice(itertools.product(*orders), MAX_CANDIDATES):
+            perm = [0] * size
+            pos = 0
+            for part in combo:
+                for v in part:
+                    perm[v] = pos
+                    pos += 1
+            images.append(tuple(perm))
+        return images
+
     def candidates(self, s: State, clock_key: ClockKey | None = None,
                    zone_fixed: Callable[[Symmetry], bool] | None = None
                    ) -> tuple[State, list[Symmetry | None]]:
@@ -309,35 +337,9 @@ class SortCanonizer:
                 self._plain.clear()
             self._plain[s] = got
             return got
-        per_type: list[list[tuple[int, ...]]] = []
-        single = True
-        for k, t in enumerate(self.types):
-            groups = self._groups(k, s, clock_key)
-            if len(groups) == t.size:
-                sorted_img = [0] * t.size
-                for pos, g in enumerate(groups):
-                    sorted_img[g[0]] = pos
-                per_type.append([tuple(sorted_img)])
-                continue
-            orders: list[list[tuple[int, ...]]] = []
-            for g in groups:
-                if len(g) == 1 or self._interchangeable(k, g, s, clock_key, zone_fixed):
-                    orders.append([tuple(g)])
-                else:
-                    orders.append(list(itertools.islice(itertools.permutations(g),
-                                                        MAX_CANDIDATES)))
-            images: list[tuple[int, ...]] = []
-            for combo in itertools.islice(itertools.product(*orders), MAX_CANDIDATES):
-                perm = [0] * t.size
-                pos = 0
-                for part in combo:
-                    for v in part:
-                        perm[v] = pos
-                        pos += 1
-                images.append(tuple(perm))
-            if len(images) > 1:
-                single = False
-            per_type.append(images)
+        per_type = [self._type_images(k, t.size, s, clock_key, zone_fixed)
+                    for k, t in enumerate(self.types)]
+        single = all(len(images) == 1 for images in per_type)
         if single:
             sym = self.symmetry(tuple(images[0] for images in per_type))
             return (s if sym is None else sym.state(s)), [sym]

@@ -154,6 +154,36 @@ def _list(items: list[str], limit: int = MAX_EVENTS) -> str:
     return ", ".join(items[:limit]) + (f" and {more} more" if more > 0 else "")
 
 
+def _clock_blocked(model: TimedModel, final: State) -> list[str]:
+    """The events whose data guards hold in ``final``, each with the clock guard that
+    keeps it from firing."""
+    try:
+        waiting = model.edges(final)
+    except Exception:
+        waiting = []
+    blocked: list[str] = []
+    for e in waiting:
+        label = model.event_names[e.event]
+        if e.guard:
+            label += " (needs " + " and ".join(_atom_text(model, a) for a in e.guard) + ")"
+        if label not in blocked:
+            blocked.append(label)
+    return blocked
+
+
+def _writers(spec: ir.Spec, deadlines: Sequence[ir.Deadline]) -> list[str]:
+    """The events that write a variable some deadline's `while` condition reads."""
+    writers: list[str] = []
+    for dl in deadlines:
+        read = {x.var.name for x in ir.walk(dl.cond) if isinstance(x, ir.Read)}
+        for ev in spec.events:
+            if ev.label not in writers and any(
+                    isinstance(st, ir.Assign) and st.var.name in read
+                    for st in ir.statements(ev.body)):
+                writers.append(ev.label)
+    return writers
+
+
 def deadlock_detail(spec: ir.Spec, model: TimedModel, states: Sequence[State],
                     edges: Sequence[Edge], times: Sequence[Fraction] | None) -> str | None:
     """What stops time in the last state of a deadlock trace, and what could have
@@ -181,29 +211,12 @@ def deadlock_detail(spec: ir.Spec, model: TimedModel, states: Sequence[State],
     else:
         blocking, where = active, ""
     parts = ["time is stopped" + where + " by " + "; ".join(x[1] for x in blocking)]
-    try:
-        waiting = model.edges(final)
-    except Exception:
-        waiting = []
-    blocked: list[str] = []
-    for e in waiting:
-        label = model.event_names[e.event]
-        if e.guard:
-            label += " (needs " + " and ".join(_atom_text(model, a) for a in e.guard) + ")"
-        if label not in blocked:
-            blocked.append(label)
+    blocked = _clock_blocked(model, final)
     if blocked:
         parts.append("blocked only by their clock guards: " + _list(blocked))
     else:
         parts.append("no event's data guard holds")
-    writers: list[str] = []
-    for _, _, dl in blocking:
-        read = {x.var.name for x in ir.walk(dl.cond) if isinstance(x, ir.Read)}
-        for ev in spec.events:
-            if ev.label not in writers and any(
-                    isinstance(st, ir.Assign) and st.var.name in read
-                    for st in ir.statements(ev.body)):
-                writers.append(ev.label)
+    writers = _writers(spec, [dl for _, _, dl in blocking])
     if writers:
         parts.append("events that could end it by writing what its `while` condition reads: "
                      + _list(writers))
@@ -257,40 +270,52 @@ def response_detail(spec: ir.Spec, model: TimedModel, label: str, states: Sequen
         if times is not None and j > 0:
             for c in edges[j - 1].resets:
                 reset_at[c] = times[j]
+        found_at = _response_at(model, interp, resp, env, states, edges, times, reset_at, j)
+        if found_at is not None:
+            return found_at
+    return "no event enabled while the response was awaited would have made it true"
+
+
+def _response_at(model: TimedModel, interp: InterpretedModel, resp: ir.Response,
+                 env: dict[int, int], states: Sequence[State], edges: Sequence[Edge],
+                 times: Sequence[Fraction] | None, reset_at: dict[int, Fraction],
+                 j: int) -> str | None:
+    """The explanation from the first event enabled at step ``j`` whose firing would have
+    made the response true; None when there is none."""
+    try:
+        out = model.edges(states[j])
+    except Exception:
+        return None
+    for e in out:
+        if e.failure is not None:
+            continue
         try:
-            out = model.edges(states[j])
+            if not interp.eval(resp.response, e.target, env):
+                continue
         except Exception:
             continue
-        for e in out:
-            if e.failure is not None:
+        when = ""
+        if times is not None and len(times) > j:
+            hi = times[j + 1] if j + 1 < len(times) else times[-1]
+            win = _window(e.guard, model, reset_at, times[j], hi)
+            if win is None:
                 continue
-            try:
-                if not interp.eval(resp.response, e.target, env):
-                    continue
-            except Exception:
-                continue
-            when = ""
-            if times is not None and len(times) > j:
-                hi = times[j + 1] if j + 1 < len(times) else times[-1]
-                win = _window(e.guard, model, reset_at, times[j], hi)
-                if win is None:
-                    continue
-                lo, hi = win
-                when = f" (t={_num(lo)})" if lo == hi else f" (t={_num(lo)}..{_num(hi)})"
-            what = (f"{model.event_names[e.event]}, enabled after step {j}{when}, would have"
-                    " made the response true")
-            for k in range(j + 1, len(states)):
-                if not _responds(model, interp, resp, env, states[k], e.event):
-                    return (f"{what}, but step {k} ({model.event_names[edges[k - 1].event]})"
-                            " disabled it first")
-            try:
-                bounded = bool(model.deadlines(states[-1]))
-            except Exception:
-                bounded = False
-            if bounded:
-                return f"{what}, but the deadlines let it wait past the bound"
-            return f"{what}, but nothing forces it to fire (no deadline bounds it)"
-    return "no event enabled while the response was awaited would have made it true"
+            lo, hi = win
+            when = f" (t={_num(lo)})" if lo == hi else f" (t={_num(lo)}..{_num(hi)})"
+        what = (f"{model.event_names[e.event]}, enabled after step {j}{when}, would have"
+                " made the response true")
+        for k in range(j + 1, len(states)):
+            if not _responds(model, interp, resp, env, states[k], e.event):
+                return (f"{what}, but step {k} ({model.event_names[edges[k - 1].event]})"
+                        " disabled it first")
+        try:
+            bounded = bool(model.deadlines(states[-1]))
+        except Exception:
+            bounded = False
+        if bounded:
+            return f"{what}, but the deadlines let it wait past the bound"
+        return f"{what}, but nothing forces it to fire (no deadline bounds it)"
+    return None
 
 
 def _responds(model: TimedModel, interp: InterpretedModel, resp: ir.Response,

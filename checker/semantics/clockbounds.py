@@ -531,36 +531,51 @@ class _Pass:
                 steps += 1
                 if steps & 1023 == 0 and self.budget.over_time():
                     return False
-                changed = False
-                if mj:
-                    got = Liveness.unmap(mj, sym)
-                    for c in resets:
-                        if got >> c & 1:
-                            got ^= 1 << c
-                    fresh = got & ~mask[i]
-                    if fresh:
-                        mask[i] |= fresh
-                        dmask[i] |= fresh
-                        changed = True
-                if luj:
-                    lui, dlui = lus[i], dlus[i]
-                    inv = sym.clock_inverse() if sym is not None else None
-                    for c2, pair in luj.items():
-                        c = inv[c2] if inv is not None else c2
-                        if resets and c in resets:
-                            continue
-                        old = lui.get(c)
-                        if old is None:
-                            lui[c] = dlui[c] = pair
-                            changed = True
-                        elif pair[0] > old[0] or pair[1] > old[1]:
-                            lui[c] = dlui[c] = (max(pair[0], old[0]), max(pair[1], old[1]))
-                            changed = True
+                changed = bool(mj) and _add_live(mask, dmask, i, mj, resets, sym)
+                if luj and _add_bounds(lus[i], dlus[i], luj, resets, sym):
+                    changed = True
                 if changed and not queued[i]:
                     queued[i] = True
                     work.append(i)
         self.reads = mask
         return True
+
+
+def _add_live(mask: list[int], dmask: list[int], i: int, mj: int, resets: Sequence[int],
+              sym: Symmetry | None) -> bool:
+    """Add to state ``i`` the clocks its successor reads (``mj``, mapped back through
+    ``sym``) that the edge does not reset; whether that added any."""
+    got = Liveness.unmap(mj, sym)
+    for c in resets:
+        if got >> c & 1:
+            got ^= 1 << c
+    fresh = got & ~mask[i]
+    if not fresh:
+        return False
+    mask[i] |= fresh
+    dmask[i] |= fresh
+    return True
+
+
+def _add_bounds(lui: Bounds, dlui: Bounds, luj: Bounds, resets: Sequence[int],
+                sym: Symmetry | None) -> bool:
+    """Raise state ``i``'s LU bounds (``lui``, its pending part ``dlui``) to its
+    successor's (``luj``, mapped back through ``sym``) for the clocks the edge does not
+    reset; whether any rose."""
+    changed = False
+    inv = sym.clock_inverse() if sym is not None else None
+    for c2, pair in luj.items():
+        c = inv[c2] if inv is not None else c2
+        if resets and c in resets:
+            continue
+        old = lui.get(c)
+        if old is None:
+            lui[c] = dlui[c] = pair
+            changed = True
+        elif pair[0] > old[0] or pair[1] > old[1]:
+            lui[c] = dlui[c] = (max(pair[0], old[0]), max(pair[1], old[1]))
+            changed = True
+    return changed
 
 
 def _clock_bounds(
