@@ -833,3 +833,21 @@ def test_the_command_prints_an_address_with_its_token() -> None:
             proc.communicate()
     assert proc.returncode == 130
     assert "Traceback" not in err and "Error" not in err, err
+
+
+def test_view_step_option(tmp_path: Path) -> None:
+    """``--step`` opens the page at a step of the run, or refuses with exit 2."""
+    spec = str(ROOT / "spec/sglang/immediate_release.kvr")
+    out = tmp_path / "v.html"
+    code, text, _ = run_cli("view", spec, "--html", str(out), "--step", "race")
+    assert code == 0 and text.endswith(f"wrote {out}\n")
+    data = re.search(r'<script type="application/json" id="kvrace-data">(.*?)</script>',
+                     out.read_text(), re.S)
+    assert data is not None and json.loads(data.group(1))["start"] == "race"
+    code, _, err = run_cli("view", spec, "--html", str(out), "--step", "7")
+    assert code == 2 and "--step 7: the run has steps 0 to 6" in err
+    code, _, err = run_cli("view", spec, "--html", str(out), "--step", "\u0663")
+    assert code == 2 and "--step: expected a step number or `race`" in err
+    holds = str(ROOT / "spec/sglang/deferred_release.kvr")
+    code, _, err = run_cli("view", holds, "--html", str(out), "--step", "race")
+    assert code == 2 and "--step race: the run shown has no violating step" in err

@@ -245,6 +245,56 @@ def test_a_lasso_marks_its_cycle_and_steps_round_it(page: Any, tmp_path: Path) -
     assert page.inner_text("#step-counter") == "step 7 / 8"
 
 
+LONG = str(ROOT / "tests/regressions/long_assert_message.kvr")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("browser")
+def test_a_long_message_wraps_inside_the_diagram(page: Any, tmp_path: Path) -> None:
+    out = tmp_path / "long.html"
+    assert run_cli("view", LONG, "--html", str(out), "--step", "race")[0] == 0
+    page.goto(out.as_uri())
+    assert page.inner_text("#step-counter") == "step 1 / 1"
+    width, right = page.evaluate("""() => {
+      const svg = document.getElementById("diagram-svg");
+      let right = 0;
+      for (const t of svg.querySelectorAll("text")) {
+        const box = t.getBBox();
+        right = Math.max(right, box.x + box.width);
+      }
+      return [Number(svg.getAttribute("width")), right];
+    }""")
+    assert right <= width
+    red = page.locator("#diagram-svg g.step tspan[fill='#c62828']").all_text_contents()
+    assert len(red) >= 3 and all(len(line) <= 64 for line in red)
+    assert " ".join(red) == (
+        "this assertion message is long on purpose: it names the pages, the request that owns"
+        " them, the write that lands in them and the abort that should have stopped it, so"
+        " that a viewer that draws it on one line runs far past the diagram's right edge")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("browser")
+def test_the_address_names_the_step(page: Any, tmp_path: Path) -> None:
+    out = tmp_path / "race.html"
+    assert run_cli("view", IMMEDIATE, "--html", str(out))[0] == 0
+    page.goto(out.as_uri() + "#race")
+    assert page.inner_text("#step-counter") == "step 6 / 6"
+    page.goto(out.as_uri() + "#step=2")
+    assert page.inner_text("#step-counter") == "step 2 / 6"
+    page.click("#btn-next")
+    assert page.evaluate("location.hash") == "#step=3"
+    page.reload()
+    assert page.inner_text("#step-counter") == "step 3 / 6"
+    page.evaluate("location.hash = '#step=99'")  # past the end: the last step
+    page.wait_for_function("document.getElementById('step-counter').textContent"
+                           " === 'step 6 / 6'")
+    started = tmp_path / "started.html"
+    assert run_cli("view", IMMEDIATE, "--html", str(started), "--step", "4")[0] == 0
+    page.goto(started.as_uri())
+    assert page.inner_text("#step-counter") == "step 4 / 6"
+
+
 def test_a_missing_browser_fails_only_when_required(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVRACE_REQUIRE_BROWSER", "1")
     with pytest.raises(pytest.fail.Exception, match="KVRACE_REQUIRE_BROWSER is set but no"):

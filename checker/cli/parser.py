@@ -190,6 +190,9 @@ def _add_view_parser(sub: Subparsers) -> None:
                       help="write a self-contained HTML viewer to FILE and exit")
     view.add_argument("--port", type=int, default=0, metavar="N",
                       help="serve on this port (default: a free one)")
+    view.add_argument("--step", default="0", metavar="N|race",
+                      help="open the page at step N, or at the violating step (race); an"
+                      " address ending in #step=N or #race does the same")
     _add_limit_args(view)
     view.set_defaults(max_memory=None)
 

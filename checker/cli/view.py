@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from checker import api
 from checker.cli.common import EXIT_BAD_INPUT, EXIT_OK, Session, load_spec, params_of
@@ -59,8 +60,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
         check = {"verdict": live.verdict if live is not None else outcome.verdict,
                  "property": None, "message": message, "violating": None}
     view = steps.view_json(run)
+    start = _start_step(args.step, view, check)
     if args.html:
-        text = page.page_html(view, check, live=False)
+        text = page.page_html(view, check, live=False, start=start)
         try:
             with open(args.html, "w", encoding="utf-8") as f:
                 f.write(text)
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         out.write(f"wrote {args.html}\n")
         return EXIT_OK
     try:
-        srv = server.make_server(model, view, check, args.port)
+        srv = server.make_server(model, view, check, args.port, start=start)
     except OSError as exc:
         raise UsageError(f"cannot serve on 127.0.0.1:{args.port}:"
                          f" {exc.strerror or exc}") from None
@@ -80,3 +82,18 @@ def run(args: argparse.Namespace, session: Session) -> int:
     finally:
         srv.server_close()
     return EXIT_OK
+
+
+def _start_step(text: str, view: dict[str, Any], check: dict[str, Any] | None) -> int | str:
+    """The step ``--step`` names: a number within the run, or ``race``."""
+    last = len(view["steps"]) - 1
+    if text in ("race", "lasso"):
+        if check is None or check.get("violating") is None:
+            raise UsageError(f"--step {text}: the run shown has no violating step")
+        return "race"
+    if not (text.isascii() and text.isdigit()):
+        raise UsageError(f"--step: expected a step number or `race`, got {text!r}")
+    n = int(text)
+    if n > last:
+        raise UsageError(f"--step {n}: the run has steps 0 to {last}")
+    return n

@@ -31,13 +31,16 @@ def _script_json(data: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def page_html(view: dict[str, Any], check: dict[str, Any] | None, live: bool) -> str:
+def page_html(view: dict[str, Any], check: dict[str, Any] | None, live: bool,
+              start: int | str = 0) -> str:
     """The viewer for ``view`` (:func:`checker.view.steps.view_json`).
 
     ``check`` is the verdict, property, message and violating step of the check that
     found the run (None when the run is not a counterexample); ``live`` enables the
-    simulator, which needs the server."""
-    data = {"view": view, "check": check, "live": live}
+    simulator, which needs the server; ``start`` is the step the page opens at (a
+    number, or ``"race"``: the violating step), unless its address names one
+    (``#step=N``, ``#race``)."""
+    data = {"view": view, "check": check, "live": live, "start": start}
     fill = {
         "TITLE": html.escape(str(view.get("model", ""))),
         "CSS": _asset("viewer.css"),

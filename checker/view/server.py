@@ -404,8 +404,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def make_server(model: SpecModel, view: dict[str, Any], check: dict[str, Any] | None,
-                port: int = 0, **options: Any) -> ViewServer:
+                port: int = 0, start: int | str = 0, **options: Any) -> ViewServer:
     """A server for ``model`` whose page starts with ``view`` (and the ``check`` that
-    found it); ``port`` 0 takes a free port.  ``options`` go to :class:`ViewServer`
-    (``token``, timeouts, ``max_handlers``)."""
-    return ViewServer(model, page_html(view, check, live=True), port, **options)
+    found it) at step ``start``; ``port`` 0 takes a free port.  ``options`` go to
+    :class:`ViewServer` (``token``, timeouts, ``max_handlers``)."""
+    return ViewServer(model, page_html(view, check, live=True, start=start), port, **options)

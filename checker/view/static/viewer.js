@@ -15,6 +15,8 @@ const RED = "#c62828", OWNER = "#1a4f9c", GREY = "#757575", LANE = "#9e9e9e";
 const LANE_GAP = 230, ROW = 46, LINE = 14, TOP = 60, LEFT = 90;
 const MAX_OTHER_CHANGES = 3;       // changes besides owner[...] written in the diagram
 const LASSO = "#e65100", BAND = "#fff3e0", LABEL_GAP = 28;
+const WRAP = 64;                   // characters of a note's line before it wraps
+const CHAR = 7;                    // about the width of a character of a note, in px
 
 function $(id) { return document.getElementById(id); }
 
@@ -64,8 +66,29 @@ function noteLines(s, isBad) {
     lines.push({text: c + ": " + a + " \u2192 " + b, fill: GREY});
   }
   if (others.length > MAX_OTHER_CHANGES) lines.push({text: "\u2026", fill: GREY});
-  if (isBad && s.failure) lines.push({text: s.failure, fill: RED});
+  if (isBad && s.failure) {
+    for (const part of wrap(s.failure, WRAP)) lines.push({text: part, fill: RED});
+  }
   return lines;
+}
+
+// ``text`` in lines of at most ``n`` characters, broken at spaces where there are any.
+function wrap(text, n) {
+  const out = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    let w = word;
+    while (w.length > n) {  // a word longer than a line is cut
+      if (line) { out.push(line); line = ""; }
+      out.push(w.slice(0, n));
+      w = w.slice(n);
+    }
+    if (!line) line = w;
+    else if (line.length + 1 + w.length <= n) line += " " + w;
+    else { out.push(line); line = w; }
+  }
+  if (line || !out.length) out.push(line);
+  return out;
 }
 
 function drawDiagram() {
@@ -81,7 +104,12 @@ function drawDiagram() {
     + (cyc && steps[k].index === cyc[0] ? LABEL_GAP : 0)));
   const last = notes.length ? LINE * notes[notes.length - 1].length : 0;
   const atEnd = L !== null && cur === view.steps.length - 1;
-  const width = LEFT + LANE_GAP * actors.length + 200;
+  // Wide enough for the lanes and for the longest line of every note.
+  let width = LEFT + LANE_GAP * actors.length + 200;
+  steps.forEach((s, k) => {
+    const cx = s.actor ? LEFT + LANE_GAP * actors.indexOf(s.actor) + 40 : LEFT;
+    for (const line of notes[k]) width = Math.max(width, cx + 20 + CHAR * line.text.length);
+  });
   const height = ys[ys.length - 1] + Math.max(ROW, last + 18) + 20 + (atEnd ? 24 : 0);
   const svg = el("svg", {width, height, viewBox: `0 0 ${width} ${height}`, id: "diagram-svg"});
   const defs = el("defs");
@@ -265,6 +293,20 @@ function show(i) {
   if (cyc === null || cur < cyc[0]) turn = 1;
   drawDiagram();
   drawSide();
+  if (view === ORIGINAL) {
+    // The address names the step shown (#step=N), so it can be shared or reloaded.
+    try { history.replaceState(null, "", "#step=" + cur); } catch (err) { /* sandboxed */ }
+  }
+}
+
+// The step an address asks for: #race (or #lasso), #step=N; else the page's own start.
+function startStep() {
+  const h = decodeURIComponent(location.hash.slice(1));
+  const m = /^step=(\d{1,9})$/.exec(h);
+  if (m) return Number(m[1]);
+  if (h === "race" || h === "lasso") return raceStep() ?? 0;
+  if (DATA.start === "race") return raceStep() ?? 0;
+  return typeof DATA.start === "number" ? DATA.start : 0;
 }
 
 // A step on: past the last step of a lasso's cycle, back to its first (the next turn).
@@ -370,7 +412,11 @@ function init() {
       End: () => jump(view.steps.length - 1)};
     if (ev.key in go) { go[ev.key](); ev.preventDefault(); }
   });
-  show(0);
+  window.addEventListener("hashchange", () => {
+    view = ORIGINAL;
+    jump(startStep());
+  });
+  jump(startStep());
 }
 
 init();
