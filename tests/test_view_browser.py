@@ -245,6 +245,39 @@ def test_a_lasso_marks_its_cycle_and_steps_round_it(page: Any, tmp_path: Path) -
     assert page.inner_text("#step-counter") == "step 7 / 8"
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("browser")
+def test_the_symbolic_simulator_steps_by_zones_and_concretises(
+        page: Any, served: server.ViewServer) -> None:
+    page.goto(served.url)
+    # From step 3 of the counterexample (the abort), go on symbolically.
+    page.goto(served.url + "#step=3")
+    assert page.inner_text("#step-counter") == "step 3 / 6"
+    page.click("#btn-symbolic")
+    page.wait_for_function("document.getElementById('run-kind').textContent"
+                           " === 'your symbolic run'")
+    assert page.inner_text("#step-counter") == "step 3 / 3"
+    assert page.is_enabled("#btn-concretise") and not page.is_enabled("#btn-save")
+    head = page.inner_text("#step-head")
+    assert head.startswith("t \u2208 ") and head.endswith("router.abort(A)")
+    zone = page.locator("#zone li").all_inner_texts()
+    assert "since_abort[A] <= t" in zone or "since_abort[A] = 0" in zone
+    row = page.locator('#enabled tr[data-label="prefill.learn_abort(A)"]')
+    assert row.locator("td.window").inner_text().startswith("t \u2208 ")
+    assert row.locator("input").count() == 0
+    row.locator("button.fire").click()
+    page.wait_for_function("document.getElementById('step-counter').textContent"
+                           " === 'step 4 / 4'")
+    assert page.inner_text("#step-head").endswith("prefill.learn_abort(A) \u2190 step 3")
+    page.click("#btn-concretise")
+    page.wait_for_function("document.getElementById('run-kind').textContent"
+                           " === 'your run'")
+    assert page.inner_text("#step-counter") == "step 4 / 4"
+    assert page.inner_text("#step-head").startswith("t=")
+    assert page.is_enabled("#btn-save") and page.is_enabled("#btn-symbolic")
+    _shot(page, "view-symbolic.png")
+
+
 LONG = str(ROOT / "tests/regressions/long_assert_message.kvr")
 
 

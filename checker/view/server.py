@@ -9,7 +9,12 @@ never disagree with it:
 * ``POST /api/run`` ``{"moves": [...]}`` — the view of that run;
 * ``POST /api/random`` ``{"moves": [...], "seed": N}`` — the run with one
   random step more (deterministic for a run and a seed);
-* ``POST /api/trace`` ``{"moves": [...]}`` — the run as an ITF trace file.
+* ``POST /api/trace`` ``{"moves": [...]}`` — the run as an ITF trace file;
+* ``POST /api/symbolic`` ``{"moves": [k, ...]}`` — a symbolic run (events without
+  times: edge positions only) with the zone of each step
+  (:mod:`checker.view.symbolic`);
+* ``POST /api/concretise`` ``{"moves": [k, ...]}`` — that symbolic run with times
+  chosen for every step, as the view of a concrete run.
 
 Errors are JSON ``{"error": message}``: ``400`` for a body the server cannot use,
 ``403`` for a request it refuses, ``411``/``413``/``415`` for a missing length, a
@@ -58,6 +63,7 @@ from checker.model.interface import ModelRuntimeError
 from checker.numbers import parse_number
 from checker.view.page import page_html
 from checker.view.steps import Run, RunError, view_json
+from checker.view.symbolic import SymbolicRun, symbolic_view_json
 
 __all__ = ["MAX_BODY", "MAX_HANDLERS", "MAX_MOVES", "TOKEN_HEADER", "ViewServer",
            "make_server"]
@@ -85,7 +91,7 @@ closes the connection."""
 TOKEN_HEADER = "X-Kvrace-Token"
 """The header in which the page sends the session's token with each API call."""
 
-_API = ("/api/run", "/api/random", "/api/trace")
+_API = ("/api/run", "/api/random", "/api/trace", "/api/symbolic", "/api/concretise")
 
 
 class BadRequest(UsageError):
@@ -240,7 +246,25 @@ class ViewServer(ThreadingHTTPServer):
             return view_json(run)
         if path == "/api/trace":
             return tr.to_itf(self.run_of(body).trace())
+        if path == "/api/symbolic":
+            return symbolic_view_json(self.symbolic_of(body))
+        if path == "/api/concretise":
+            try:
+                return view_json(self.symbolic_of(body).concretise())
+            except RunError as exc:
+                raise BadRequest(str(exc)) from None
         raise BadRequest(f"no such request: {path}")
+
+    def symbolic_of(self, body: dict[str, Any]) -> SymbolicRun:
+        """The symbolic run a request's ``moves`` (edge positions, no times) describe."""
+        raw = body.get("moves")
+        if not isinstance(raw, list) or len(raw) > MAX_MOVES or not all(
+                isinstance(m, int) and not isinstance(m, bool) for m in raw):
+            raise BadRequest(f"moves: expected a list of at most {MAX_MOVES} event numbers")
+        try:
+            return SymbolicRun(self.model, raw)
+        except RunError as exc:
+            raise BadRequest(str(exc)) from None
 
 
 def _refuse_busy(request: socket.socket) -> None:

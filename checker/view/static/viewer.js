@@ -166,7 +166,7 @@ function drawDiagram() {
     const r = k + 1, isBad = s.index === bad;
     const g = el("g", {class: "step", "data-index": s.index});
     g.appendChild(el("text", {x: 10, y: y(r) + 4, fill: isBad ? RED : "black"},
-      (s.time !== null ? "t=" + s.time + "  " : "") + "#" + s.index));
+      (s.time !== null ? "t=" + s.time + "  " : s.window ? s.window + "  " : "") + "#" + s.index));
     const cx = s.actor ? x(s.actor) : LEFT;
     if (s.actor) g.appendChild(el("circle", {cx, cy: y(r), r: 5, fill: isBad ? RED : "black"}));
     const t = el("text", {x: cx + 10, y: y(r) + 4, fill: isBad ? RED : "black"});
@@ -226,10 +226,12 @@ function drawSide() {
   $("lasso").textContent = L ? (L.kind === "cycle" ? "\u21ba " : "") + L.text : "";
   $("run-kind").textContent = view === ORIGINAL
     ? (DATA.check && DATA.check.violating !== null ? "the counterexample" : "")
-    : "your run" + (view.violating !== null ? ": it violates a property at step " + view.violating : "");
+    : (view.symbolic ? "your symbolic run" : "your run") +
+      (view.violating !== null ? ": it violates a property at step " + view.violating : "");
   const head = $("step-head");
   head.replaceChildren();
   if (s.time !== null) head.appendChild(el("span", {class: "time"}, "t=" + s.time));
+  else if (s.window) head.appendChild(el("span", {class: "time"}, s.window));
   head.appendChild(el("b", {}, s.index === 0 ? "initial state" : s.label));
   if (s.receives !== null) head.appendChild(el("span", {class: "hint"}, "  \u2190 step " + s.receives));
   const notes = $("notes");
@@ -251,7 +253,9 @@ function drawSide() {
     body.appendChild(tr);
   }
   const clocks = $("clock-table").tBodies[0];
-  clocks.replaceChildren(...(s.clocks.length ? s.clocks : [["(no clock reset yet)", ""]])
+  const none = view.symbolic ? "(symbolic run: the zone below says what they can be)"
+    : "(no clock reset yet)";
+  clocks.replaceChildren(...(s.clocks.length ? s.clocks : [[none, ""]])
     .map(([c, v]) => { const tr = el("tr"); tr.append(el("td", {}, c), el("td", {}, v)); return tr; }));
   $("zone").replaceChildren(...s.zone.map((z) => el("li", {}, z)));
   drawEnabled(s);
@@ -270,7 +274,11 @@ function drawEnabled(s) {
     tr.appendChild(el("td", {class: "label"}, e.label + (e.fails ? "  \u26a0" : "")));
     tr.appendChild(el("td", {class: "window"}, e.window));
     tr.appendChild(el("td", {class: "delay"}, e.delay));
-    if (DATA.live) {
+    if (DATA.live && view.symbolic) {
+      const go = el("button", {class: "fire"}, "fire");
+      go.addEventListener("click", () => fireSymbolic(e.move));
+      tr.appendChild(el("td")).appendChild(go);
+    } else if (DATA.live) {
       const input = el("input", {value: e.pick, title: "the time at which it fires"});
       const go = el("button", {class: "fire"}, "fire");
       go.addEventListener("click", () => fire(e.move, input.value.trim()));
@@ -283,6 +291,9 @@ function drawEnabled(s) {
   if (s.enabled.length === 0) body.appendChild(el("tr", {}, "")).appendChild(
     el("td", {class: "hint"}, "nothing can fire here"));
   $("sim-tools").style.display = DATA.live ? "" : "none";
+  $("btn-symbolic").disabled = Boolean(view.symbolic);
+  $("btn-concretise").disabled = !view.symbolic;
+  $("btn-save").disabled = Boolean(view.symbolic);
   $("static-note").textContent = DATA.live ? "" :
     "To pick one of these events and simulate from here, run `kvrace view SPEC`.";
 }
@@ -364,7 +375,30 @@ function fire(move, time) {
 }
 
 function randomStep() {
+  if (view.symbolic) {
+    const options = view.steps[cur].enabled;
+    if (!options.length) return Promise.resolve();
+    return fireSymbolic(options[(seed++ * 7919) % options.length].move);
+  }
   return update("/api/random", {moves: moves(cur), seed: seed++});
+}
+
+// ---- the symbolic simulator: events without times, a zone per step ------------
+
+function events(upto) {
+  return view.steps.slice(1, upto + 1).map((s) => s.move);
+}
+
+function symbolic() {
+  return update("/api/symbolic", {moves: events(cur)});
+}
+
+function fireSymbolic(move) {
+  return update("/api/symbolic", {moves: [...events(cur), move]});
+}
+
+function concretise() {
+  return update("/api/concretise", {moves: events(cur)});
 }
 
 async function save() {
@@ -406,6 +440,8 @@ function init() {
   $("btn-race").addEventListener("click", race);
   $("btn-random").addEventListener("click", randomStep);
   $("btn-save").addEventListener("click", save);
+  $("btn-symbolic").addEventListener("click", symbolic);
+  $("btn-concretise").addEventListener("click", concretise);
   document.addEventListener("keydown", (ev) => {
     if (ev.target.tagName === "INPUT") return;
     const go = {ArrowLeft: prev, ArrowRight: next, Home: () => jump(0),
