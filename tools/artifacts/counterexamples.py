@@ -262,16 +262,38 @@ VERSION_MATRIX = [
     " L=300 | holds | pinned |",
     "| heartbeats that do not renew (#53095) | push | - | `lease_renewal` with `hb_lossy`"
     " | violated | pinned |",
+    "| v0.27.1 (#53095: a push heartbeat carries the router's UUID; expiry reported while"
+    " the WRITE runs) | push | 30 s lease | `push_write_after_expiry` | violated (HTTP 200;"
+    " safe iff R_max + T_enter + T_hs + T_write < L) | pinned |",
+    "| **open** #53244 (heartbeat matched by base id) | push | heartbeats reach P |"
+    " `push_write_after_expiry` with `hb_renews` | holds (safe iff T_enter + T_hb + H < L)"
+    " | pinned |",
+    "| **open** #55470 (no deferred WRITE after the request ended) | push | 30 s lease |"
+    " `push_write_after_expiry` with `drop_after_end` | violated (a WRITE already posted"
+    " when the lease ends) | pinned |",
+    "| #55470 and no expiry under an in-flight WRITE (a design, no PR) | push | 30 s lease |"
+    " `push_write_after_expiry` with `drop_after_end`, `hold_inflight` | holds | pinned |",
     "| before #47021 | bidirectional turn 2 | `decoder_kv_blocks_ttl` 480 s |"
     " `turn2_expiry_check` with check off | violated | pinned |",
     "| #47021 (clock offset, expiry in kv_transfer_params) | bidirectional turn 2 | margin M"
     " | `turn2_expiry_check` | holds (safe iff T_skew + T_read < M) | pinned |",
+    "| #47021's handshake (lowest-RTT midpoint, cached per engine) | bidirectional turn 2 |"
+    " margin 5 s | `offset_handshake` | holds (safe iff RTT/2 + T_drift + T_read <= M)"
+    " | pinned |",
+    "| #47021, router does not forward `blocks_expiry_time` | bidirectional turn 2 | - |"
+    " `offset_handshake` with `forwarded` off | violated (the check is skipped) | pinned |",
     "| before #56104 | pull, heterogeneous TP | - | `multi_handle_invalidation` | violated"
     " | pinned |",
     "| #56104 (invalidate when every handle stopped) | pull, heterogeneous TP | - |"
     " `multi_handle_invalidation` with `wait_all` | holds | pinned |",
-    "| #58222 / #50789 (reaper ordering strands expired blocks) | any | - | none (a"
-    " liveness failure) | - | inferred |",
+    "| v0.27.1 (#58222: the reaper stops at the first unexpired entry) | pull, push |"
+    " heartbeated head | `lease_reaper_order` | release bound violated: a late free, never"
+    " an early one (safe iff T_bound >= W_max - L + T_step) | pinned |",
+    "| v0.27.1, bidirectional (#50789's second trigger) | kv_both | 480 s entry ahead of a"
+    " 30 s one | `lease_reaper_order` with `ttl_head` | release bound violated (up to"
+    " T_ttl - L + T_step = 451 s late) | pinned |",
+    "| **open** #50789 (scan the whole map) | any | - | `lease_reaper_order` with"
+    " `scan_all` | holds (T_step <= T_bound) | pinned |",
     "| **open** #58875 (count unrecognized-request reads) | pull | - | none (detection, not"
     " prevention) | - | inferred |",
 ]
