@@ -154,6 +154,11 @@ def _spec_readme(rows: Sequence[SpecRow], root: Path) -> str:
     csv_path = root / study.CSV
     if csv_path.exists():
         lines += ["", *study.readme_lines(study.read_csv(csv_path))]
+    from tools.artifacts import lease_study
+
+    lease_path = root / lease_study.CSV
+    if lease_path.exists():
+        lines += ["", *lease_study.readme_lines(study.read_csv(lease_path))]
     return "\n".join(lines) + "\n"
 
 
@@ -204,8 +209,21 @@ VERSION_MATRIX = [
     " | violated (error return) | pinned |",
     "| NIXL after 30a50a2 | NIXL | deferred on | `premature_ack` (skip-path pop) | violated"
     " | pinned |",
-    "| NIXL before #30352 (plain max in update_status) | NIXL | - | none yet | - |"
-    " inferred |",
+    "| NIXL before #30352 (plain max in update_status) | NIXL | - | none: `nixl/conn.py`@007ba532"
+    " has `max(old, status)` (Failed = 0 is overwritten by a later WaitingForInput); its"
+    " abort path is not modelled | - | inferred |",
+    "| NIXL@007ba532 (one notification string per chunk, a set of chunk ids) | NIXL | prefill TP"
+    " > decode TP | `nixl_notification_count` | violated (the first rank's notifications"
+    " complete the room before another rank's heads land) | pinned |",
+    "| counting notifications per source rank (a design) | NIXL | prefill TP > decode TP |"
+    " `nixl_notification_count` with `per_rank_count` | holds (needs each notification after"
+    " its data) | pinned |",
+    "| layer-wise KV transfer (`layerwise_kv.py`@6cad9f4e), ack waits for the streamed calls"
+    " | NIXL | deferred on, 30 s timeout | `layerwise_streamed` | holds (safe iff T_prop +"
+    " T_close + T_flight < T_timeout) | pinned |",
+    "| layer-wise, an ack that counts only the send path's calls (the form is not read) |"
+    " NIXL | deferred on | `layerwise_streamed` with `ack_counts_streamed` off | violated |"
+    " pinned |",
     "| **open** #36707 (NIXL errored groups) | NIXL | deferred on | `premature_ack` with"
     " `fix_36707` | holds (closes the erased count; leaves the timeout exit) | pinned |",
     "| **open** #38961 (defer all failures) on #40645 | Mooncake, NIXL | deferred on, 30 s"
@@ -223,8 +241,21 @@ VERSION_MATRIX = [
     "| failed sends no longer ack | Mooncake, NIXL | 30 s timeout | `drained_ack_or_timeout`"
     " bound T_timeout > T_prop + T_flight | violated when a call outlives the timeout"
     " | inferred |",
-    "| **open** #31357 (`QUIESCE_V1` drain barrier), #32564 (in-flight cancel) | Mooncake |"
-    " - | none yet | - | inferred |",
+    "| #31357 (`QUIESCE_V1` drain barrier; closed, not merged) | Mooncake | - | `quiesce_v1`"
+    " | violated (an engine call that returns -1 while its writes still land) | pinned |",
+    "| **open** #32564 (\"Don't release KV pages while Mooncake transfers are in flight\";"
+    " its description only) | Mooncake | - | none: the mechanism is not modelled (if it"
+    " waits for calls to return, `quiesce_v1`'s residual hole applies) | - | inferred |",
+    "| hybrid models (mamba, SWA ring, C128 state), decode.py@0035ca42 | any | a polled"
+    " Failed (released at once) | `state_slot_reuse` | violated (state rows of the reused"
+    " req_pool_idx; room check and KV checksum pass) | pinned |",
+    "| holding the req_pool_idx until the drained ack (a design) | any | - |"
+    " `state_slot_reuse` with `hold_until_drained` | holds | pinned |",
+    "| HiSparse (`--enable-hisparse`, host destinations), decode.py@0035ca42 | any | a polled"
+    " Failed | `hisparse_host_dest` | violated (a later swap-in loads the late write) |"
+    " pinned |",
+    "| holding the host slots until the drained ack (a design) | any | - |"
+    " `hisparse_host_dest` with `hold_until_drained` | holds | pinned |",
     "| before #40297 (closed 2026-09-19; #26486, #24223) | any | OpenAI n>1 | "
     "`shared_room_samples` | violated (a sample decodes unwritten pages) | pinned |",
     "| #40297 (one room per sample) | any | OpenAI n>1 | `shared_room_samples` with"
@@ -276,7 +307,7 @@ VERSION_MATRIX = [
     "| before #47021 | bidirectional turn 2 | `decoder_kv_blocks_ttl` 480 s |"
     " `turn2_expiry_check` with check off | violated | pinned |",
     "| #47021 (clock offset, expiry in kv_transfer_params) | bidirectional turn 2 | margin M"
-    " | `turn2_expiry_check` | holds (safe iff T_skew + T_read < M) | pinned |",
+    " | `turn2_expiry_check` | holds (safe iff T_skew + T_read <= M) | pinned |",
     "| #47021's handshake (lowest-RTT midpoint, cached per engine) | bidirectional turn 2 |"
     " margin 5 s | `offset_handshake` | holds (safe iff RTT/2 + T_drift + T_read <= M)"
     " | pinned |",
