@@ -124,7 +124,8 @@ def test_turn2_before_47021_reads_reused_blocks() -> None:
 
 
 def test_turn2_region() -> None:
-    assert region("turn2_expiry_check", ["M", "T_skew", "T_read"]) == "M > T_skew + T_read"
+    # P reads only while now + M < deadline (strict): equality is safe
+    assert region("turn2_expiry_check", ["M", "T_skew", "T_read"]) == "M >= T_skew + T_read"
 
 
 # ---- several handles per request (#56104) ------------------------------------------------
@@ -142,3 +143,104 @@ def test_multi_handle_with_56104_holds() -> None:
     fixed = ("var wait_all : bool = false", "var wait_all : bool = true ")
     run("multi_handle_invalidation", fixed).assert_holds()
     assert region("multi_handle_invalidation", ["T_flight"], fixed) == "true"
+
+
+# ---- the lease reaper's ordering (#58222, #50789) -----------------------------------------
+
+SCAN_ALL = ("var scan_all : bool = false", "var scan_all : bool = true ")
+TTL_HEAD = ("var ttl_head : bool = false", "var ttl_head : bool = true ")
+
+
+def test_reaper_strands_an_expired_lease_behind_a_heartbeated_head() -> None:
+    o = run("lease_reaper_order")
+    assert o.verdict == "violated" and o.prop == "bounded_release"
+    assert labels(o) == ["initial", "reaper.b_lease_ends()"]
+    assert o.trace is not None and o.trace.steps[1].time == 30
+
+
+def test_reaper_region_over_the_heads_wait() -> None:
+    # B is freed only when A leaves: T_bound >= W_max - L + T_step
+    assert region("lease_reaper_order", ["W_max", "T_bound"]) == (
+        "T_bound >= 1 and (T_bound >= W_max - 29 or W_max < 30)")
+
+
+def test_reaper_behind_a_480s_bidirectional_entry() -> None:
+    o = run("lease_reaper_order", TTL_HEAD, W_max=600)
+    assert o.verdict == "violated" and o.prop == "bounded_release"
+    assert region("lease_reaper_order", ["T_bound"], TTL_HEAD,
+                  ("param W_max   in [0, 600] = 62", "param W_max   in [0, 600] = 600")) \
+        == "T_bound >= 452"
+
+
+def test_reaper_scanning_the_whole_map_holds() -> None:
+    run("lease_reaper_order", SCAN_ALL).assert_holds()
+    run("lease_reaper_order", SCAN_ALL, TTL_HEAD, W_max=600).assert_holds()
+    assert region("lease_reaper_order", ["T_bound"], SCAN_ALL) == "T_bound >= 1"
+
+
+# ---- push mode: the lease ends under P's WRITE (#53095, #53244, #55470) -------------------
+
+PUSH = "push_write_after_expiry"
+HB_RENEWS = ("var hb_renews      : bool = false", "var hb_renews      : bool = true ")
+DROP = ("var drop_after_end : bool = false", "var drop_after_end : bool = true ")
+HOLD = ("var hold_inflight  : bool = false", "var hold_inflight  : bool = true ")
+
+
+def test_push_lease_ends_under_the_write_and_the_client_gets_200() -> None:
+    o = run(PUSH)
+    assert o.verdict == "violated" and o.prop == "assert"
+    assert o.message == ("client of A gets HTTP 200 from KV that P wrote out of blocks it had"
+                         " given to B")
+    assert labels(o) == ["initial", "decode.enter()", "decode.heartbeat()", "decode.register()",
+                         "prefill.post()", "prefill.expire()", "prefill.reuse()", "decode.land()",
+                         "decode.respond()"]
+
+
+def test_push_region_without_renewal() -> None:
+    # the WRITE must end before L: R_max + T_enter + T_hs + T_write < L
+    assert region(PUSH, ["R_max", "T_hs"]) == "R_max + T_hs < 28"
+
+
+def test_push_55470_alone_leaves_the_posted_write() -> None:
+    o = run(PUSH, DROP)
+    assert o.verdict == "violated"
+    assert "prefill.defer()" not in labels(o)
+    assert run(PUSH, HOLD).verdict == "violated"        # the deferred WRITE after the end
+
+
+def test_push_55470_with_no_expiry_in_flight_holds() -> None:
+    run(PUSH, DROP, HOLD).assert_holds()
+
+
+def test_push_53244_renewals_hold_while_they_keep_up() -> None:
+    run(PUSH, HB_RENEWS).assert_holds()
+    assert region(PUSH, ["T_enter", "T_hb"], HB_RENEWS) == "T_enter + T_hb < 25"
+
+
+# ---- the clock-offset handshake itself (#47021) ------------------------------------------
+
+FORWARD_DROPPED = ("var forwarded : bool = true ", "var forwarded : bool = false")
+
+
+def test_offset_handshake_holds_at_the_defaults() -> None:
+    run("offset_handshake").assert_holds()
+
+
+def test_offset_handshake_region() -> None:
+    # RTT/2 + T_drift + T_read <= M at M = 5
+    assert region("offset_handshake", ["RTT", "T_drift", "T_read"]) == (
+        "RTT + 2*T_drift + 2*T_read <= 10")
+
+
+def test_offset_handshake_error_beyond_the_margin_reads_reused_blocks() -> None:
+    o = run("offset_handshake", M=2)
+    assert o.verdict == "violated"
+    assert labels(o) == ["initial", "owner.store()", "reader.estimate_late()", "reader.read()",
+                         "owner.expire()", "owner.reuse()", "reader.read_done()"]
+
+
+def test_offset_handshake_router_without_the_expiry_skips_the_check() -> None:
+    o = run("offset_handshake", FORWARD_DROPPED)
+    assert o.verdict == "violated"
+    assert "reader.decline()" not in labels(o)
+    assert region("offset_handshake", ["RTT", "T_drift", "T_read"], FORWARD_DROPPED) == "false"

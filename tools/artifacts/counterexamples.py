@@ -154,6 +154,11 @@ def _spec_readme(rows: Sequence[SpecRow], root: Path) -> str:
     csv_path = root / study.CSV
     if csv_path.exists():
         lines += ["", *study.readme_lines(study.read_csv(csv_path))]
+    from tools.artifacts import lease_study
+
+    lease_path = root / lease_study.CSV
+    if lease_path.exists():
+        lines += ["", *lease_study.readme_lines(study.read_csv(lease_path))]
     return "\n".join(lines) + "\n"
 
 
@@ -204,8 +209,21 @@ VERSION_MATRIX = [
     " | violated (error return) | pinned |",
     "| NIXL after 30a50a2 | NIXL | deferred on | `premature_ack` (skip-path pop) | violated"
     " | pinned |",
-    "| NIXL before #30352 (plain max in update_status) | NIXL | - | none yet | - |"
-    " inferred |",
+    "| NIXL before #30352 (plain max in update_status) | NIXL | - | none: `nixl/conn.py`@007ba532"
+    " has `max(old, status)` (Failed = 0 is overwritten by a later WaitingForInput); its"
+    " abort path is not modelled | - | inferred |",
+    "| NIXL@007ba532 (one notification string per chunk, a set of chunk ids) | NIXL | prefill TP"
+    " > decode TP | `nixl_notification_count` | violated (the first rank's notifications"
+    " complete the room before another rank's heads land) | pinned |",
+    "| counting notifications per source rank (a design) | NIXL | prefill TP > decode TP |"
+    " `nixl_notification_count` with `per_rank_count` | holds (needs each notification after"
+    " its data) | pinned |",
+    "| layer-wise KV transfer (`layerwise_kv.py`@6cad9f4e), ack waits for the streamed calls"
+    " | NIXL | deferred on, 30 s timeout | `layerwise_streamed` | holds (safe iff T_prop +"
+    " T_close + T_flight < T_timeout) | pinned |",
+    "| layer-wise, an ack that counts only the send path's calls (the form is not read) |"
+    " NIXL | deferred on | `layerwise_streamed` with `ack_counts_streamed` off | violated |"
+    " pinned |",
     "| **open** #36707 (NIXL errored groups) | NIXL | deferred on | `premature_ack` with"
     " `fix_36707` | holds (closes the erased count; leaves the timeout exit) | pinned |",
     "| **open** #38961 (defer all failures) on #40645 | Mooncake, NIXL | deferred on, 30 s"
@@ -223,8 +241,21 @@ VERSION_MATRIX = [
     "| failed sends no longer ack | Mooncake, NIXL | 30 s timeout | `drained_ack_or_timeout`"
     " bound T_timeout > T_prop + T_flight | violated when a call outlives the timeout"
     " | inferred |",
-    "| **open** #31357 (`QUIESCE_V1` drain barrier), #32564 (in-flight cancel) | Mooncake |"
-    " - | none yet | - | inferred |",
+    "| #31357 (`QUIESCE_V1` drain barrier; closed, not merged) | Mooncake | - | `quiesce_v1`"
+    " | violated (an engine call that returns -1 while its writes still land) | pinned |",
+    "| **open** #32564 (\"Don't release KV pages while Mooncake transfers are in flight\";"
+    " its description only) | Mooncake | - | none: the mechanism is not modelled (if it"
+    " waits for calls to return, `quiesce_v1`'s residual hole applies) | - | inferred |",
+    "| hybrid models (mamba, SWA ring, C128 state), decode.py@0035ca42 | any | a polled"
+    " Failed (released at once) | `state_slot_reuse` | violated (state rows of the reused"
+    " req_pool_idx; room check and KV checksum pass) | pinned |",
+    "| holding the req_pool_idx until the drained ack (a design) | any | - |"
+    " `state_slot_reuse` with `hold_until_drained` | holds | pinned |",
+    "| HiSparse (`--enable-hisparse`, host destinations), decode.py@0035ca42 | any | a polled"
+    " Failed | `hisparse_host_dest` | violated (a later swap-in loads the late write) |"
+    " pinned |",
+    "| holding the host slots until the drained ack (a design) | any | - |"
+    " `hisparse_host_dest` with `hold_until_drained` | holds | pinned |",
     "| before #40297 (closed 2026-09-19; #26486, #24223) | any | OpenAI n>1 | "
     "`shared_room_samples` | violated (a sample decodes unwritten pages) | pinned |",
     "| #40297 (one room per sample) | any | OpenAI n>1 | `shared_room_samples` with"
@@ -262,16 +293,38 @@ VERSION_MATRIX = [
     " L=300 | holds | pinned |",
     "| heartbeats that do not renew (#53095) | push | - | `lease_renewal` with `hb_lossy`"
     " | violated | pinned |",
+    "| v0.27.1 (#53095: a push heartbeat carries the router's UUID; expiry reported while"
+    " the WRITE runs) | push | 30 s lease | `push_write_after_expiry` | violated (HTTP 200;"
+    " safe iff R_max + T_enter + T_hs + T_write < L) | pinned |",
+    "| **open** #53244 (heartbeat matched by base id) | push | heartbeats reach P |"
+    " `push_write_after_expiry` with `hb_renews` | holds (safe iff T_enter + T_hb + H < L)"
+    " | pinned |",
+    "| **open** #55470 (no deferred WRITE after the request ended) | push | 30 s lease |"
+    " `push_write_after_expiry` with `drop_after_end` | violated (a WRITE already posted"
+    " when the lease ends) | pinned |",
+    "| #55470 and no expiry under an in-flight WRITE (a design, no PR) | push | 30 s lease |"
+    " `push_write_after_expiry` with `drop_after_end`, `hold_inflight` | holds | pinned |",
     "| before #47021 | bidirectional turn 2 | `decoder_kv_blocks_ttl` 480 s |"
     " `turn2_expiry_check` with check off | violated | pinned |",
     "| #47021 (clock offset, expiry in kv_transfer_params) | bidirectional turn 2 | margin M"
-    " | `turn2_expiry_check` | holds (safe iff T_skew + T_read < M) | pinned |",
+    " | `turn2_expiry_check` | holds (safe iff T_skew + T_read <= M) | pinned |",
+    "| #47021's handshake (lowest-RTT midpoint, cached per engine) | bidirectional turn 2 |"
+    " margin 5 s | `offset_handshake` | holds (safe iff RTT/2 + T_drift + T_read <= M)"
+    " | pinned |",
+    "| #47021, router does not forward `blocks_expiry_time` | bidirectional turn 2 | - |"
+    " `offset_handshake` with `forwarded` off | violated (the check is skipped) | pinned |",
     "| before #56104 | pull, heterogeneous TP | - | `multi_handle_invalidation` | violated"
     " | pinned |",
     "| #56104 (invalidate when every handle stopped) | pull, heterogeneous TP | - |"
     " `multi_handle_invalidation` with `wait_all` | holds | pinned |",
-    "| #58222 / #50789 (reaper ordering strands expired blocks) | any | - | none (a"
-    " liveness failure) | - | inferred |",
+    "| v0.27.1 (#58222: the reaper stops at the first unexpired entry) | pull, push |"
+    " heartbeated head | `lease_reaper_order` | release bound violated: a late free, never"
+    " an early one (safe iff T_bound >= W_max - L + T_step) | pinned |",
+    "| v0.27.1, bidirectional (#50789's second trigger) | kv_both | 480 s entry ahead of a"
+    " 30 s one | `lease_reaper_order` with `ttl_head` | release bound violated (up to"
+    " T_ttl - L + T_step = 451 s late) | pinned |",
+    "| **open** #50789 (scan the whole map) | any | - | `lease_reaper_order` with"
+    " `scan_all` | holds (T_step <= T_bound) | pinned |",
     "| **open** #58875 (count unrecognized-request reads) | pull | - | none (detection, not"
     " prevention) | - | inferred |",
 ]

@@ -8,6 +8,8 @@
 * ``synth.json``: the safe region synthesized for every spec with all of its
   parameters free (parametric zone exploration), or the limit it hit.
 * ``context_length.csv``: the context-length study (:mod:`tools.artifacts.study`).
+* ``lease_study.csv``: vLLM's lease against context length
+  (:mod:`tools.artifacts.lease_study`).
 * ``simulation.json``: the simulation study, P(leak) against ``T_hold`` under
   realistic write times (:mod:`tools.artifacts.simulation`, about two minutes).
 * ``bench.json``: zone-explorer runs on scaled variants of the flagship,
@@ -248,7 +250,7 @@ def _json(doc: object) -> bytes:
 
 def generate(root: Path) -> dict[str, bytes]:
     """Every file of ``paper/data/``, measured afresh (about 8 minutes)."""
-    from tools.artifacts import study
+    from tools.artifacts import lease_study, study
 
     specs_doc = {
         "specs": spec_rows(root),
@@ -263,6 +265,7 @@ def generate(root: Path) -> dict[str, bytes]:
         "paper/data/specs.json": _json(specs_doc),
         "paper/data/synth.json": _json({"machine": machine(), "synth": synth_rows(root)}),
         "paper/data/context_length.csv": study.csv_text(rows).encode(),
+        "paper/data/lease_study.csv": lease_study.csv_text(lease_study.lease_study(root)).encode(),
         "paper/data/bench.json": _json({
             "machine": machine(), "runs": bench_rows(root), "tchecker": tchecker_rows(root),
             "fischer": one_rows(root, FISCHER_CASES), "dbm": one_rows(root, DBM_CASES)}),

@@ -7,6 +7,7 @@ typed by hand.  The LaTeX sources in ``paper/`` include:
 * ``numbers.tex``: ``\\kv{key}`` values (verdicts, counts, bounds, times);
 * ``table-*.tex``: the tables;
 * ``fig-context.tex``: the context-length plot (pgfplots, data inline);
+* ``table-lease.tex``: vLLM's lease against context length (``lease_study.csv``);
 * ``study-NAME.tex``: each spec's result paragraph and counterexample figure;
 * ``spec-NAME.kvr``: each spec without its header comment, for listings;
 * ``*.dot``: diagrams that are not counterexamples at the defaults (the
@@ -375,6 +376,42 @@ def table_context(context: Sequence[Mapping[str, str]]) -> str:
     return booktabs("l r r r r l l r l l", header, _grouped(context, "layout", line))
 
 
+def table_lease(lease: Sequence[Mapping[str, str]]) -> str:
+    """vLLM's lease study: the minimal lease or extension per context length."""
+    def need(r: Mapping[str, str], name: str) -> str:
+        op = ">" if r[f"{name}_strict"] == "True" else r"\geq"
+        return f"${op} {r[f'{name}_bound']}$"
+
+    def yes(v: str) -> str:
+        return {"True": "yes", "False": r"\textcolor{red!70!black}{no}"}.get(v, v)
+
+    rows = [f"{r['context']} & {r['kv_gb']} & {r['transfer_s']} & {need(r, 'measured')} & "
+            f"{yes(r['measured_default_safe'])} & {yes(r['measured_remedy_safe'])} & "
+            f"{need(r, 'renewed')} & {yes(r['renewed_default_safe'])} & {need(r, 'push')} & "
+            f"{yes(r['push_default_safe'])} & {yes(r['push_remedy_safe'])} \\\\"
+            for r in lease]
+    header = (r"& & & \multicolumn{3}{c}{measured: $L$} & \multicolumn{2}{c}{renewed: $E$}"
+              r" & \multicolumn{3}{c}{push: $L$} \\" "\n"
+              r"\cmidrule(lr){4-6}\cmidrule(lr){7-8}\cmidrule(l){9-11}" "\n"
+              r"context & GB & s & needed & 30\,s & 300\,s & needed & 20\,s & needed & 30\,s"
+              r" & 300\,s")
+    return booktabs("r r r l l l l l l l l", header, rows)
+
+
+def _lease_numbers(lease: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    r"""``\kv`` values of vLLM's lease study, from its CSV."""
+    kv: dict[str, str] = {}
+    for r in lease:
+        for name in ("measured", "renewed", "push"):
+            kv[f"lease.{r['context']}.{name}"] = r[f"{name}_bound"]
+        kv[f"lease.{r['context']}.transfer"] = r["transfer_s"]
+    kv["lease.rows"] = str(len(lease))
+    kv["lease.rows.checked"] = str(sum(
+        all((r[f"{n}_below"], r[f"{n}_at"], r[f"{n}_above"]) == ("violated", "violated", "holds")
+            for n in ("measured", "renewed", "push")) for r in lease))
+    return kv
+
+
 def fig_context(context: Sequence[Mapping[str, str]]) -> str:
     """The minimal safe hold against context length (log-log), with the 30 s default."""
     def coords(name: str, case: str) -> str:
@@ -499,11 +536,13 @@ def generate(root: Path) -> dict[str, bytes]:
     bench = _read(root, "bench.json")
     with (root / DATA / "context_length.csv").open(newline="", encoding="utf-8") as f:
         context = list(csv.DictReader(f))
+    with (root / DATA / "lease_study.csv").open(newline="", encoding="utf-8") as f:
+        lease = list(csv.DictReader(f))
     regions = {r["stem"]: r for r in synth["synth"]}
     for row in specs["specs"]:
         row["lines"] = model_lines(spec_body(root / row["path"]))
     files: dict[str, str] = {
-        "numbers.tex": numbers_tex(_numbers(specs, synth, bench, context)),
+        "numbers.tex": numbers_tex(_numbers(specs, synth, bench, context) | _lease_numbers(lease)),
         "table-specs.tex": table_specs(specs, synth),
         "table-synth.tex": table_synth(synth),
         "table-ablation.tex": table_ablation(specs),
@@ -512,6 +551,7 @@ def generate(root: Path) -> dict[str, bytes]:
         "table-fischer.tex": table_fischer(bench),
         "table-context.tex": table_context(context),
         "fig-context.tex": fig_context(context),
+        "table-lease.tex": table_lease(lease),
         f"deferred_release_T{BOUNDARY_HOLD}.dot": _boundary_dot(root),
     }
     for row in specs["specs"]:
