@@ -121,7 +121,8 @@ async def test_hover_definition_references_on_fischer(client: LanguageClient) ->
         lsp.HoverParams(text_document=doc, position=_pos(use, 8)))
     assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
     assert "var pc : Proc -> {idle, req, wait, cs} = idle" in hover.contents.value
-    assert "initially idle; 3 entries" in hover.contents.value
+    assert ("values {idle, req, wait, cs}; initially idle; 3 entries, one per Proc"
+            in hover.contents.value)
     decl = next(i for i, ln in enumerate(lines) if ln.startswith("var pc"))
     found = await client.text_document_definition_async(
         lsp.DefinitionParams(text_document=doc, position=_pos(use, 8)))
@@ -227,9 +228,10 @@ def test_analysis_survives_half_typed_files(count: int) -> None:
     previous = None
     worst = 0.0
     for text in _mutant_edits(count):
-        start = time.perf_counter()
+        # CPU time: the machine may be shared, the analysis's own work must stay small
+        start = time.process_time()
         a = Analysis(text, "mutant.kvr", previous)
-        worst = max(worst, time.perf_counter() - start)
+        worst = max(worst, time.process_time() - start)
         _probe(a, rng)
         previous = a
     assert worst < 1.0, f"the slowest analysis took {worst:.2f} s"

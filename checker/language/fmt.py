@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from checker.diagnostics import Diagnostic, SpecError
 from checker.language.syntax import parse
@@ -80,6 +81,7 @@ class Token:
     """A ``.`` that ends the binders of ``forall``/``exists``."""
 
 
+@lru_cache(maxsize=4096)
 def _kind(text: str) -> str:
     ch = text[0]
     if ch == "#":
@@ -327,7 +329,7 @@ def _layout(source: str) -> str:
 def _same_tokens(source: str, result: str, path: str) -> None:
     """Refuse a result whose tokens or lines differ from the source's (a bug here)."""
     def words(text: str) -> list[list[str]]:
-        return [[t.text for t in tokens(line)] for line in text.rstrip().split("\n")]
+        return [_TOKEN.findall(line) for line in text.rstrip().split("\n")]
 
     if words(source.rstrip()) != words(result.rstrip()):
         raise SpecError([Diagnostic(

@@ -285,9 +285,14 @@ class Analysis:
     # ---- uses -------------------------------------------------------------------------
 
     def _details(self) -> None:
-        spec = self.spec
-        if spec is None:
-            return
+        """What hover says of types, parameters, variables, clocks and events, from the
+        elaborated model (nothing when the text does not elaborate)."""
+        if self.spec is not None:
+            self._type_details(self.spec)
+            self._var_details(self.spec)
+            self._event_details(self.spec)
+
+    def _type_details(self, spec: ir.Spec) -> None:
         types = {t.name: t for t in spec.types}
         for name, t in types.items():
             sym = self.by_key.get(name)
@@ -299,20 +304,27 @@ class Analysis:
             if sym is not None and sym.kind is Kind.PARAM:
                 rng = p.range_text() or "(unbounded)"
                 sym.detail = f"timing parameter in {rng}, default {p.default}"
+
+    def _var_details(self, spec: ir.Spec) -> None:
         for v in spec.vars:
             sym = self.by_key.get(v.name)
             if sym is not None and sym.kind is Kind.VAR:
-                dom = " * ".join(_type_text(t) for t in v.domain)
-                val = _type_text(v.value.base) + ("?" if v.value.optional else "")
+                base = v.value.base
+                values = "{" + ", ".join(base.labels) + "}" if base.kind == "enum" else (
+                    f"{base.lo}..{base.hi}" if base.kind == "range" else "false, true")
+                if v.value.optional:
+                    values += " or none"
                 entries = math.prod(_size(t) for t in v.domain) if v.domain else 1
-                sym.detail = (f"{dom + ' -> ' if dom else ''}{val}, initially "
-                              f"{v.value.show(v.init)}"
-                              + (f"; {entries} entries" if v.domain else ""))
+                per = " * ".join(t.name or _type_text(t) for t in v.domain)
+                sym.detail = (f"values {values}; initially {v.value.show(v.init)}"
+                              + (f"; {entries} entries, one per {per}" if v.domain else ""))
         for c in spec.clocks:
             sym = self.by_key.get(c.name)
             if sym is not None and sym.kind is Kind.CLOCK and c.domain:
                 sym.detail = f"{math.prod(_size(t) for t in c.domain)} clocks, one per " + \
                     " * ".join(t.name or _type_text(t) for t in c.domain)
+
+    def _event_details(self, spec: ir.Spec) -> None:
         counts: dict[str, int] = {}
         for e in spec.events:
             # a synchronisation is one event named `send+Other.receive`
