@@ -26,6 +26,7 @@ hits its time cap is reported as ``inconclusive`` with what it explored.
     python benchmarks/bench.py --tchecker         # zone counts next to TChecker's
     python benchmarks/bench.py --targets          # the engine's time targets, PASS/MISS
     python benchmarks/bench.py --prove-synth --no-table
+    python benchmarks/bench.py --editor           # fmt on spec/, LSP diagnostics latency
     python benchmarks/bench.py --one r=3,s=1,c=2,x=1   # one case, in this process
     python benchmarks/bench.py --one fischer:n=5,sym=0,dbm=python
 
@@ -1070,6 +1071,60 @@ def _progress(i: int, n: int, row: dict[str, Any]) -> None:
           f"  {what}", file=sys.stderr, flush=True)
 
 
+# -------------------------------------------------------------------------------- editor
+
+FMT_TARGET = 2.0
+"""Seconds for ``kvrace fmt --check spec`` (the whole tree, a fresh process)."""
+LSP_TARGET = 0.2
+"""Seconds from an edit of the largest spec to its diagnostics (median)."""
+LSP_EDITS = 50
+
+
+def editor_rows() -> list[dict[str, Any]]:
+    """The editor measurements: fmt on ``spec/`` (a fresh process, best of three; wall
+    and CPU time, the target judged on the wall time) and the language server's
+    latency (``tools/lsp_session.py --latency``)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    runs, cpus = [], []
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "checker", "fmt", "--check", "spec"],
+                              cwd=REPO, env=env, capture_output=True, text=True, check=False)
+        runs.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        if proc.returncode != 0:
+            raise BenchError(f"kvrace fmt --check spec: exit {proc.returncode}\n{proc.stdout}")
+    files = len(list((REPO / "spec").rglob("*.kvr")))
+    largest = max((REPO / "spec").rglob("*.kvr"), key=lambda p: p.stat().st_size)
+    sys.path.insert(0, str(REPO / "tools"))
+    import lsp_session
+
+    lat = lsp_session.latency(largest, LSP_EDITS)
+    return [
+        {"what": f"kvrace fmt --check spec ({files} files)", "seconds": min(runs),
+         "target": FMT_TARGET},
+        {"what": f"kvrace fmt --check spec ({files} files), CPU time", "seconds": min(cpus),
+         "target": None},
+        {"what": f"lsp diagnostics, {largest.relative_to(REPO)} (median of {LSP_EDITS} edits)",
+         "seconds": lat["median"], "target": LSP_TARGET},
+        {"what": f"lsp diagnostics, {largest.relative_to(REPO)} (worst of {LSP_EDITS} edits)",
+         "seconds": lat["worst"], "target": None},
+    ]
+
+
+def editor_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The editor rows with PASS or MISS against their targets."""
+    body = []
+    for r in rows:
+        target = r["target"]
+        verdict = "" if target is None else ("PASS" if r["seconds"] < target else "MISS")
+        body.append([r["what"], f"{r['seconds'] * 1000:.0f} ms",
+                     "" if target is None else f"< {target * 1000:.0f} ms", verdict])
+    return "Editor\n" + _render(["measure", "time", "target", ""], body, {1, 2})
+
+
 # -------------------------------------------------------------------------------- main
 
 
@@ -1211,11 +1266,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="train-gate with N trains: safety (with and without symmetry)"
                     " against unbounded liveness (every approaching train crosses): zones"
                     " and seconds")
+    ap.add_argument("--editor", action="store_true",
+                    help="the editor targets: `kvrace fmt --check spec` (< 2 s) and the"
+                    " language server's edit-to-diagnostics latency on the largest spec"
+                    " (< 200 ms), PASS or MISS")
     ap.add_argument("--one", metavar="CASE",
                     help="run one case in this process (e.g. r=3,s=1,c=2,x=1, fischer:n=8,sym=0"
                     " or prove:r=2); the cap is --cap, or --synth-cap for prove/synth")
     args = ap.parse_args(argv)
     try:
+        if args.editor:
+            rows = editor_rows()
+            print(json.dumps(rows, indent=1) if args.json else editor_table(rows))
+            return 0
         if args.liveness_train_gate:
             rows = liveness_train_gate(parse_processes(args.liveness_train_gate))
             print(json.dumps(rows, indent=1) if args.json else liveness_table(rows))

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction["_Parser"]
 
 COMMANDS = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view", "simulate",
-            "export")
+            "export", "fmt", "lsp")
 """The subcommands; each is run by the module of its name in :mod:`checker.cli`."""
 
 
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_graph_parser(sub)
     _add_view_parser(sub)
     _add_simulate_parser(sub)
+    _add_editor_parsers(sub)
     return p
 
 
@@ -66,6 +67,30 @@ def _add_lint_parser(sub: Subparsers) -> None:
     show.add_argument("spec", metavar="SPEC")
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_param_args(show)
+
+
+def _add_editor_parsers(sub: Subparsers) -> None:
+    """``fmt`` and ``lsp``."""
+    fmt = sub.add_parser(
+        "fmt", help="lay specs out canonically (in place; --check/--diff for CI)",
+        description="Lay out each SPEC canonically: spacing, indentation, kept alignment;"
+        " tokens and line breaks never change.  A directory stands for its .kvr files,"
+        " `-` for standard input (formatted to standard output).  Exit 0 = nothing to"
+        " change, 1 = --check/--diff found a file to change, 2 = a file does not parse.")
+    fmt.add_argument("specs", nargs="+", metavar="SPEC")
+    mode = fmt.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="change nothing; list the files that would change (exit 1)")
+    mode.add_argument("--diff", action="store_true",
+                      help="change nothing; print the changes as a unified diff (exit 1)")
+    lsp = sub.add_parser(
+        "lsp", help="run the language server (for editors) on stdin/stdout",
+        description="The Language Server Protocol over standard input and output:"
+        " diagnostics, hover, definitions, references, symbols, completion, formatting"
+        " and a `check` code lens.  Needs the `lsp` extra (pip install kvrace[lsp]).")
+    lsp.add_argument("--check-timeout", type=positive_seconds, default=30.0,
+                     metavar="SECONDS",
+                     help="time limit of the `check this spec` command (default 30)")
 
 
 def _add_check_parser(sub: Subparsers) -> None:

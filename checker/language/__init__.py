@@ -27,9 +27,9 @@ def load_text(source: str, path: str = "<input>",
     return elaborate(parse(source, path), source, consts)
 
 
-def load(path: str | Path, consts: Mapping[str, Fraction] | None = None) -> Spec:
-    """Read, parse and elaborate the spec file at ``path`` (``consts`` as for
-    :func:`load_text`)."""
+def read_source(path: str | Path) -> str:
+    """The text of the spec file at ``path``, or :class:`SpecError` (KVR000 for a file
+    that cannot be read or is too large, KVR001 for one that is not UTF-8)."""
     p = Path(path)
     name = str(path)
     try:
@@ -45,7 +45,13 @@ def load(path: str | Path, consts: Mapping[str, Fraction] | None = None) -> Spec
             [Diagnostic("KVR000", f"file is too large ({len(data)} bytes; the limit is"
                         f" {MAX_FILE_BYTES})", name)]
         )
-    return load_text(decode_source(data, name), name, consts)
+    return decode_source(data, name)
 
 
-__all__ = ["SpecError", "load", "load_text"]
+def load(path: str | Path, consts: Mapping[str, Fraction] | None = None) -> Spec:
+    """Read, parse and elaborate the spec file at ``path`` (``consts`` as for
+    :func:`load_text`)."""
+    return load_text(read_source(path), str(path), consts)
+
+
+__all__ = ["SpecError", "load", "load_text", "read_source"]
