@@ -9,6 +9,7 @@ exploration finished without breaking it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -136,7 +137,7 @@ def _decide_safety(cases: list[PropertyCase], outcome: Outcome) -> list[Property
         why = f"not decided: a model error ended the run ({outcome.message})"
         error = PropertyCase(PropertyRef(PropertyKind.OTHER, "model error"), "model error",
                              Verdict.ERROR, f"model error: {outcome.message}",
-                             outcome.trace)
+                             outcome.trace, _place(outcome.message or ""))
         return [error, *(_with(c, Verdict.INCONCLUSIVE, why) for c in cases)]
     ref = outcome.ref or PropertyRef(PropertyKind.OTHER, outcome.prop or "")
     found = f"{outcome.prop}: {outcome.message}"
@@ -154,6 +155,18 @@ def _decide_safety(cases: list[PropertyCase], outcome: Outcome) -> list[Property
         out.insert(0, PropertyCase(ref, outcome.prop or ref.label, Verdict.VIOLATED, found,
                                    outcome.trace))
     return out
+
+
+_AT = re.compile(r" at \S+:(\d+):(\d+)$")
+
+
+def _place(message: str) -> Span | None:
+    """Where a model run-time error happened (its message ends ``at FILE:LINE:COL``)."""
+    m = _AT.search(message)
+    if m is None:
+        return None
+    line, col = int(m.group(1)), int(m.group(2))
+    return Span(line, col, line, col + 1)
 
 
 def _with(case: PropertyCase, status: Verdict, message: str) -> PropertyCase:
