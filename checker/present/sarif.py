@@ -107,8 +107,12 @@ def _case_result(report: CheckReport, case: PropertyCase, rules: list[str]
     return result
 
 
-def _document(rules: list[dict[str, object]], results: list[dict[str, object]]) -> str:
+def _document(category: str, rules: list[dict[str, object]],
+              results: list[dict[str, object]]) -> str:
+    """The document of one run; ``category`` tells code scanning which analysis it is
+    (the reports of several specs uploaded together stay apart)."""
     run = {
+        "automationDetails": {"id": category},
         "tool": {"driver": {"name": "kvrace", "version": version(),
                             "semanticVersion": version(), "rules": rules}},
         "invocations": [{"executionSuccessful": True}],
@@ -128,18 +132,23 @@ def lint_sarif(files: Sequence[LintedFile]) -> str:
     diags = [d for f in files for d in f.diagnostics]
     codes = sorted({d.code for d in diags})
     results = [_diagnostic_result(d, codes) for d in diags]
-    return _document(_code_rules(codes), results)
+    return _document("kvrace/lint/", _code_rules(codes), results)
 
 
 def check_sarif(report: CheckReport) -> str:
     """The SARIF document of one ``check`` run."""
     if report.diagnostics:
         codes = sorted({d.code for d in report.diagnostics})
-        return _document(_code_rules(codes),
+        return _document(_category(report), _code_rules(codes),
                          [_diagnostic_result(d, codes) for d in report.diagnostics])
     names = list(_KIND_RULES)
     rules: list[dict[str, object]] = [
         {"id": k, "shortDescription": {"text": text}} for k, text in _KIND_RULES.items()]
     results = [_case_result(report, c, names) for c in report.cases
                if c.status is not Verdict.HOLDS]
-    return _document(rules, results)
+    return _document(_category(report), rules, results)
+
+
+def _category(report: CheckReport) -> str:
+    """``kvrace/check/SPEC/``: one analysis per spec."""
+    return f"kvrace/check/{_uri(report.path)}/"
