@@ -132,6 +132,7 @@ def test_an_assert_violation_fails_its_case_with_the_trace(in_root: Path,
     assert flow[-1]["location"]["physicalLocation"]["region"]["startLine"] == land.span.line
     assert "region" not in flow[0]["location"]["physicalLocation"]  # the initial state
     assert run["columnKind"] == "unicodeCodePoints"
+    assert run["automationDetails"] == {"id": f"kvrace/check/{IMMEDIATE}/"}
 
 
 def test_a_response_violation_leaves_the_invariant_undecided(in_root: Path,
@@ -292,6 +293,7 @@ def test_lint_one_case_per_file_one_result_per_diagnostic(in_root: Path,
     doc = _sarif(sarif)
     (run,) = doc["runs"]  # type: ignore[attr-defined]
     assert run["tool"]["driver"]["rules"] == [{"id": "KVR305"}]
+    assert run["automationDetails"] == {"id": "kvrace/lint/"}
     (result,) = run["results"]
     assert result["message"]["text"] == (
         "a receiver of a broadcast cannot test clocks in its guard\n= help: every ready"

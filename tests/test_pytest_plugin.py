@@ -5,9 +5,15 @@ failures show the counterexample, malformed expectations are one clear line."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from fractions import Fraction
+
 import pytest
 import tomllib
 from helpers import ROOT
+
+from checker.testing import expect as ex
 
 # The plugin is loaded by name, not through its entry point (which an installed kvrace
 # registers as `kvrace`: blocked here, so that it is never loaded twice).
@@ -210,3 +216,43 @@ def test_this_repositorys_collection_is_unchanged(pytester: pytest.Pytester) -> 
     assert items and not any(".kvr" in line for line in items)
     assert any(p.suffix == ".kvr" and "# expect:" in p.read_text(encoding="utf-8")
                for p in (ROOT / "tests" / "semantics").iterdir())
+
+
+def test_loading_the_plugin_loads_no_engine() -> None:
+    # Every pytest run of a machine with kvrace installed loads the plugin.
+    code = ("import sys, checker.testing.pytest_plugin; "
+            "print(sorted(m for m in ('z3', 'lark', 'checker.api', 'checker.explorer')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True, timeout=120).stdout
+    assert out == "[]\n"
+
+
+def test_parse_reads_every_kind_of_line() -> None:
+    got = ex.parse("model m\n# expect: holds\n#expect mutex : violated\n"
+                   "  # expect params: T=7, N = 1/2\n# expect region: T > 1 or T < 0\n"
+                   "# expected: nothing\n# expect the worst: no\n", "m.kvr")
+    assert got.items == (
+        ex.Expectation(ex.ExpectKind.VERDICT, "check", "holds", 2),
+        ex.Expectation(ex.ExpectKind.PROPERTY, "mutex", "violated", 3),
+        ex.Expectation(ex.ExpectKind.REGION, "region", "T > 1 or T < 0", 5))
+    assert got.params == {"T": Fraction(7), "N": Fraction(1, 2)}
+    assert not ex.has_expectations("# expected: nothing\n# expectation: none\n")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("# expect: holds\n# expect: violated\n",
+     "m.kvr:2: `# expect:` again (first at line 1)"),
+    ("# expect mutex: reachable\n# expect mutex: holds\n",
+     "m.kvr:2: `# expect mutex:` again (first at line 1)"),
+    ("# expect params: T\n", "m.kvr:1: `# expect params:` takes NAME=VALUE, ...; not `T`"),
+    ("# expect params: T=x\n",
+     "m.kvr:1: `# expect params:` takes NAME=VALUE, ...; not `T=x`"),
+    ("# expect region:\n", "m.kvr:1: `# expect region:` needs the region"),
+    ("# expect mutex: fails\n", "m.kvr:1: `# expect mutex:` takes holds or violated (a"
+     " property), reachable or unreachable (a query), not `fails`"),
+])
+def test_parse_refuses_malformed_lines(text: str, message: str) -> None:
+    with pytest.raises(ex.ExpectationError) as info:
+        ex.parse(text, "m.kvr")
+    assert str(info.value) == message
