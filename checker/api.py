@@ -48,7 +48,8 @@ from checker.simulate.runner import simulate as run_simulation
 from checker.simulate.stats import Sprt
 
 if TYPE_CHECKING:
-    from checker.smt.lin import Lin
+    from checker.language.assume import RegionFormula
+    from checker.smt.lin import Lin, LinFormula
 
 __all__ = [
     "ERROR",
@@ -602,6 +603,59 @@ def synth(spec: str | Path | ir.Spec, params: Mapping[str, ParamValue] | None = 
               if result.complete else None)
     fixed = {k: v for k, v in model.values.items() if k not in names}
     return Synthesis(sp, names, fixed, result.complete, region, result.limit, result)
+
+
+@dataclass(frozen=True)
+class RegionPoint:
+    """A parameter point inside the declared ranges where two regions disagree."""
+
+    values: dict[str, Fraction]
+    """The free parameters' values."""
+    in_found: bool
+    """Whether the point is in the synthesised region (then not in the other)."""
+
+
+def region_difference(found: Synthesis, expected: str) -> RegionPoint | None:
+    """Whether ``found`` is exactly the region ``expected`` describes (a formula of
+    comparisons with ``and``, ``or``, ``not``, over the parameters; the fixed ones at
+    their values), within the free parameters' ranges: ``None`` when the two are
+    equivalent there, else a point where they differ.  Raises SpecError for a formula
+    that does not parse, ValueError for an inconclusive synthesis."""
+    from checker.language.assume import parse_region
+    from checker.smt import synth as sy
+
+    raw = found.raw
+    if not found.complete or not isinstance(raw, sy.SynthResult):
+        raise ValueError(f"no region to compare: {found.summary()}")
+    formula = parse_region(expected, [p.name for p in found.spec.params])
+    lins = _region_lins(formula, found.free, found.fixed)
+    got = sy.region_difference(sy.safe_region(raw), raw.ranges, lins, found.free)
+    return None if got is None else RegionPoint(*got)
+
+
+def _region_lins(f: RegionFormula, free: list[str], fixed: Mapping[str, Fraction]
+                 ) -> LinFormula:
+    """A parsed region as constraints over the free parameters (the others at their
+    values)."""
+    from checker.smt.lin import Lin, param_var
+
+    if isinstance(f, bool):
+        return f
+    if isinstance(f[0], str):
+        op, parts = f
+        assert isinstance(op, str) and isinstance(parts, tuple)
+        return (op, tuple(_region_lins(p, free, fixed) for p in parts))
+    (coefs, const), op = f
+    c0 = const + sum((a * fixed[p] for p, a in coefs.items() if p not in free), Fraction(0))
+    cs = {param_var(p): a for p, a in coefs.items() if p in free}
+    neg = {k: -v for k, v in cs.items()}
+    below = {"<": Lin.make(cs, c0, True), "<=": Lin.make(cs, c0, False),
+             ">": Lin.make(neg, -c0, True), ">=": Lin.make(neg, -c0, False)}
+    if op == "==":
+        return ("and", (below["<="], below[">="]))
+    if op == "!=":
+        return ("or", (below["<"], below[">"]))
+    return below[op]
 
 
 @dataclass

@@ -70,6 +70,12 @@ class PropertyKind(str, enum.Enum):
     """A bounded response ``P leadsto Q within T``."""
     DEADLOCK = "deadlock"
     """Deadlock freedom: some event can fire or time can pass."""
+    LIVENESS = "liveness"
+    """An unbounded liveness property (``P leadsto Q`` without ``within``, ``always
+    eventually Q``): checked after safety, broken by a lasso.  The CI reports' word
+    (``--junit``, ``--sarif``); the JSON contract's ``property_kind`` never holds it."""
+    QUERY = "reachable"
+    """A ``reachable`` query, in the CI reports: it fails when never reachable."""
     OTHER = "other"
 
     def __str__(self) -> str:

@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
+# `pytester`: the tests of the pytest plugin (checker/testing/pytest_plugin.py) run
+# pytest on generated projects.
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture
 def in_root(monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
+from fractions import Fraction
 
 from checker import api
+from checker.cli.ci import refuse_same_file, write_check_reports
 from checker.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCONCLUSIVE,
@@ -14,6 +16,7 @@ from checker.cli.common import (
     EXIT_UNREACHABLE,
     EXIT_VACUOUS,
     EXIT_VIOLATION,
+    BadSpec,
     Session,
     check_diagram_path,
     draw_trace,
@@ -23,12 +26,14 @@ from checker.cli.common import (
     side_output,
     write_json,
 )
+from checker.diagnostics import Diagnostic
 from checker.engines.distributed import Cluster, DistStats, RayMissing
 from checker.errors import UsageError
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import ParamError
 from checker.present import jsonout, text
+from checker.present.cases import CheckReport, check_cases, event_spans
 from checker.results import Verdict
 
 EXIT_OF_VERDICT = {Verdict.HOLDS: EXIT_OK, Verdict.VIOLATED: EXIT_VIOLATION,
@@ -39,7 +44,14 @@ EXIT_OF_VERDICT = {Verdict.HOLDS: EXIT_OK, Verdict.VIOLATED: EXIT_VIOLATION,
 
 def run(args: argparse.Namespace, session: Session) -> int:
     """Check ``args.spec``; print the verdict, then write the side outputs."""
-    spec = load_spec(args.spec, args)
+    refuse_same_file(args)
+    try:
+        spec = load_spec(args.spec, args)
+    except BadSpec as e:
+        write_check_reports(args, session.err, CheckReport(
+            args.spec, "", "", Verdict.ERROR, (), tuple(e.error.diagnostics),
+            e.error.render()))
+        raise
     params = params_of(args)
     limits = session.limits(args)
     _refuse_bad_usage(args, spec)
@@ -74,6 +86,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
         if args.json:
             out.write(jsonout.document("check", EXIT_BAD_INPUT, {},
                                        [jsonout.error("KVR400", str(e), args.spec)]))
+        out.flush()
+        bad = Diagnostic("KVR400", str(e), args.spec)
+        write_check_reports(args, err, CheckReport(
+            args.spec, spec.name, "", Verdict.ERROR, (), (bad,),
+            f"{args.spec}: error[KVR400]: {e}"))
         return EXIT_BAD_INPUT
     code = _liveness_code(EXIT_OF_VERDICT[outcome.verdict], live)
     if args.strict and outcome.vacuous and code == EXIT_OK:
@@ -96,7 +113,24 @@ def run(args: argparse.Namespace, session: Session) -> int:
                                   off if options.symmetry else None, live))
     out.flush()
     _side_outputs(args, session, outcome, live)
+    if args.junit is not None or args.sarif is not None:
+        write_check_reports(args, err, _report(args, spec, outcome, live))
     return code
+
+
+def _report(args: argparse.Namespace, spec: ir.Spec, outcome: api.Outcome,
+            live: api.LivenessRun | None) -> CheckReport:
+    """What ``--junit`` and ``--sarif`` report of this run: one case per property."""
+    asked = ([] if args.query is not None or args.no_liveness
+             else [lt.name for lt in spec.leadsto
+                   if args.live_property in (None, lt.name)])
+    cases = check_cases(spec, outcome, live, deadlock=not args.no_deadlock,
+                        query=args.query, liveness=asked)
+    verdict = outcome.verdict if live is None or live.verdict is Verdict.HOLDS \
+        else live.verdict
+    shown = {**{c.name: Fraction(c.value) for c in spec.consts}, **outcome.params}
+    return CheckReport(args.spec, spec.name, text.param_text(shown), verdict, tuple(cases),
+                       events=event_spans(spec))
 
 
 def _liveness_wanted(args: argparse.Namespace, spec: ir.Spec, distributed: bool) -> bool:

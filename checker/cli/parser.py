@@ -63,6 +63,8 @@ def _add_lint_parser(sub: Subparsers) -> None:
     lint = sub.add_parser("lint", help="check specs for errors; print diagnostics")
     lint.add_argument("specs", nargs="+", metavar="SPEC")
     lint.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_ci_args(lint, "one test case per file, failing with its diagnostics",
+                 "one result per diagnostic, its rule the diagnostic's code")
     show = sub.add_parser("show", help="summarise a spec: types, parameters, actors, ...")
     show.add_argument("spec", metavar="SPEC")
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -118,6 +120,9 @@ def _add_check_parser(sub: Subparsers) -> None:
     check.add_argument("--strict", action="store_true",
                        help="a vacuous HOLDS (an event that never fired, a deadline never"
                        " active, a response never triggered) exits with code 4")
+    _add_ci_args(check, "one test case per property, a violation failing with its"
+                 " counterexample", "one result per property not shown to hold, at its"
+                 " declaration, its rule the property's kind")
     _add_query_args(check)
     _add_liveness_args(check)
     _add_search_args(check)
@@ -236,6 +241,13 @@ def _add_export_parser(sub: Subparsers) -> None:
     export.add_argument("--max-locations", type=positive_int, metavar="N",
                         help="refuse to unfold more discrete states (default 20000)")
     export.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _add_ci_args(p: argparse.ArgumentParser, junit: str, sarif: str) -> None:
+    """``--junit FILE`` and ``--sarif FILE``: the CI reports."""
+    p.add_argument("--junit", metavar="FILE", help=f"write a JUnit XML report: {junit}")
+    p.add_argument("--sarif", metavar="FILE",
+                   help=f"write a SARIF 2.1.0 report for code scanning: {sarif}")
 
 
 def _add_free_args(p: argparse.ArgumentParser) -> None:

@@ -172,3 +172,8 @@ class Lin:
     def vars(self) -> set[str]:
         """The variables of the constraint."""
         return {v for v, _ in self.coefs}
+
+
+LinFormula = bool | Lin | tuple[str, tuple["LinFormula", ...]]
+"""A parameter region as a formula: ``True``/``False``, a constraint, or
+``("and" | "or" | "not", parts)`` (an expected region, as a test states it)."""

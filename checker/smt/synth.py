@@ -52,6 +52,7 @@ from checker.results import ProofStatus
 from checker.semantics.canon import canonizer
 from checker.semantics.clockbounds import live_clocks
 from checker.semantics.ts import Label, LabelKind, Status, Succ
+from checker.smt.lin import LinFormula
 from checker.smt.poly import (
     Lin,
     OutOfTime,
@@ -63,7 +64,7 @@ from checker.smt.poly import (
     remove_redundant,
 )
 from checker.smt.quick import Shortcuts
-from checker.smt.timing import SolverUnknown
+from checker.smt.timing import SolverUnknown, _to_fraction
 from checker.smt.zones import PieceLabel, Poly, PolyTS, PolyZones, bound_lin
 
 DELAY = "d"
@@ -407,21 +408,64 @@ def region_text(cnf: Sequence[Sequence[Lin]], order: Sequence[str] = ()) -> str:
     return " and ".join(parts)
 
 
+def _param_z3(c: Lin) -> z3.BoolRef:
+    """A parameter constraint as a Z3 formula over Reals named after the parameters."""
+    term: z3.ArithRef = z3.RealVal(str(c.const))
+    for v, a in c.coefs:
+        term = term + z3.RealVal(str(a)) * z3.Real(v.removeprefix("p:"))
+    return term < 0 if c.strict else term <= 0
+
+
 def region_z3(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin]) -> z3.BoolRef:
     """The region (within the ranges) as a Z3 formula over Reals named after the
     parameters."""
     ctx = Z3Context()
     ctx.vars = {}
-
-    def e(c: Lin) -> z3.BoolRef:
-        term: z3.ArithRef = z3.RealVal(str(c.const))
-        for v, a in c.coefs:
-            term = term + z3.RealVal(str(a)) * z3.Real(v.removeprefix("p:"))
-        return term < 0 if c.strict else term <= 0
-
-    clauses = [z3.Or(*[e(c) for c in clause]) if clause else z3.BoolVal(False)
+    clauses = [z3.Or(*[_param_z3(c) for c in clause]) if clause else z3.BoolVal(False)
                for clause in cnf]
-    return z3.And(*[e(c) for c in ranges], *clauses)
+    return z3.And(*[_param_z3(c) for c in ranges], *clauses)
+
+
+def formula_z3(f: LinFormula) -> z3.BoolRef:
+    """A region formula (:data:`~checker.smt.lin.LinFormula`) as a Z3 formula over
+    Reals named after the parameters."""
+    if isinstance(f, bool):
+        return z3.BoolVal(f)
+    if isinstance(f, Lin):
+        return _param_z3(f)
+    op, parts = f
+    args = [formula_z3(p) for p in parts]
+    if op == "not":
+        return z3.Not(args[0])
+    return z3.And(*args) if op == "and" else z3.Or(*args)
+
+
+def region_difference(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin],
+                      expected: LinFormula, free: Sequence[str]
+                      ) -> tuple[dict[str, Fraction], bool] | None:
+    """Whether a synthesised region (``cnf``, read with the ``ranges``) is the
+    ``expected`` one within the ranges: ``None`` when they are equivalent, else a
+    point of the ``free`` parameters inside the ranges and inside exactly one of the
+    two, and whether that one is the synthesised region.  Raises SolverUnknown when
+    Z3 cannot decide."""
+    inside = z3.And(*[_param_z3(c) for c in ranges])
+    found = region_z3(cnf, ())
+    exp = formula_z3(expected)
+    for in_found, goal in ((True, z3.And(found, z3.Not(exp))),
+                           (False, z3.And(exp, z3.Not(found)))):
+        solver = z3.Solver()
+        solver.set("random_seed", 0)
+        solver.set("timeout", 60_000)
+        solver.add(inside, goal)
+        answer = solver.check()
+        if answer == z3.unknown:
+            raise SolverUnknown(f"comparing regions: {solver.reason_unknown()}")
+        if answer == z3.sat:
+            model = solver.model()
+            point = {p: _to_fraction(model.eval(z3.Real(p), model_completion=True))
+                     for p in free}
+            return point, in_found
+    return None
 
 
 def region_smtlib(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin], free: Sequence[str]
