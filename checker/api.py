@@ -333,7 +333,12 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
     instants: list[Fraction] | None = None
     # Every instant of the timed trace (and one more for an overdue response).
     note = None
-    if with_times and result.verdict in (VIOLATED, ERROR, REACHABLE) and steps:
+    cannot_start = (result.verdict == ERROR and result.message is not None
+                    and result.message.endswith("time cannot even start"))
+    if with_times and cannot_start and len(steps) == 1:
+        # The initial state admits no instant at all: it is shown at t=0, where it breaks.
+        times = [Fraction(0)]
+    elif with_times and result.verdict in (VIOLATED, ERROR, REACHABLE) and steps:
         from checker import smt
 
         shape = TraceShape.of(model, states, edges, result.prop)
@@ -360,8 +365,7 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
         note = _time_stops(model, states[-1], edges, times)
     if result.verdict == VIOLATED and result.message is not None and steps:
         result.message = _explained(model, result, states, edges, instants)
-    elif (result.verdict == ERROR and steps and result.message is not None
-          and result.message.endswith("time cannot even start")):
+    elif cannot_start and steps:
         from checker.model import why
 
         detail = why.initial_deadline_detail(model.spec, model, states[0])

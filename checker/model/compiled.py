@@ -15,6 +15,7 @@ broken by every valuation with ``pending`` and observer clock ``> T``.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import itertools
 import math
@@ -328,7 +329,10 @@ def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict
                 f" (this spec was loaded with {name}={consts[name].value})")
         if name not in params:
             known = ", ".join([*params, *consts]) or "none"
-            raise ParamError(f"unknown parameter `{name}` (the spec declares: {known})")
+            close = difflib.get_close_matches(name, sorted([*params, *consts]), n=1,
+                                              cutoff=0.6)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            raise ParamError(f"unknown parameter `{name}` (the spec declares: {known}){hint}")
         if not params[name].contains(value):
             raise ParamError(
                 f"{name}={value} is outside its declared range {params[name].range_text()}"
