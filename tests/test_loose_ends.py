@@ -133,3 +133,43 @@ def test_an_initial_state_that_breaks_a_deadline_is_timed_at_zero(tmp_path: Path
     assert "    0  t=0          initial state\n" in out
     code, out, _ = run_cli("check", spec, "-p", "D=0", "--json")
     assert code == 2 and "please report" not in out
+
+
+# ---- the docs say what the tools do -------------------------------------------------------
+
+
+def test_the_tutorial_says_what_synth_covers_as_synth_says_it() -> None:
+    from checker.present.text import covers
+
+    text = " ".join((ROOT / "docs/tutorial.md").read_text(encoding="utf-8").split())
+    assert f"covers: {covers(False)}" in text  # the output the prose explains
+    claim = re.search(r"`synth` and `prove` cover ([^;.]*)", text)
+    assert claim is not None
+    assert "deadlock freedom" in claim[1]
+    assert not re.search(r"deadlock freedom is checked by `check` only", text)
+
+
+def test_a_refutation_whose_concrete_check_hits_a_limit_is_not_a_disagreement() -> None:
+    import dataclasses
+
+    from checker import api
+    from checker.present.reports import ProveReport
+    from checker.present.text import prove_text
+    from checker.results import ProofStatus, Verdict
+    from checker.smt.synth import SynthStats
+
+    ok = api.check(ROOT / "spec/sglang/deferred_release.kvr", T_hold=7)
+    limited = dataclasses.replace(ok, verdict=Verdict.INCONCLUSIVE,
+                                  message="state limit (10) reached", trace=None)
+    point = {"T_prop": Fraction(2), "T_chunk": Fraction(2), "T_flight": Fraction(3),
+             "T_hold": Fraction(7)}
+    report = ProveReport(model="deferred_release", assume="T_hold > 6", free=["T_hold"],
+                         fixed={}, status=ProofStatus.REFUTED, witness=limited,
+                         counterexample=point, boundary=None, near=None, outside=None,
+                         vacuous=False, limit=None, stats=SynthStats(), no_deadlock=False)
+    text = prove_text(report)
+    assert "please report" not in text
+    assert ("INCONCLUSIVE: the concrete check at T_prop=2, T_chunk=2, T_flight=3, T_hold=7"
+            " did not decide (state limit (10) reached)") in text
+    holds = dataclasses.replace(limited, verdict=Verdict.HOLDS, message=None)
+    assert "disagree" in prove_text(dataclasses.replace(report, witness=holds))
