@@ -343,10 +343,15 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
 
         shape = TraceShape.of(model, states, edges, result.prop)
         try:
-            got = smt.timestamps(model, model.values, shape)
+            if result.verdict == REACHABLE:
+                got, holds = _query_timestamps(model, states, edges, result.prop)
+            else:
+                got, holds = smt.timestamps(model, model.values, shape), None
             times = got[: len(states)]
             instants = list(got)
-            if len(got) > len(states):
+            if holds is not None:
+                note = holds
+            elif len(got) > len(states):
                 note = f"no response by t={tr.fmt_time(got[-1])}: its bound has passed"
         except smt.SolverUnknown as exc:
             note = f"timestamps unknown (solver: {exc})"
@@ -375,6 +380,26 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
     trace = tr.build(model.spec, model.values, result.verdict, result.prop, result.message,
                      labels, states, events, receives, failures, times)
     return trace, note
+
+
+def _query_timestamps(model: SpecModel, states: list[tuple[int, ...]], edges: list[Edge],
+                      prop: str | None) -> tuple[list[Fraction], str | None]:
+    """Timestamps of a query's witness: the query's clock part, if it has one, holds at
+    one more instant in the last state (then the note says when)."""
+    from checker import smt
+
+    name = (prop or "").removeprefix("reachable ")
+    index = model.query_names.index(name) if name in model.query_names else -1
+    parts = [m.parts for m in model.queries(states[-1]) if m.query == index]
+    if not parts or any(not part for part in parts[0]):
+        return smt.timestamps(model, model.values, TraceShape(states, edges)), None
+    for part in parts[0]:
+        try:
+            got = smt.timestamps(model, model.values, TraceShape(states, edges, part))
+        except ValueError:
+            continue  # this convex part is not reached along the witness; the next one is
+        return got[: len(states)], f"`{name}` holds at t={tr.fmt_time(got[-1])}"
+    raise ValueError("no convex part of the query is feasible along the witness")
 
 
 def _explained(model: SpecModel, result: CheckResult, states: list[tuple[int, ...]],

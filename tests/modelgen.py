@@ -423,6 +423,27 @@ class Gen:
             return f"not {_par(self.cond(scope, 1))} and {_par(self.clock_atom(scope))}"
         return f"{_par(self.cond(scope, 1))} or {_par(self.clock_atom(scope))}"
 
+    # ---- reachable queries ----------------------------------------------------------------
+    def queries(self) -> list[str]:
+        """``reachable`` queries: guards (data and closed clock atoms in every order),
+        a phase with a clock atom, or data alone; they never fault."""
+        r = self.r
+        self.fault_rate = 0.0
+        out: list[str] = []
+        for k in range(r.randint(1, 3)):
+            form = r.randint(0, 5)
+            if form <= 2:
+                body = self.guard(Scope())
+            elif form <= 4:
+                ph = self.vars[0]
+                body = f"ph == {r.choice(ph.value.values)} and {_par(self.clock_atom(Scope()))}"
+                if form == 4:
+                    body += f" and {_par(self.clock_atom(Scope()))}"
+            else:
+                body = self.cond(Scope())
+            out.append(f"reachable rg{k}: {body}")
+        return out
+
     # ---- statements --------------------------------------------------------------------------
     def assign(self, scope: Scope) -> str:
         r = self.r
@@ -531,8 +552,10 @@ MAX_CLOCK_INSTANCES = 3
 MAX_RESPONSE_INSTANCES = 2
 
 
-def render_model(r: random.Random) -> str:
-    """One random well-formed model as ``.kvr`` text."""
+def render_model(r: random.Random, queries: bool = False) -> str:
+    """One random well-formed model as ``.kvr`` text; with ``queries``, followed by
+    ``reachable`` queries over data and (closed) clock atoms, drawn after everything
+    else so that the model before them is the one ``queries=False`` gives."""
     lines = ["model gen"]
     names = r.sample(sorted(INDEX_TYPES), r.choice([1, 2, 2, 3]))
     types: list[FT] = []
@@ -683,12 +706,15 @@ def render_model(r: random.Random) -> str:
         binders = f"(x: {ft.name})" if ft is not None else ""
         lines.append(f"property resp{binders}: {g.cond(scope)} leadsto {g.cond(scope)} "
                      f"within {g.bound()}")
+    if queries:
+        lines.extend(g.queries())
     return "\n".join(lines) + "\n"
 
 
-def model_for_seed(seed: int) -> str:
-    """The model of one seed (the same text on every machine and run)."""
-    return render_model(random.Random(seed))
+def model_for_seed(seed: int, queries: bool = False) -> str:
+    """The model of one seed (the same text on every machine and run); with
+    ``queries``, the same model followed by random ``reachable`` queries."""
+    return render_model(random.Random(seed), queries)
 
 
 # ---- feature counting ----------------------------------------------------------------------
@@ -704,6 +730,7 @@ FEATURES = (
     "guard: data or clock", "guard: clock or data", "guard: data and clock",
     "guard: clock and data", "guard: data => clock", "guard: none or clock",
     "guard: several branches", "guard: quantifier over clocks",
+    "reachable: data", "reachable: clock atom",
 )
 
 
@@ -836,6 +863,10 @@ def features(text: str) -> Counter[str]:
                 got["=>"] += 1
             elif isinstance(x, ir.Some):
                 got["dereference"] += 1
+    for query in spec.queries:
+        got["reachable: clock atom" if query.branches else "reachable: data"] += 1
+        exprs.extend(br.data for br in query.parts)
+        exprs.extend(ct for br in query.parts for ct in br.clocks)
     got["optional var"] += sum(v.value.optional for v in spec.vars)
     got["symmetric type"] += sum(t.symmetric for t in spec.types)
     for p in spec.params:

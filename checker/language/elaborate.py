@@ -42,9 +42,6 @@ _CLOCK_HELP = {
     "a property": ("help: in `P leadsto Q` (with or without `within T`), P and Q are about"
                    " data; a clock belongs in a deadline or in the bound T"),
     "an initial value": "help: every clock starts at 0",
-    "a `reachable` query": "help: a `reachable` query is about data; to ask whether a clock"
-    " value is reachable, put the clock constraint in an event's guard and let the event"
-    " set a variable",
 }
 
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, "==": "==", "!=": "!="}
@@ -1397,11 +1394,18 @@ class Elaborator:
         self.scope = _Scope()
         n_before = len(self.diags)
         self.place = "a `reachable` query"
-        code, ty = self.expr(d.expr, BOOL_T)
+        code, ty = self.clock_expr(d.expr)
         self.expect_bool(ty, d.expr.span, "a `reachable` query")
         if len(self.diags) > n_before:
             return None
-        return ir.Query(d.name, code, self.scope.max_slot, d.span, self.written(d.expr.span))
+        branches: tuple[ir.Branch, ...] = ()
+        if ir.has_clock(code):
+            got = self.split(code, d.expr.span)
+            if got is None:
+                return None
+            branches = got
+        return ir.Query(d.name, code, self.scope.max_slot, d.span, self.written(d.expr.span),
+                        branches)
 
     def property_decl(self, d: ast.PropertyDecl) -> ir.Response | ir.LeadsTo | None:
         self.scope = _Scope()
