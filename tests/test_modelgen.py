@@ -74,7 +74,7 @@ event a0.go(i: P)
      assert exists q: K . g[q == ku] == 0 : "n is {n}, o is {o}"
 event a1.back(i: P) receives a0.go(i)
   when (f[i] => c[ph in {s0}] >= 1) or (exists q: P . c[f[q]] >= T1)
-  do o := none; ph := s1
+  do o := none; ph := s1; for k: K { skip }
 deadline dl(d: bool): c[d] <= 3 and x <= T1 + 1 while n >= 1 and not (o == none => f[o])
 invariant inv(j: P): not (o == j and f[j] and n == 2)
 property resp(j: P): o == j leadsto o == none within T1

@@ -237,7 +237,7 @@ SEEDS = [pytest.param(s, marks=pytest.mark.slow) if s >= 60 else s for s in rang
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_queries_agree_with_reference(seed: int) -> None:
-    base = model_for_seed(seed, queries=True)
+    base = model_for_seed(seed, extended=True)
     try:
         plain = load_text(base, "gen.kvr")
     except Exception:  # pragma: no cover - modelgen writes well-formed models

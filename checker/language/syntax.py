@@ -559,6 +559,9 @@ class _Converter:
             return ast.If(sp, self.expr(cond), self.stmts(then), self.else_part(orelse))
         if d == "assert_stmt":
             return self.assert_stmt(t)
+        if d == "for_stmt":
+            binder, body = t.children
+            return ast.For(sp, self.binder(binder), self.stmts(body))
         raise AssertionError(f"unexpected statement {d}")
 
     def else_part(self, t: Tree[Any] | None) -> tuple[ast.Stmt, ...]:

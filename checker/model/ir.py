@@ -739,6 +739,14 @@ def substitute(e: Expr, slot: int, value: int) -> Expr:
     return out
 
 
+def substitute_stmt(st: Stmt, slot: int, value: int) -> Stmt:
+    """Statement ``st`` with local ``slot`` replaced by the constant ``value`` (an
+    unrolled loop's body)."""
+    out = _substitute(st, slot, value)
+    assert isinstance(out, Stmt)
+    return out
+
+
 def _substitute(node: Node, slot: int, value: int) -> Node:
     if isinstance(node, Local):
         return Const(value) if node.slot == slot else node
