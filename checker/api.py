@@ -334,15 +334,25 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
     instants: list[Fraction] | None = None
     # Every instant of the timed trace (and one more for an overdue response).
     note = None
-    if with_times and result.verdict in (VIOLATED, ERROR, REACHABLE) and steps:
+    cannot_start = (result.verdict == ERROR and result.message is not None
+                    and result.message.endswith("time cannot even start"))
+    if with_times and cannot_start and len(steps) == 1:
+        # The initial state admits no instant at all: it is shown at t=0, where it breaks.
+        times = [Fraction(0)]
+    elif with_times and result.verdict in (VIOLATED, ERROR, REACHABLE) and steps:
         from checker import smt
 
         shape = TraceShape.of(model, states, edges, result.prop)
         try:
-            got = smt.timestamps(model, model.values, shape)
+            if result.verdict == REACHABLE:
+                got, holds = _query_timestamps(model, states, edges, result.prop)
+            else:
+                got, holds = smt.timestamps(model, model.values, shape), None
             times = got[: len(states)]
             instants = list(got)
-            if len(got) > len(states):
+            if holds is not None:
+                note = holds
+            elif len(got) > len(states):
                 note = f"no response by t={tr.fmt_time(got[-1])}: its bound has passed"
         except smt.SolverUnknown as exc:
             note = f"timestamps unknown (solver: {exc})"
@@ -361,8 +371,7 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
         note = _time_stops(model, states[-1], edges, times)
     if result.verdict == VIOLATED and result.message is not None and steps:
         result.message = _explained(model, result, states, edges, instants)
-    elif (result.verdict == ERROR and steps and result.message is not None
-          and result.message.endswith("time cannot even start")):
+    elif cannot_start and steps:
         from checker.model import why
 
         detail = why.initial_deadline_detail(model.spec, model, states[0])
@@ -372,6 +381,26 @@ def build_trace(model: SpecModel, result: CheckResult, with_times: bool = True
     trace = tr.build(model.spec, model.values, result.verdict, result.prop, result.message,
                      labels, states, events, receives, failures, times)
     return trace, note
+
+
+def _query_timestamps(model: SpecModel, states: list[tuple[int, ...]], edges: list[Edge],
+                      prop: str | None) -> tuple[list[Fraction], str | None]:
+    """Timestamps of a query's witness: the query's clock part, if it has one, holds at
+    one more instant in the last state (then the note says when)."""
+    from checker import smt
+
+    name = (prop or "").removeprefix("reachable ")
+    index = model.query_names.index(name) if name in model.query_names else -1
+    parts = [m.parts for m in model.queries(states[-1]) if m.query == index]
+    if not parts or any(not part for part in parts[0]):
+        return smt.timestamps(model, model.values, TraceShape(states, edges)), None
+    for part in parts[0]:
+        try:
+            got = smt.timestamps(model, model.values, TraceShape(states, edges, part))
+        except ValueError:
+            continue  # this convex part is not reached along the witness; the next one is
+        return got[: len(states)], f"`{name}` holds at t={tr.fmt_time(got[-1])}"
+    raise ValueError("no convex part of the query is feasible along the witness")
 
 
 def _explained(model: SpecModel, result: CheckResult, states: list[tuple[int, ...]],

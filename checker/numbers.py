@@ -1,9 +1,13 @@
-"""Numbers typed by a user: the bounded parser behind ``-p NAME=VALUE``, ``--timeout``
-and the viewer's firing times.
+"""Numbers typed by a user: one syntax and one bound for a spec's literals,
+``-p NAME=VALUE``, ``--assume``, ``--timeout`` and the viewer's firing times.
+
+A number is a decimal with an optional exponent (``7``, ``7.5``, ``1e3``,
+``2.5e-29``); outside a spec, where no expression is parsed, it may also carry a
+sign and be a fraction (``-3``, ``15/2``), which a spec writes as an expression.
 
 :class:`~fractions.Fraction` alone would compute ``10**(10**14)`` for the 18
-characters ``1e99999999999999``; :func:`parse_number` bounds the digits and the
-exponent first, as the spec language bounds its literals.
+characters ``1e99999999999999``; every number is therefore bounded first: at most
+:data:`MAX_NUMBER_DIGITS` digits and an exponent of at most that size.
 """
 
 from __future__ import annotations
@@ -11,12 +15,18 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from checker.language.syntax import MAX_NUMBER_DIGITS
+__all__ = ["LITERAL", "MAX_NUMBER_DIGITS", "literal_problem", "parse_number"]
 
-__all__ = ["parse_number"]
+MAX_NUMBER_DIGITS = 30
+"""Digits of one number (a spec literal, ``--assume`` or ``-p NAME=VALUE``), and
+the largest exponent in absolute value."""
+
+LITERAL = r"[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?"
+"""An unsigned number literal; the ``UNUMBER`` terminal of ``kvrace.lark`` is this
+pattern (a test keeps the two equal)."""
 
 _NUMBER = re.compile(
-    r"(?P<sign>[+-]?)(?P<mant>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?"
+    rf"(?P<sign>[+-]?)(?P<lit>{LITERAL})"
     r"|(?P<num>[+-]?\d+)/(?P<den>\d+)"
 )
 
@@ -26,21 +36,30 @@ def _clip(text: str, width: int = 40) -> str:
     return repr(text if len(text) <= width else text[:width] + "...")
 
 
-def parse_number(text: str) -> Fraction:
-    """A number typed by a user: decimal (``7.5``, ``1e3``) or fraction (``15/2``).
+def literal_problem(text: str) -> str | None:
+    """Why the number ``text`` (matching :data:`LITERAL` or a fraction) is out of
+    bounds, as the end of "number with ...", or None when it is not."""
+    if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
+        return f"more than {MAX_NUMBER_DIGITS} digits"
+    _, e, exp = text.lower().partition("e")
+    if e and abs(int(exp)) > MAX_NUMBER_DIGITS:
+        return f"an exponent outside [-{MAX_NUMBER_DIGITS}, {MAX_NUMBER_DIGITS}]"
+    return None
 
-    Like a spec's literals it has at most ``MAX_NUMBER_DIGITS`` digits, and an
-    exponent of at most that size, so no value can make kvrace compute for ever
-    (``1e99999999999``).  Raises ValueError with a message for the user.
-    """
+
+def parse_number(text: str) -> Fraction:
+    """A number typed by a user: decimal (``7.5``, ``1e3``, ``-2``) or fraction
+    (``15/2``), bounded by :func:`literal_problem`.  Raises ValueError with a
+    message for the user."""
     m = _NUMBER.fullmatch(text.strip())
     if m is None:
-        raise ValueError(f"{text!r} is not a number (write e.g. 7, 7.5, 15/2 or 1e3)")
-    if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
-        raise ValueError(f"{_clip(text)} has more than {MAX_NUMBER_DIGITS} digits")
-    if m.group("exp") is not None and abs(int(m.group("exp"))) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"{_clip(text)} is not a number (write e.g. 7, 7.5, 15/2 or 1e3)")
+    problem = literal_problem(text.strip())
+    if problem is not None and problem.startswith("an exponent"):
         raise ValueError(f"{_clip(text)}: the exponent is outside"
                          f" [-{MAX_NUMBER_DIGITS}, {MAX_NUMBER_DIGITS}]")
+    if problem is not None:
+        raise ValueError(f"{_clip(text)} has {problem}")
     if m.group("den") is not None and int(m.group("den")) == 0:
         raise ValueError(f"{_clip(text)} divides by zero")
     return Fraction(text.strip())

@@ -30,6 +30,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import IO, Any, Protocol, cast
 
+from checker.present.words import count
+
 INTERVAL = 10.0
 """Seconds between two lines in ``lines`` mode (``KVRACE_PROGRESS_INTERVAL`` overrides)."""
 
@@ -108,7 +110,8 @@ class Progress:
     def explorer(self, stats: Any) -> None:
         """The zone explorer's ``Options.progress`` callback."""
         rate = stats.zones / stats.seconds if stats.seconds else 0.0
-        text = (f"{stats.zones:,} zones, {stats.states:,} states, {stats.queued:,} queued,"
+        text = (f"{count(stats.zones, 'zone', grouped=True)},"
+                f" {count(stats.states, 'state', grouped=True)}, {stats.queued:,} queued,"
                 f" depth {stats.depth}, {rate:,.0f} zones/s")
         self.phase("exploring", lambda: text)
 
@@ -116,8 +119,9 @@ class Progress:
         """Show a parametric exploration's live statistics (see
         ``checker.smt.synth.STATS_OBSERVERS``)."""
         self.phase("parametric exploration", lambda: (
-            f"{stats.stored:,} symbolic states, {stats.states:,} discrete states,"
-            f" {stats.transitions:,} transitions"))
+            f"{count(stats.stored, 'symbolic state', grouped=True)},"
+            f" {count(stats.states, 'discrete state', grouped=True)},"
+            f" {count(stats.transitions, 'transition', grouped=True)}"))
 
     def line(self) -> str:
         """The current progress as one line."""

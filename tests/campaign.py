@@ -49,7 +49,7 @@ class Result:
 
 def run_one(seed: int) -> Result:
     """Generate and compare the model of ``seed``."""
-    text = model_for_seed(seed)
+    text = model_for_seed(seed, extended=True)
     try:
         out = compare_model(text)
     except Exception as exc:  # the generator's model does not elaborate, or the harness broke

@@ -48,6 +48,7 @@ from reference import (
 )
 
 from checker.engines import CheckResult, Limits, Options, explore
+from checker.engines.search import REACHABLE, UNREACHABLE
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.model.interface import ModelRuntimeError, State
@@ -241,6 +242,42 @@ def disagreement(
     return None
 
 
+def query_disagreement(model: SpecModel, res: CheckResult, ref: RefResult, *, bfs: bool
+                       ) -> str | None:
+    """Why the ``reachable`` queries of a complete zone run (verdict holds) disagree with
+    the exhaustive reference, or None: the same queries are reachable, a witness is an
+    integer-time run to a valuation satisfying the query, and breadth-first it has the
+    fewest events."""
+    if res.verdict != "holds" or not ref.exhaustive:
+        return None
+    got = {q.name: q for q in res.queries}
+    names = list(getattr(model, "query_names", ()))
+    for name in names:
+        q = got.get(name)
+        want = ref.queries.get(name)
+        if q is None or q.status not in (REACHABLE, UNREACHABLE):
+            return f"query {name}: {q.status if q else 'missing'} after a complete run"
+        if (q.status == REACHABLE) != (want is not None):
+            theirs = f"reachable after {want} events" if want is not None else "unreachable"
+            return f"query {name}: zone explorer {q.status}, reference {theirs}"
+        if want is None:
+            continue
+        events = len(q.trace) - 1
+        if bfs and events != want:
+            return f"query {name}: zone witness of {events} events, reference {want}"
+        start, final = q.trace[0].state, q.trace[-1].state
+        edges = [s.edge for s in q.trace[1:] if s.edge is not None]
+        try:
+            vals = replay(model, start, edges)
+        except ValueError as err:
+            return f"query {name}: the witness is not a path of the model: {err}"
+        sem = Semantics(model)
+        parts = [p for m in model.queries(final) if names[m.query] == name for p in m.parts]
+        if not any(sem.all_hold(p, v) for p in parts for v in vals[-1]):
+            return f"query {name}: no integer valuation at the end of the witness satisfies it"
+    return None
+
+
 def zone_run(model: SpecModel, opts: dict[str, object], limits: Limits | None = None
              ) -> CheckResult | str:
     try:
@@ -383,6 +420,8 @@ def compare_model(text: str, *, max_states: int = RANDOM_REF_MAX_STATES) -> Outc
                 out.problems.append(f"{name} deadlock={deadlock}: {res}")
                 continue
             why = disagreement(model, res, ref, deadlock=deadlock, bfs=name.startswith("bfs"))
+            if why is None:
+                why = query_disagreement(model, res, ref, bfs=name.startswith("bfs"))
             if why is not None:
                 bug = known_bug(model, res, ref, deadlock=deadlock, opts=opts)
                 if bug is not None:

@@ -120,6 +120,8 @@ class Gen:
         self.fresh = 0
         self.fault_rate = r.choice([0.0, 0.05, 0.1, 0.2])
         """How often an unprotected dereference or range overflow is drawn."""
+        self.loops = False
+        """Whether statements may be bounded loops (``for k: T { ... }``)."""
 
     def chance(self, p: float) -> bool:
         return self.r.random() < p
@@ -423,6 +425,27 @@ class Gen:
             return f"not {_par(self.cond(scope, 1))} and {_par(self.clock_atom(scope))}"
         return f"{_par(self.cond(scope, 1))} or {_par(self.clock_atom(scope))}"
 
+    # ---- reachable queries ----------------------------------------------------------------
+    def queries(self) -> list[str]:
+        """``reachable`` queries: guards (data and closed clock atoms in every order),
+        a phase with a clock atom, or data alone; they never fault."""
+        r = self.r
+        self.fault_rate = 0.0
+        out: list[str] = []
+        for k in range(r.randint(1, 3)):
+            form = r.randint(0, 5)
+            if form <= 2:
+                body = self.guard(Scope())
+            elif form <= 4:
+                ph = self.vars[0]
+                body = f"ph == {r.choice(ph.value.values)} and {_par(self.clock_atom(Scope()))}"
+                if form == 4:
+                    body += f" and {_par(self.clock_atom(Scope()))}"
+            else:
+                body = self.cond(Scope())
+            out.append(f"reachable rg{k}: {body}")
+        return out
+
     # ---- statements --------------------------------------------------------------------------
     def assign(self, scope: Scope) -> str:
         r = self.r
@@ -478,6 +501,8 @@ class Gen:
         return f'assert {cond} : "{msg}"'
 
     def stmt(self, scope: Scope, depth: int = 0) -> str:
+        if self.loops and depth < 1 and self.chance(0.15):
+            return self.loop(scope, depth)
         form = self.r.randint(0, 11) if depth < 1 else self.r.randint(0, 7)
         if form <= 4:
             return self.assign(scope)
@@ -491,6 +516,15 @@ class Gen:
             tail = " else { " + "; ".join(self.stmt(scope, depth + 1)
                                           for _ in range(self.r.randint(1, 2))) + " }"
         return f"if {self.cond(scope)} {{ {then} }}{tail}"
+
+
+    def loop(self, scope: Scope, depth: int) -> str:
+        """``for k: T { ... }`` over a type that is not symmetric, its body using ``k``."""
+        ft = self.r.choice([t for t in self.types if not t.symmetric] + [BOOL])
+        k = self.binder()
+        inner = scope.plus(k, ft)
+        body = "; ".join(self.stmt(inner, depth + 1) for _ in range(self.r.randint(1, 3)))
+        return f"for {k}: {ft.name} {{ {body} }}"
 
 
 def _par(s: str) -> str:
@@ -531,8 +565,11 @@ MAX_CLOCK_INSTANCES = 3
 MAX_RESPONSE_INSTANCES = 2
 
 
-def render_model(r: random.Random) -> str:
-    """One random well-formed model as ``.kvr`` text."""
+def render_model(r: random.Random, extended: bool = False) -> str:
+    """One random well-formed model as ``.kvr`` text.  ``extended`` adds the newer
+    constructs: bounded loops among the statements, and ``reachable`` queries over
+    data and (closed) clock atoms at the end; without it the draws, and so the text,
+    are those of the models before these constructs existed."""
     lines = ["model gen"]
     names = r.sample(sorted(INDEX_TYPES), r.choice([1, 2, 2, 3]))
     types: list[FT] = []
@@ -620,6 +657,7 @@ def render_model(r: random.Random) -> str:
         clocks.append(Clock("c9", None))
         lines.append("clock c9")
     g = Gen(r, types, gvars, clocks, params)
+    g.loops = extended
     # Events.
     n_events = r.randint(3, 5)
     sigs: list[EventSig] = []
@@ -683,12 +721,15 @@ def render_model(r: random.Random) -> str:
         binders = f"(x: {ft.name})" if ft is not None else ""
         lines.append(f"property resp{binders}: {g.cond(scope)} leadsto {g.cond(scope)} "
                      f"within {g.bound()}")
+    if extended:
+        lines.extend(g.queries())
     return "\n".join(lines) + "\n"
 
 
-def model_for_seed(seed: int) -> str:
-    """The model of one seed (the same text on every machine and run)."""
-    return render_model(random.Random(seed))
+def model_for_seed(seed: int, extended: bool = False) -> str:
+    """The model of one seed (the same text on every machine and run); ``extended``:
+    with bounded loops and ``reachable`` queries (see :func:`render_model`)."""
+    return render_model(random.Random(seed), extended)
 
 
 # ---- feature counting ----------------------------------------------------------------------
@@ -704,6 +745,7 @@ FEATURES = (
     "guard: data or clock", "guard: clock or data", "guard: data and clock",
     "guard: clock and data", "guard: data => clock", "guard: none or clock",
     "guard: several branches", "guard: quantifier over clocks",
+    "reachable: data", "reachable: clock atom", "for loop",
 )
 
 
@@ -836,6 +878,10 @@ def features(text: str) -> Counter[str]:
                 got["=>"] += 1
             elif isinstance(x, ir.Some):
                 got["dereference"] += 1
+    for query in spec.queries:
+        got["reachable: clock atom" if query.branches else "reachable: data"] += 1
+        exprs.extend(br.data for br in query.parts)
+        exprs.extend(ct for br in query.parts for ct in br.clocks)
     got["optional var"] += sum(v.value.optional for v in spec.vars)
     got["symmetric type"] += sum(t.symmetric for t in spec.types)
     for p in spec.params:
@@ -847,6 +893,7 @@ def features(text: str) -> Counter[str]:
             if isinstance(x, ir.ClockTest) and x.bound.terms:
                 got["param in clock bound"] += 1
     forms = _guard_forms([c.name for c in spec.clocks]) if spec.clocks else {}
+    got["for loop"] += len(re.findall(r"\bfor \w+: \w+ \{", text))
     for line in text.splitlines():
         words = set(re.findall(r"[A-Za-z_]\w*", line))
         if "none" in words:

@@ -41,6 +41,9 @@ def _view(m: TimedModel, what: str, s: State) -> Any:
             return [(v.property, v.message) for v in m.violations(s)]
         if what == "hazards":
             return sorted((h.property, h.message, _atoms(m, h.atoms)) for h in m.hazards(s))
+        if what == "queries":
+            return sorted((q.query, sorted(_atoms(m, p) for p in q.parts))
+                          for q in m.queries(s))  # type: ignore[attr-defined]
         if what == "describe":
             return m.describe(s)
     except ModelRuntimeError as exc:
@@ -84,7 +87,7 @@ def compare_models(spec: ir.Spec, values: Mapping[str, Fraction] | None = None,
         if len(seen) > max_states:
             return Comparison(len(seen), problems, False)
         s = queue.popleft()
-        for what in ("edges", "deadlines", "violations", "hazards", "describe"):
+        for what in ("edges", "deadlines", "violations", "hazards", "queries", "describe"):
             a, b = _view(compiled, what, s), _view(oracle, what, s)
             if a != b:
                 problems.append(f"{what} differ in {compiled.describe(s)}:\n"

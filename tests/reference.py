@@ -377,8 +377,9 @@ def _search(model: ValuedModel, sem: Semantics, deadlock: bool, exhaustive: bool
             stuck = False
             try:
                 if query_names:
-                    for q in model.queries(s):  # type: ignore[attr-defined]
-                        reached.setdefault(query_names[q], depth)
+                    for m in model.queries(s):  # type: ignore[attr-defined]
+                        if any(sem.all_hold(part, clocks) for part in m.parts):
+                            reached.setdefault(query_names[m.query], depth)
                 for v in sem.violations(s):
                     found(v.property, v.message, depth, node)
                 for h in sem.hazards(s):

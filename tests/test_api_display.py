@@ -63,3 +63,14 @@ def test_synth_and_prove_display() -> None:
     assert proof._repr_svg_() is None
     with pytest.raises(ValueError, match="unknown parameter 'T_x'"):
         api.synth(DEFERRED, free=["T_x"])
+
+
+def test_a_simulation_shows_in_one_line() -> None:
+    bad = api.simulate(ROOT / "spec/sglang/immediate_release.kvr", runs=50)
+    assert repr(bad) == ("<SimResult immediate_release (T_prop=2, T_chunk=2, T_flight=3),"
+                         " seed 0: violation sampled in 13 of 50 runs, P(violation) = 0.26 in"
+                         " [0.1463, 0.4034] (95%)>")
+    ok = api.simulate(DEFERRED, runs=20)
+    assert repr(ok) == ("<SimResult deferred_release (T_prop=2, T_chunk=2, T_flight=3,"
+                        " T_hold=8), seed 0: no violation sampled in 20 runs, P(violation)"
+                        " <= 0.1684 (95%)>")

@@ -180,7 +180,7 @@ MIN_MODELS_PER_VERDICT = 10
 
 @pytest.mark.parametrize("seed", RANDOM_SEEDS)
 def test_generated_models_engines_agree(seed: int) -> None:
-    out = compare_model(model_for_seed(seed))
+    out = compare_model(model_for_seed(seed, extended=True))
     record(out)
     OUTCOMES[seed] = out
     unexplained = [p for p in out.problems if known_problem(p) is None]
@@ -194,7 +194,7 @@ def test_generated_models_cover_the_language() -> None:
     # own choices: every feature of modelgen.FEATURES appears in enough of the models.
     per_feature: Counter[str] = Counter()
     for seed in RANDOM_SEEDS:
-        per_feature.update(set(features(model_for_seed(seed))))
+        per_feature.update(set(features(model_for_seed(seed, extended=True))))
     rare = {f: per_feature[f] for f in FEATURES if per_feature[f] < MIN_MODELS_PER_FEATURE}
     assert not rare, f"features in fewer than {MIN_MODELS_PER_FEATURE} of " \
         f"{len(RANDOM_SEEDS)} models: {rare}"

@@ -74,10 +74,12 @@ event a0.go(i: P)
      assert exists q: K . g[q == ku] == 0 : "n is {n}, o is {o}"
 event a1.back(i: P) receives a0.go(i)
   when (f[i] => c[ph in {s0}] >= 1) or (exists q: P . c[f[q]] >= T1)
-  do o := none; ph := s1
+  do o := none; ph := s1; for k: K { skip }
 deadline dl(d: bool): c[d] <= 3 and x <= T1 + 1 while n >= 1 and not (o == none => f[o])
 invariant inv(j: P): not (o == j and f[j] and n == 2)
 property resp(j: P): o == j leadsto o == none within T1
+reachable late: n >= 1 and (x >= 3 or c[true] >= T1)
+reachable back: ph == s1
 """
 
 
@@ -88,8 +90,10 @@ def test_features_of_a_model_that_uses_everything() -> None:
                        "guard: data or clock", "guard: clock and data"], missing
     assert got["guard: several branches"] == 2  # go: one per side of `or`; back: 1 + 2
     # clock atoms with a parameter in the bound, per convex branch: go 2 * T0 and x <= T1
-    # twice, back c[...] >= T1 in both branches of `exists`, the deadline's T1 + 1
-    assert got["param in clock bound"] == 6
+    # twice, back c[...] >= T1 in both branches of `exists`, the deadline's T1 + 1, and
+    # the query's c[true] >= T1
+    assert got["param in clock bound"] == 7
+    assert (got["reachable: clock atom"], got["reachable: data"]) == (1, 1)
 
 
 def test_features_of_a_minimal_model() -> None:

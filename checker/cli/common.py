@@ -175,9 +175,14 @@ def load_spec(path: str, args: argparse.Namespace | None = None) -> ir.Spec:
 def params_of(args: argparse.Namespace) -> dict[str, Fraction]:
     """The ``-p NAME=VALUE`` timing parameters (not the structural constants)."""
     out: dict[str, Fraction] = {}
+    given: dict[str, str] = {}
     consts = getattr(args, "const_names", ())
     for text in args.param:
         name, value = parse_param(text)
+        if name in given:
+            raise UsageError(f"-p {name} is given twice ({given[name]} and {text.strip()});"
+                             " give each parameter once")
+        given[name] = text.strip()
         if name not in consts:
             out[name] = value
     return out

@@ -8,6 +8,7 @@ from checker import export
 from checker.cli.common import EXIT_OK, Session, load_spec, make_parent, params_of
 from checker.errors import UsageError
 from checker.present import jsonout
+from checker.present.words import count
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
@@ -34,8 +35,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         wrote.append(path)
         if not args.json:
-            out.write(f"wrote {path} ({len(auto.states)} locations,"
-                      f" {len(auto.transitions)} transitions)\n")
+            out.write(f"wrote {path} ({count(len(auto.states), 'location')},"
+                      f" {count(len(auto.transitions), 'transition')})\n")
     if args.json:
         out.write(jsonout.document("export", EXIT_OK, {
             "spec": args.spec, "model": spec.name, "wrote": wrote,

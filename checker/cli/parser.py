@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 from checker.cli.values import positive_float, positive_int, positive_seconds, probability
@@ -22,7 +25,41 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Raise the usage error instead of printing it and exiting."""
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if m is not None:
+            choices = re.findall(r"'([^']*)'", m[2])
+            message += _suggestion(m[1], choices)
         raise UsageError(f"{self.prog}: {message}")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None,
+    ) -> argparse.Namespace:
+        """The parsed command line; words no option takes are refused in the name of the
+        subcommand they were given to (``kvrace check: unrecognized arguments: --depht;
+        did you mean `--depth`?``)."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = self._subparser(getattr(ns, "command", None))
+            prog = sub.prog if sub is not None else self.prog
+            options = [o for a in (sub or self)._actions for o in a.option_strings]
+            hint = next((h for w in extras if w.startswith("-")
+                         for h in [_suggestion(w.partition("=")[0], options)] if h), "")
+            raise UsageError(f"{prog}: unrecognized arguments: {' '.join(extras)}{hint}")
+        return ns
+
+    def _subparser(self, command: str | None) -> argparse.ArgumentParser | None:
+        """The parser of subcommand ``command``, if there is one."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and command is not None:
+                found: argparse.ArgumentParser | None = action.choices.get(command)
+                return found
+        return None
+
+
+def _suggestion(word: str, candidates: Sequence[str]) -> str:
+    """``; did you mean `X`?`` for the candidate closest to ``word``, or ``""``."""
+    close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.7)
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 class _VersionAction(argparse.Action):

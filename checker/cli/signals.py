@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from checker.present.words import count
+
 if TYPE_CHECKING:
     from checker.engines import Stats
 
@@ -137,7 +139,7 @@ def explored_text(st: Stats | None) -> str:
     nothing)."""
     if st is None:
         return "; nothing was explored"
-    return (f"; had explored at least {st.states} states, {st.zones} zones in"
+    return (f"; had explored at least {count(st.states, 'state')}, {count(st.zones, 'zone')} in"
             f" {st.seconds:.1f} s, with no violation")
 
 
@@ -148,6 +150,7 @@ def interrupted_line(command: str, signum: int, st: Stats | None) -> str:
             "synth": "no safe region is claimed"}.get(command, "stopped")
     line = f"kvrace {command}: interrupted by {name}; {what}"
     if st is not None:
-        line += (f" (had explored at least {st.states} states, {st.zones} zones in"
+        line += (f" (had explored at least {count(st.states, 'state')},"
+                 f" {count(st.zones, 'zone')} in"
                  f" {st.seconds:.1f} s)")
     return line

@@ -193,6 +193,15 @@ class If(Stmt):
 
 
 @dataclass(frozen=True)
+class For(Stmt):
+    """``for k: T { ... }``: the body once per value of ``T``, in order (unrolled when
+    the spec is elaborated)."""
+
+    binder: Binder
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
 class Skip(Stmt):
     """``skip``: do nothing."""
 

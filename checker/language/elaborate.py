@@ -31,6 +31,9 @@ MAX_GUARD_ATOMS = 4096
 """Clock atoms of one guard once its quantifiers are expanded."""
 MAX_ERRORS = 50
 """Diagnostics reported before giving up."""
+MAX_LOOP_STATEMENTS = 4096
+"""Statements one ``for`` loop may unroll into (nested loops and ``if`` branches
+counted)."""
 
 _CLOCK_HELP = {
     "an invariant": "help: an invariant is about data; to bound a clock, write"
@@ -42,9 +45,6 @@ _CLOCK_HELP = {
     "a property": ("help: in `P leadsto Q` (with or without `within T`), P and Q are about"
                    " data; a clock belongs in a deadline or in the bound T"),
     "an initial value": "help: every clock starts at 0",
-    "a `reachable` query": "help: a `reachable` query is about data; to ask whether a clock"
-    " value is reachable, put the clock constraint in an event's guard and let the event"
-    " set a variable",
 }
 
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, "==": "==", "!=": "!="}
@@ -1182,7 +1182,50 @@ class Elaborator:
             cond, ty = self.expr(s.cond, BOOL_T)
             self.expect_bool(ty, s.cond.span, "an `if` condition")
             return [ir.IfStmt(cond, self.stmts(s.then), self.stmts(s.orelse))]
+        if isinstance(s, ast.For):
+            return self.for_stmt(s)
         raise AssertionError(type(s).__name__)  # pragma: no cover
+
+    def for_stmt(self, s: ast.For) -> list[ir.Stmt]:
+        """``for k: T { body }`` unrolled: the body once per value of ``T``, in order,
+        ``k`` replaced by the value."""
+        saved_names = dict(self.scope.names)
+        saved_next = self.scope.next_slot
+        saved_poisoned = set(self.scope.poisoned)
+        b = s.binder
+        ft = self.finite_type(b.type)
+        slot = -1
+        if ft is None:
+            self.scope.poisoned.add(b.name)
+        else:
+            slot = self.bind(b.name, b.span, ft)
+        n_before = len(self.diags)
+        body = self.stmts(s.body)
+        self.scope.names = saved_names
+        self.scope.next_slot = saved_next
+        self.scope.poisoned = saved_poisoned
+        if ft is None or len(self.diags) > n_before:
+            return []
+        if ft.symmetric:
+            self.error(
+                "KVR306", f"a `for` loop cannot range over the symmetric type {ft}", b.type.span,
+                "help: the loop would visit the values in an order, which symmetry reduction"
+                f" does not respect; give the event a parameter of type {ft} instead (one"
+                " instance per value), or declare the type without `symmetric`",
+            )
+            return []
+        size = sum(1 for _ in ir.statements(body))
+        if size * ft.size > MAX_LOOP_STATEMENTS:
+            self.error(
+                "KVR301", f"this loop unrolls into {size * ft.size} statements (at most"
+                f" {MAX_LOOP_STATEMENTS})", s.span,
+                "help: loop over a smaller type, or split the work into several events",
+            )
+            return []
+        out: list[ir.Stmt] = []
+        for v in ft.values():
+            out.extend(ir.substitute_stmt(st, slot, v) for st in body)
+        return out
 
     def assign(self, s: ast.Assign) -> ir.Stmt | None:
         t = s.target
@@ -1397,11 +1440,18 @@ class Elaborator:
         self.scope = _Scope()
         n_before = len(self.diags)
         self.place = "a `reachable` query"
-        code, ty = self.expr(d.expr, BOOL_T)
+        code, ty = self.clock_expr(d.expr)
         self.expect_bool(ty, d.expr.span, "a `reachable` query")
         if len(self.diags) > n_before:
             return None
-        return ir.Query(d.name, code, self.scope.max_slot, d.span, self.written(d.expr.span))
+        branches: tuple[ir.Branch, ...] = ()
+        if ir.has_clock(code):
+            got = self.split(code, d.expr.span)
+            if got is None:
+                return None
+            branches = got
+        return ir.Query(d.name, code, self.scope.max_slot, d.span, self.written(d.expr.span),
+                        branches)
 
     def property_decl(self, d: ast.PropertyDecl) -> ir.Response | ir.LeadsTo | None:
         self.scope = _Scope()

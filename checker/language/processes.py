@@ -138,6 +138,9 @@ class _Process:
         if isinstance(s, ast.If):
             return ast.If(s.span, self.expr(s.cond, bound), self.stmts(s.then, bound),
                           self.stmts(s.orelse, bound))
+        if isinstance(s, ast.For):
+            self.binders((s.binder,))
+            return ast.For(s.span, s.binder, self.stmts(s.body, bound | {s.binder.name}))
         return s
 
     def stmts(self, ss: Sequence[ast.Stmt], bound: frozenset[str]) -> tuple[ast.Stmt, ...]:

@@ -33,6 +33,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from checker.diagnostics import Diagnostic, Span, SpecError
 from checker.language import ast
+from checker.numbers import MAX_NUMBER_DIGITS as MAX_NUMBER_DIGITS
+from checker.numbers import literal_problem
 
 MAX_NESTING = 100
 """Deepest nesting of brackets, expressions and statements in one declaration."""
@@ -44,8 +46,6 @@ MAX_TOKENS = 50_000
 """Tokens in one file (keeps the worst-case parse time to a few seconds)."""
 MAX_PROCESS_TOKENS = 20_000
 """Tokens in one ``process`` declaration, its body included."""
-MAX_NUMBER_DIGITS = 30
-"""Digits of one number literal (a spec, ``--assume`` or ``-p NAME=VALUE``)."""
 MAX_HOLE_CHARS = 200
 """Length of one ``{expr}`` hole in an assert message."""
 MAX_MESSAGE_CHARS = 1000
@@ -441,9 +441,10 @@ class _Converter:
     def number(self, tok: Tree[Any] | Token) -> Fraction:
         """The value of a number literal, refused when it has too many digits."""
         text = str(tok)
-        if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
+        problem = literal_problem(text)
+        if problem is not None:
             raise _ConvertError(Diagnostic(
-                "KVR008", f"number with more than {MAX_NUMBER_DIGITS} digits", self.path,
+                "KVR008", f"number with {problem}", self.path,
                 self.span(tok),
                 ("help: times and bounds are small numbers; scale the time unit instead",),
             ))
@@ -558,6 +559,9 @@ class _Converter:
             return ast.If(sp, self.expr(cond), self.stmts(then), self.else_part(orelse))
         if d == "assert_stmt":
             return self.assert_stmt(t)
+        if d == "for_stmt":
+            binder, body = t.children
+            return ast.For(sp, self.binder(binder), self.stmts(body))
         raise AssertionError(f"unexpected statement {d}")
 
     def else_part(self, t: Tree[Any] | None) -> tuple[ast.Stmt, ...]:

@@ -15,6 +15,7 @@ broken by every valuation with ``pending`` and observer clock ``> T``.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import itertools
 import math
@@ -35,6 +36,7 @@ from checker.model.interface import (
     LinExpr,
     ModelRuntimeError,
     Param,
+    QueryMatch,
     Relation,
     State,
     Symmetry,
@@ -328,7 +330,10 @@ def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict
                 f" (this spec was loaded with {name}={consts[name].value})")
         if name not in params:
             known = ", ".join([*params, *consts]) or "none"
-            raise ParamError(f"unknown parameter `{name}` (the spec declares: {known})")
+            close = difflib.get_close_matches(name, sorted([*params, *consts]), n=1,
+                                              cutoff=0.6)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            raise ParamError(f"unknown parameter `{name}` (the spec declares: {known}){hint}")
         if not params[name].contains(value):
             raise ParamError(
                 f"{name}={value} is outside its declared range {params[name].range_text()}"
@@ -442,12 +447,19 @@ class SpecModel:
                     (self._bind(fn, idx, inv.nslots), inv.name + ir.show_index(dom, idx),
                      inv.broken())
                 )
-        # Reachability queries (``reachable NAME: expr``).
-        self._queries: list[Callable[..., bool]] = []
+        # Reachability queries (``reachable NAME: expr``), split into convex branches
+        # as guards are: (data condition, clock atoms) per branch.
+        self._queries: list[list[tuple[Callable[..., bool], Any]]] = []
         for query in spec.queries:
-            fn = self._compile(
-                f"def f({_args_sig(query.nslots)}): return {gen.expr(query.expr, 's')}")
-            self._queries.append(self._bind(fn, (), query.nslots))
+            sig = _args_sig(query.nslots)
+            parts: list[tuple[Callable[..., bool], Any]] = []
+            for br in query.parts:
+                cond = self._compile(f"def f({sig}): return {gen.expr(br.data, 's')}")
+                atoms, static = self._atoms(br.clocks, sig)
+                a = self._bind(atoms, (), query.nslots)
+                parts.append((self._bind(cond, (), query.nslots),
+                              self._fixed(a) if static else a))
+            self._queries.append(parts)
         self.query_names: list[str] = [query.name for query in spec.queries]
         self.bounds: list[LinExpr] = list(self._bounds)
         self.event_count = len(self._instances)
@@ -664,13 +676,17 @@ class SpecModel:
                 out.append(Violation(label, message))
         return out
 
-    def queries(self, s: State) -> list[int]:
-        """The ``reachable`` queries ``s`` satisfies (positions in :attr:`query_names`)."""
-        out: list[int] = []
-        for i, fn in enumerate(self._queries):
+    def queries(self, s: State) -> list[QueryMatch]:
+        """The ``reachable`` queries whose data part holds in ``s``, each with the convex
+        clock parts under which it holds."""
+        out: list[QueryMatch] = []
+        for i, parts in enumerate(self._queries):
             try:
-                if fn(s):
-                    out.append(i)
+                got = [atoms if isinstance(atoms, tuple) else atoms(s)
+                       for cond, atoms in parts if cond(s)]
+                if got:
+                    out.append(QueryMatch(i, ((),) if () in got else
+                                          tuple(dict.fromkeys(got))))
             except _Fault as f:
                 raise ModelRuntimeError(f"reachable {self.query_names[i]}: {f.message}",
                                         None, s) from None

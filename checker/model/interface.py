@@ -158,6 +158,32 @@ class Hazard:
 
 
 @dataclass(frozen=True)
+class QueryMatch:
+    """A ``reachable`` query whose data part holds in a discrete state: it holds in a
+    symbolic state of that discrete state exactly when some valuation of the zone
+    satisfies every atom of one of ``parts`` (a part without atoms: any valuation)."""
+
+    query: int
+    """The query's position in the model's ``query_names``."""
+    parts: tuple[tuple[ClockAtom, ...], ...]
+
+
+def query_matches(model: object, s: State) -> Sequence[QueryMatch]:
+    """``model.queries(s)`` for a model with ``reachable`` queries (an optional part of
+    the interface: ``query_names`` and ``queries``); nothing for any other model."""
+    if not getattr(model, "query_names", ()):
+        return ()
+    got: Sequence[QueryMatch] = model.queries(s)  # type: ignore[attr-defined]
+    return got
+
+
+def query_atoms(model: object, s: State) -> list[ClockAtom]:
+    """Every clock atom the ``reachable`` queries read in ``s`` (for the clock-bounds
+    pass: those clocks are live there, and their constants count)."""
+    return [a for m in query_matches(model, s) for part in m.parts for a in part]
+
+
+@dataclass(frozen=True)
 class Param:
     """A timing parameter: its default value and declared range (bounds may be open)."""
 

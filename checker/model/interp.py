@@ -49,6 +49,7 @@ from checker.model.interface import (
     LinExpr,
     ModelRuntimeError,
     Param,
+    QueryMatch,
     State,
     Symmetry,
     Violation,
@@ -57,6 +58,14 @@ from checker.model.ir import BinaryOp, Quantifier, UnaryOp
 
 Env = dict[int, int]
 Conj = list[ClockAtom]
+
+
+def _dedup(parts: Sequence[Sequence[ClockAtom]]) -> tuple[tuple[ClockAtom, ...], ...]:
+    """Convex parts without repeats, in order; only ``()`` if one part has no atom (it
+    covers every other one)."""
+    if any(not p for p in parts):
+        return ((),)
+    return tuple(dict.fromkeys(tuple(p) for p in parts))
 
 
 class Fault(Exception):
@@ -124,6 +133,10 @@ class InterpretedModel:
                 self._bound(ct.bound)
         for resp in spec.responses:
             self._bound(resp.within)
+        for query in spec.queries:
+            for x in ir.walk(query.expr):
+                if isinstance(x, ir.ClockTest):
+                    self._bound(x.bound)
 
     def _bound(self, b: LinExpr) -> int:
         got = self._bound_ids.get(b)
@@ -428,16 +441,17 @@ class InterpretedModel:
         """The ``reachable`` queries, in declaration order."""
         return [q.name for q in self.spec.queries]
 
-    def queries(self, s: State) -> list[int]:
-        """The ``reachable`` queries ``s`` satisfies (positions in :attr:`query_names`)."""
-        out: list[int] = []
+    def queries(self, s: State) -> list[QueryMatch]:
+        """The ``reachable`` queries whose data part holds in ``s``, each with the convex
+        clock parts under which it holds (read left to right, as a guard is)."""
+        out: list[QueryMatch] = []
         for i, q in enumerate(self.spec.queries):
             try:
-                ok = self.eval(q.expr, s, {})
+                parts = self.guard(q.expr, False, s, {})
             except Fault as f:
                 raise ModelRuntimeError(f"reachable {q.name}: {f}", None, s) from None
-            if ok:
-                out.append(i)
+            if parts:
+                out.append(QueryMatch(i, _dedup(parts)))
         return out
 
     def hazards(self, s: State) -> list[Hazard]:

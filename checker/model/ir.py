@@ -576,6 +576,15 @@ class Query:
     span: Span
     text: str = field(default="", compare=False)
     """The expression as written (whitespace collapsed), for messages."""
+    branches: tuple[Branch, ...] = ()
+    """``expr`` split into convex branches, as a guard is (it may test clocks: the
+    query then holds in a symbolic state when some valuation of its zone satisfies
+    a branch); empty when ``expr`` is about data only."""
+
+    @property
+    def parts(self) -> tuple[Branch, ...]:
+        """The convex branches of the query (one, without clocks, for a data query)."""
+        return self.branches or (Branch(self.expr, ()),)
 
 
 @dataclass(frozen=True)
@@ -727,6 +736,14 @@ def substitute(e: Expr, slot: int, value: int) -> Expr:
     """``e`` with local ``slot`` replaced by the constant ``value``."""
     out = _substitute(e, slot, value)
     assert isinstance(out, Expr)
+    return out
+
+
+def substitute_stmt(st: Stmt, slot: int, value: int) -> Stmt:
+    """Statement ``st`` with local ``slot`` replaced by the constant ``value`` (an
+    unrolled loop's body)."""
+    out = _substitute(st, slot, value)
+    assert isinstance(out, Stmt)
     return out
 
 

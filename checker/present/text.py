@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.trace import fmt_time
+from checker.present.words import count
 from checker.results import ProofStatus, QueryStatus, Verdict
 
 if TYPE_CHECKING:
@@ -88,7 +89,8 @@ def describe_spec(spec: ir.Spec, model: SpecModel) -> str:
 def stats_line(st: Stats) -> str:
     """The statistics of a run in one line."""
     line = (
-        f"explored {st.states} states, {st.zones} zones, {st.transitions} transitions"
+        f"explored {count(st.states, 'state')}, {count(st.zones, 'zone')},"
+        f" {count(st.transitions, 'transition')}"
         f" in {st.seconds:.2f} s ({st.states_per_second:,.0f} zones/s),"
         f" peak memory {st.peak_memory_mb:.0f} MiB"
     )
@@ -218,7 +220,8 @@ def liveness_text(live: LivenessRun | None) -> str:
         lines.append(tr.lasso_text(shown.trace))
         if shown.timing_note:
             lines.append(f"  ({shown.timing_note})")
-    lines.append(f"liveness: {live.zones:,} zones, {live.transitions:,} transitions in"
+    lines.append(f"liveness: {count(live.zones, 'zone', grouped=True)},"
+                 f" {count(live.transitions, 'transition', grouped=True)} in"
                  f" {live.seconds:.2f} s (no symmetry reduction, equality store)")
     return "\n".join(lines) + "\n"
 
@@ -234,25 +237,25 @@ def sim_text(r: SimResult) -> str:
     out: list[str] = []
     conf = f"{r.confidence * 100:.4g}%"
     if r.violations:
-        out.append(f"VIOLATION SAMPLED in {r.violations} of {r.runs} runs\n")
+        out.append(f"VIOLATION SAMPLED in {r.violations} of {count(r.runs, 'run')}\n")
         out.append(f"  P(violation) = {g4(r.p)}  in [{g4(r.lo)}, {g4(r.hi)}]"
                    f"  (Clopper-Pearson, {conf} confidence)\n")
         width = max(len(e.prop) for e in r.by_property)
         for e in r.by_property:
-            out.append(f"  {e.prop:<{width}}  {e.runs} runs, P = {g4(e.p)} in"
+            out.append(f"  {e.prop:<{width}}  {count(e.runs, 'run')}, P = {g4(e.p)} in"
                        f" [{g4(e.lo)}, {g4(e.hi)}]; first in run {e.first_run}: {e.message}\n")
     else:
-        out.append(f"NO VIOLATION SAMPLED in {r.runs} runs: P(violation) <= {g4(r.hi)}"
+        out.append(f"NO VIOLATION SAMPLED in {count(r.runs, 'run')}: P(violation) <= {g4(r.hi)}"
                    f" ({conf} Clopper-Pearson upper bound)\n")
     if r.sprt is not None:
         s = r.sprt
         test = f"P(violation) >= {g4(s.p0)}"
         if s.decision is None:
-            out.append(f"SPRT {test}: undecided after {s.runs} runs (indifference"
+            out.append(f"SPRT {test}: undecided after {count(s.runs, 'run')} (indifference"
                        f" +-{g4(s.indifference)}); give more --runs\n")
         else:
             verdict = "accepted" if s.decision == "accept" else "rejected"
-            out.append(f"SPRT {test}: {verdict} after {s.runs} runs (error probabilities"
+            out.append(f"SPRT {test}: {verdict} after {count(s.runs, 'run')} (error probabilities"
                        f" {g4(s.alpha)}, indifference +-{g4(s.indifference)})\n")
     ends = r.ends
     out.append(f"runs ended: {ends['violation']} by a violation, {ends['quiescent']} with"
@@ -260,8 +263,8 @@ def sim_text(r: SimResult) -> str:
                f" {ends['step bound']} at the step bound;"
                f" {r.steps / max(r.runs, 1):.1f} events per run on average\n")
     if r.fallbacks:
-        out.append(f"note: {r.fallbacks} delays had no probability mass in their window under"
-                   " the given distribution and were drawn by the default rule\n")
+        out.append(f"note: {count(r.fallbacks, 'delay')} had no probability mass in their"
+                   " window under the given distribution and were drawn by the default rule\n")
     return "".join(out)
 
 
@@ -313,8 +316,9 @@ def check_text(spec: ir.Spec, outcome: Outcome, query: str | None, bfs: bool,
 
 def parametric_stats_text(st: SynthStats) -> str:
     """What a parametric exploration did, as a clause."""
-    return (f"{st.states} discrete states, {st.symbolic_states} symbolic states,"
-            f" {st.queries} solver queries, {st.seconds:.1f} s")
+    return (f"{count(st.states, 'discrete state')},"
+            f" {count(st.symbolic_states, 'symbolic state')},"
+            f" {count(st.queries, 'solver query', 'solver queries')}, {st.seconds:.1f} s")
 
 
 def synth_text(r: SynthReport) -> str:
@@ -351,7 +355,10 @@ def prove_text(r: ProveReport) -> str:
     if r.status is ProofStatus.REFUTED:
         assert r.counterexample is not None and r.witness is not None
         point = point_text(r.counterexample)
-        if not r.confirmed:
+        if not r.confirmed and r.witness.verdict is Verdict.INCONCLUSIVE:
+            lines.append(f"INCONCLUSIVE: the concrete check at {point} did not decide"
+                         f" ({r.witness.message})")
+        elif not r.confirmed:
             lines.append("INCONCLUSIVE: the parametric and the concrete explorer disagree at"
                          f" {point} (please report)")
         else:

@@ -51,6 +51,7 @@ from checker.model.interface import (
     State,
     Symmetry,
     TimedModel,
+    query_atoms,
 )
 from checker.semantics.canon import Canonizer
 
@@ -343,8 +344,10 @@ class _Pass:
         lu = self.lus[i]
         dls = self.deadlines_of(s)
         hz = self.model.hazards(s)
-        r = _atoms_mask(dls)
+        qa = query_atoms(self.model, s)
+        r = _atoms_mask(dls) | _atoms_mask(qa)
         _note(dls, bounds, lu)
+        _note(qa, bounds, lu)
         for h in hz:
             r |= _atoms_mask(h.atoms)
             _note(h.atoms, bounds, lu)
@@ -419,8 +422,9 @@ class _Pass:
         try:
             dls = model.deadlines(s)
             hz = model.hazards(s)
+            qa = query_atoms(model, s)
         except ModelRuntimeError:
-            dls, hz = [], []
+            dls, hz, qa = [], [], []
             failed = True
         try:
             edges = model.edges(s)
@@ -431,8 +435,9 @@ class _Pass:
             cache = self.edge_cache
             if cache is not None and len(cache) < EDGE_CACHE:
                 cache[s] = edges  # the search expands these representatives again
-        r = _atoms_mask(dls)
+        r = _atoms_mask(dls) | _atoms_mask(qa)
         _note(dls, bounds, lu)
+        _note(qa, bounds, lu)
         for h in hz:
             r |= _atoms_mask(h.atoms)
             _note(h.atoms, bounds, lu)

@@ -35,6 +35,7 @@ from checker.model.interface import (
     State,
     Symmetry,
     TimedModel,
+    query_matches,
 )
 from checker.semantics.canon import Canonizer
 from checker.semantics.clockbounds import EDGE_CACHE, Liveness
@@ -342,8 +343,10 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
         out: list[Label] = []
         if self._queries:
             names = self._query_names
-            out.extend(Label(LabelKind.QUERY, names[q], "", q)
-                       for q in self.model.queries(s))  # type: ignore[attr-defined]
+            meets = self.dz.meets
+            out.extend(Label(LabelKind.QUERY, names[m.query], "", m.query)
+                       for m in query_matches(self.model, s)
+                       if any(not part or meets(f, z, part) for part in m.parts))
         if self._props:
             viol = self.model.violations(s)
             if viol:

@@ -151,6 +151,18 @@ class SimResult:
         """The observed frequency of violating runs."""
         return self.violations / self.runs if self.runs else 0.0
 
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={tr.fmt_time(v)}" for k, v in self.params.items())
+        conf = f"{self.confidence * 100:.4g}%"
+        runs = f"{self.runs} run{'s' if self.runs != 1 else ''}"
+        if self.violations:
+            what = (f"violation sampled in {self.violations} of {runs}, P(violation) ="
+                    f" {self.p:.4g} in [{self.lo:.4g}, {self.hi:.4g}] ({conf})")
+        else:
+            what = (f"no violation sampled in {runs}, P(violation) <= {self.hi:.4g}"
+                    f" ({conf})")
+        return f"<SimResult {self.model} ({params}), seed {self.seed}: {what}>"
+
 
 Progress = Callable[[int, int, int], None]
 """Called with (runs done, runs planned, violating runs) after every block."""
