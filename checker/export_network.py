@@ -191,7 +191,7 @@ class _Builder:
         sym = {ir.BinaryOp.EQ: "==", ir.BinaryOp.NE: "!=", ir.BinaryOp.LT: "<",
                ir.BinaryOp.LE: "<=", ir.BinaryOp.GT: ">", ir.BinaryOp.GE: ">="}[op]
         if isinstance(a, int) and isinstance(b, int):
-            return int(eval(f"{a}{sym}{b}"))  # noqa: S307 -- two integers and an operator
+            return int(eval(f"{a}{sym}{b}"))
         return _ite(f"{a}{sym}{b}", 1, 0)
 
     def binary(self, e: ir.Binary, env: dict[int, int]) -> Term:
@@ -226,6 +226,38 @@ class _Builder:
     def atom(self, ct: ir.ClockTest, env: dict[int, int]) -> str:
         clock = self.clock_cell(ct.clock, [self.term(i, env) for i in ct.index])
         return f"{clock}{ct.op}{self.bound[ct.bound]}"
+
+    # ---- footprints ---------------------------------------------------------------------
+    def reads(self, e: ir.Node, env: dict[int, int]) -> set[tuple[str, int | None]]:
+        """The variable cells ``e`` reads (``None``: a cell chosen at run time)."""
+        out: set[tuple[str, int | None]] = set()
+        for x in ir.walk(e):
+            if isinstance(x, ir.Read):
+                out.add((x.var.name, self.position(x.var, x.index, env)))
+        return out
+
+    def writes(self, stmts: Sequence[ir.Stmt], env: dict[int, int]
+               ) -> set[tuple[str, int | None]]:
+        """The variable cells ``stmts`` may write."""
+        out: set[tuple[str, int | None]] = set()
+        for st in stmts:
+            for x in ir.walk(st):
+                if isinstance(x, ir.Assign):
+                    out.add((x.var.name, self.position(x.var, x.index, env)))
+        return out
+
+    def position(self, var: ir.Var, index: Sequence[ir.Expr], env: dict[int, int]
+                 ) -> int | None:
+        pos = 0
+        for ft, e in zip(var.domain, index, strict=True):
+            try:
+                t = self.term(e, env)
+            except (KeyError, NetworkError):
+                return None  # a receiver's or quantifier's local: any cell
+            if not isinstance(t, int):
+                return None
+            pos = pos * ft.size + (t - ft.lo)
+        return pos
 
     # ---- statements ---------------------------------------------------------------------
     def body(self, stmts: Sequence[ir.Stmt], env: dict[int, int]) -> list[str]:
@@ -312,7 +344,7 @@ def _proc(actor: str, dom: tuple[ir.FiniteType, ...], value: int | None) -> str:
     return "P_" + _ident(f"{actor}_{dom[0].show(value)}")
 
 
-def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
+def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C901, PLR0915
                      queries: bool = True) -> Network:
     """``spec`` at parameter ``values`` as a network of TChecker processes (see the
     module docstring).  Raises :class:`NetworkError` for what it cannot express."""
@@ -375,6 +407,8 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
     syncs: list[tuple[str, list[str], list[str]]] = []
     n_event = 0
     observe = _observe_text(b, observers)
+    footprint: dict[str, set[tuple[str, int | None]]] = {}
+    failing: list[tuple[str, str, list[str], list[str]]] = []
     for ev in spec.events:
         dom = tuple(ft for _, ft in ev.params)
         for idx in ir.domain_points(dom):
@@ -422,8 +456,21 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
             for p in strong + weak:
                 edge_lines.append(f"edge:{p}:run:run:{name}")
             syncs.append((name, [owner, *strong], weak))
+            footprint[name] = b.writes(ev.body, env)
+            if any(b.may_fail(st) for st in ev.body):
+                # The same event, when an assert fails: the verdict goes to `bad`
+                # and every deadline process out of the way.
+                fname = f"f{name[1:]}"
+                for line in list(edge_lines):
+                    if line.startswith(f"edge:{owner}:run:run:{name}{{") or \
+                            line == f"edge:{owner}:run:run:{name}":
+                        edge_lines.append(line.replace(f":{name}", f":{fname}", 1))
+                for p in strong + weak:
+                    edge_lines.append(f"edge:{p}:run:run:{fname}")
+                failing.append((fname, label, [owner, *strong], weak))
     # Deadline processes.
     deadline_procs: list[str] = []
+    deadline_reads: dict[str, set[tuple[str, int | None]]] = {}
     for dl in spec.deadlines:
         dom = tuple(ft for _, ft in dl.params)
         for idx in ir.domain_points(dom):
@@ -434,11 +481,12 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
             pname = "D_" + _ident(dl.name + ("_" + "_".join(t.show(x) for t, x in
                                                            zip(dom, idx, strict=True))
                                              if idx else ""))
-            live = _ite(f"failed==0&&{_cond(cond)}", 1, 0)
+            live = cond
+            deadline_reads[pname] = b.reads(dl.cond, env)
             urgent = [ct for ct in dl.atoms if ct.clock.name == URGENT_CLOCK
                       and not ct.clock.domain]
             timed = [b.atom(ct, env) for ct in dl.atoms if ct not in urgent]
-            on = [f"invariant:{live}!=0" + "".join("&&" + a for a in timed)]
+            on = [f"invariant:{_cond(live)}" + "".join("&&" + a for a in timed)]
             if urgent:
                 on.append("urgent:")
             deadline_procs.append(pname)
@@ -446,6 +494,7 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
             lines.append(f"# {pname}: deadline {dl.name}{ir.show_index(dom, idx)}")
             lines.append(f"location:{pname}:off{{initial: : invariant:{live}==0}}")
             lines.append(f"location:{pname}:on{{initial: : {' : '.join(on)}}}")
+            lines.append(f"location:{pname}:gone{{}}")
     # The verdict.
     lines.append("process:verdict")
     lines.append("location:verdict:ok{initial: : invariant:failed==0}")
@@ -488,22 +537,49 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
         lines.append(f"event:{ename}")
         edge_lines.append(f"edge:{pname}:no:yes:{ename}{{provided:{cond}}}")
     lines.append("")
+    for fname, label, _, _ in failing:
+        lines.append(f"# {fname} is {label} failing an assert")
+        lines.append(f"event:{fname}")
+    affected: dict[str, list[str]] = {}
     for name, _, _ in events:
-        for p in deadline_procs:
+        # Only the deadlines whose condition reads a cell the event may write follow
+        # it (each choosing off or on); the others keep their location.
+        writes = footprint[name]
+        mine = [p for p in deadline_procs if _overlap(writes, deadline_reads[p])]
+        affected[name] = mine
+        for p in mine:
             for src in ("off", "on"):
                 for dst in ("off", "on"):
                     edge_lines.append(f"edge:{p}:{src}:{dst}:{name}")
         edge_lines.append(f"edge:verdict:ok:ok:{name}")
-        edge_lines.append(f"edge:verdict:ok:bad:{name}")
+    for fname, _, _, _ in failing:
+        for p in deadline_procs:
+            edge_lines.append(f"edge:{p}:off:gone:{fname}")
+            edge_lines.append(f"edge:{p}:on:gone:{fname}")
+        edge_lines.append(f"edge:verdict:ok:bad:{fname}")
     lines.extend(edge_lines)
     lines.append("")
     for name, strong, weak in syncs:
         parts = [f"{p}@{name}" for p in strong]
-        parts += [f"{p}@{name}?" for p in [*weak, *deadline_procs, "verdict"]]
+        parts += [f"{p}@{name}?" for p in [*weak, *affected[name]]]
+        parts.append(f"verdict@{name}")
+        lines.append("sync:" + ":".join(parts))
+    for fname, _, strong, weak in failing:
+        parts = [f"{p}@{fname}" for p in [*strong, *deadline_procs, "verdict"]]
+        parts += [f"{p}@{fname}?" for p in weak]
         lines.append("sync:" + ":".join(parts))
     return Network("\n".join(lines) + "\n",
                    processes + deadline_procs + ["verdict"] + [p for p, _, _ in query_procs],
                    sum(1 for x in edge_lines), len(events))
+
+
+def _overlap(a: set[tuple[str, int | None]], b: set[tuple[str, int | None]]) -> bool:
+    """Whether two cell sets may share a cell."""
+    for var, pos in a:
+        for var2, pos2 in b:
+            if var == var2 and (pos is None or pos2 is None or pos == pos2):
+                return True
+    return False
 
 
 def _observe_text(b: _Builder, observers: list[tuple[ir.Response, dict[int, int], str, str]]
