@@ -527,9 +527,17 @@ def _query_outcome(model: SpecModel, q: QueryResult, timestamps: bool) -> QueryO
 
 def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry: bool = True,
                 timeout: float | None = None) -> nx.DiGraph | None:
-    """The explored zone graph as a networkx DiGraph (node attributes ``label`` and
-    ``highlight``, edge attribute ``label``), or None above ``max_nodes`` states.
-    Raises LimitReached at the time limit."""
+    """The explored zone graph as a networkx DiGraph, or None above ``max_nodes``
+    states.  Raises LimitReached at the time limit.
+
+    Its states are those ``check`` counts with the same options (the stored zones;
+    see :class:`checker.engines.search.StateGraph`).  Node attributes: ``label``,
+    ``highlight`` (on check's counterexample path) and ``assert_failure`` (True for
+    the one extra node a failed assert leads to, drawn so that the failing event is
+    an edge); edge attributes ``label`` and ``highlight``.  Graph attributes:
+    ``verdict`` (``holds`` or ``violated``), and with a violation ``property`` and
+    ``message``.
+    """
     import networkx as nx  # here: importing it costs every other command half a second
 
     result = explore(model, Limits(max_states=max_nodes + 1, timeout=timeout),
@@ -538,20 +546,33 @@ def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry:
         raise LimitReached(result.limit)
     if result.verdict == INCONCLUSIVE or result.graph is None:
         return None
+    sg = result.graph
     g = nx.DiGraph()
-    on_path = set(result.graph.violation)
-    for i, (s, zone) in enumerate(result.graph.nodes):
+    verdict = Verdict(result.verdict)
+    g.graph["verdict"] = verdict.value
+    if verdict is Verdict.VIOLATED:
+        g.graph["property"] = result.prop or ""
+        g.graph["message"] = result.message or ""
+    on_path = set(sg.violation)
+    for i, (s, zone) in enumerate(sg.nodes):
         cells = tr.cells(model.spec, s)
         text = "\n".join(f"{k}={tr.show_value(v)}" for k, v in cells.items())
         if zones:
             text += f"\n{zone}"
-        g.add_node(i, label=text, highlight=i in on_path)
-    for a, b, label in result.graph.edges:
+        g.add_node(i, label=text, highlight=i in on_path, assert_failure=False)
+    path_edges = set(itertools.pairwise(sg.violation))
+    for a, b, label in sg.edges:
         if g.has_edge(a, b):
             if label not in g.edges[a, b]["label"].split("\n"):
                 g.edges[a, b]["label"] += f"\n{label}"
         else:
-            g.add_edge(a, b, label=label)
+            g.add_edge(a, b, label=label, highlight=(a, b) in path_edges)
+    if sg.failing is not None and sg.violation:
+        event, message = sg.failing
+        bad = len(sg.nodes)
+        g.add_node(bad, label=f"assertion violated:\n{message}", highlight=True,
+                   assert_failure=True)
+        g.add_edge(sg.violation[-1], bad, label=event, highlight=True)
     return g
 
 

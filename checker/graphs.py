@@ -28,7 +28,9 @@ class GraphSummary:
     """The shape of a state graph."""
 
     states: int
+    """Symbolic states (the node a failed assert leads to is not one)."""
     edges: int
+    """Edges between states."""
     components: int
     """Strongly connected components."""
     largest_component: int
@@ -39,7 +41,10 @@ class GraphSummary:
     dead_ends: int
     """States without a successor."""
     violation_path: tuple[int, ...]
-    """The shortest path from the initial state to the violating state (ids), or ``()``."""
+    """The counterexample's path from the initial state (ids, ending at the node of a
+    failed assert when the violation is one), or ``()``."""
+    failed_assert: bool = False
+    """Whether the path's last edge is an event whose assert fails."""
 
     def line(self) -> str:
         """The summary in one line."""
@@ -49,26 +54,52 @@ class GraphSummary:
                 f" {self.cyclic_components} with a cycle), {self.dead_ends} states without"
                 " a successor")
         if self.violation_path:
-            text += f"; the violation is {len(self.violation_path) - 1} steps from the start"
+            steps = len(self.violation_path) - 1
+            text += f"; the violation is {steps} step{'s' if steps != 1 else ''} from the start"
+            if self.failed_assert:
+                text += " (the last one fails an assert)"
         return text
+
+
+def violation_path(g: nx.DiGraph) -> tuple[int, ...]:
+    """The highlighted path of ``g``: from node 0 along the highlighted edges (the
+    counterexample :func:`checker.api.state_graph` marks).  A graph with highlighted
+    nodes but no highlighted edge (built by hand) gets the shortest path to the last
+    highlighted node that node 0 reaches."""
+    if 0 not in g:
+        return ()
+    marked = [n for n in g.nodes if g.nodes[n].get("highlight")]
+    if not marked:
+        return ()
+    if any(d.get("highlight") for _, _, d in g.edges(data=True)):
+        path = [0]
+        seen = {0}
+        while True:
+            nxt = [b for b in g.successors(path[-1])
+                   if g.edges[path[-1], b].get("highlight") and b not in seen]
+            if not nxt:
+                return tuple(path)
+            path.append(min(nxt))
+            seen.add(path[-1])
+    bad = max(marked, key=lambda n: (nx.shortest_path_length(g, 0, n)
+                                     if nx.has_path(g, 0, n) else -1, n))
+    return tuple(nx.shortest_path(g, 0, bad)) if nx.has_path(g, 0, bad) else ()
 
 
 def summarise(g: nx.DiGraph) -> GraphSummary:
     """The strongly connected components, dead ends and violation path of ``g``
-    (node 0 is the initial state; the violating state is the last highlighted one)."""
-    comps = list(nx.strongly_connected_components(g))
-    cyclic = sum(1 for c in comps if len(c) > 1 or any(g.has_edge(n, n) for n in c))
-    marked = [n for n in g.nodes if g.nodes[n].get("highlight")]
-    path: tuple[int, ...] = ()
-    if marked and 0 in g:
-        bad = max(marked, key=lambda n: (nx.shortest_path_length(g, 0, n)
-                                         if nx.has_path(g, 0, n) else -1, n))
-        if nx.has_path(g, 0, bad):
-            path = tuple(nx.shortest_path(g, 0, bad))
+    (node 0 is the initial state; see :func:`violation_path`)."""
+    failure = {n for n in g.nodes if g.nodes[n].get("assert_failure")}
+    states = g.subgraph(n for n in g.nodes if n not in failure) if failure else g
+    comps = list(nx.strongly_connected_components(states))
+    cyclic = sum(1 for c in comps if len(c) > 1 or any(states.has_edge(n, n) for n in c))
+    path = violation_path(g)
     return GraphSummary(
-        states=g.number_of_nodes(), edges=g.number_of_edges(), components=len(comps),
-        largest_component=max((len(c) for c in comps), default=0), cyclic_components=cyclic,
-        dead_ends=sum(1 for n in g.nodes if g.out_degree(n) == 0), violation_path=path,
+        states=states.number_of_nodes(), edges=states.number_of_edges(),
+        components=len(comps), largest_component=max((len(c) for c in comps), default=0),
+        cyclic_components=cyclic,
+        dead_ends=sum(1 for n in states.nodes if g.out_degree(n) == 0),
+        violation_path=path, failed_assert=bool(path) and path[-1] in failure,
     )
 
 

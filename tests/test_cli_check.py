@@ -186,7 +186,9 @@ def test_graph_refuses_hairballs(tmp_path: Path) -> None:
 def test_graph_highlights_the_violating_path(tmp_path: Path) -> None:
     out_dot = tmp_path / "g.dot"
     code, out, _ = run_cli("graph", IMMEDIATE, "-o", str(out_dot))
-    assert code == 0 and "41 states" in out
+    assert code == 1 and "41 states" in out  # check's verdict: violated
     text = out_dot.read_text()
-    # The six events of the race (and the states they reach) are drawn in red.
-    assert text.count('color="#c62828"') >= 6
+    # The six events of the race (and the states they reach) are drawn in red, the
+    # last one the failing land(A, 0) into a node of its own.
+    red = [line for line in text.splitlines() if "->" in line and 'color="#c62828"' in line]
+    assert len(red) == 6 and 'label=" decode.land(A, 0)"' in red[-1]

@@ -72,7 +72,8 @@ CASES = [
     (["show", "spec/classic/fischer.kvr"], 0, "holds"),
     (["show", BROKEN], 2, "error"),
     (["lint", IMMEDIATE, BROKEN], 2, "error"),
-    (["graph", "spec/sglang/immediate_release.kvr", "-o", "{tmp}/g.dot"], 0, "holds"),
+    (["graph", "spec/sglang/immediate_release.kvr", "-o", "{tmp}/g.dot"], 1, "violated"),
+    (["graph", DEFERRED, "-o", "{tmp}/g.graphml"], 0, "holds"),
     (["graph", IMMEDIATE, "-o", "{tmp}/g.dot", "--max-nodes", "3"], 2, "error"),
     (["draw", "no/such.json", "-o", "{tmp}/d.dot"], 2, "error"),
     # A simulation never says holds: no violation sampled is an estimate (exit 0).

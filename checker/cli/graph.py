@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 from checker import graphs
 from checker.api import state_graph
-from checker.cli.common import EXIT_OK, Session, load_spec, make_parent, params_of
+from checker.cli.common import EXIT_OK, EXIT_VIOLATION, Session, load_spec, make_parent, params_of
 from checker.errors import UsageError
 from checker.present import dot, jsonout
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
@@ -28,19 +32,28 @@ def run(args: argparse.Namespace, session: Session) -> int:
                          " symbolic states; it would be unreadable.  Raise --max-nodes or"
                          " draw a smaller model.")
     summary = graphs.summarise(g)
+    # The graph's exploration is check's: a violation it shows is check's verdict.
+    violated = g.graph.get("verdict") == "violated"
+    code = EXIT_VIOLATION if violated else EXIT_OK
+    facts: dict[str, object] = {
+        "states": summary.states, "edges": summary.edges,
+        "property": g.graph.get("property") if violated else None,
+        "message": g.graph.get("message") if violated else None,
+        "violation_path": list(summary.violation_path)}
     if ext in graphs.EXPORT_FORMATS:
         try:
             graphs.write_graph(g, args.output)
         except OSError as exc:
             raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
         if args.json:
-            out.write(jsonout.document("graph", EXIT_OK, {
+            out.write(jsonout.document("graph", code, {
                 "spec": args.spec, "model": spec.name, "output": args.output,
-                "wrote": True, "note": None,
-                "states": g.number_of_nodes(), "edges": g.number_of_edges()}))
+                "wrote": True, "note": None, **facts}))
         else:
             out.write(f"wrote {args.output} ({summary.line()})\n")
-        return EXIT_OK
+            if violated:
+                out.write(violation_line(g))
+        return code
     nodes = [(n, g.nodes[n]["label"]) for n in g.nodes]
     edges = [(a, b, g.edges[a, b]["label"]) for a, b in g.edges]
     highlight = list(summary.violation_path)
@@ -55,8 +68,15 @@ def run(args: argparse.Namespace, session: Session) -> int:
     elif not args.json:
         out.write(f"wrote {args.output} ({summary.line()})\n")
     if args.json:
-        out.write(jsonout.document("graph", EXIT_OK, {
+        out.write(jsonout.document("graph", code, {
             "spec": args.spec, "model": spec.name, "output": args.output,
-            "wrote": not outcome.hint, "note": outcome.hint,
-            "states": g.number_of_nodes(), "edges": g.number_of_edges()}))
-    return EXIT_OK
+            "wrote": not outcome.hint, "note": outcome.hint, **facts}))
+    elif violated:
+        out.write(violation_line(g))
+    return code
+
+
+def violation_line(g: nx.DiGraph) -> str:
+    """The violation the highlighted path leads to, as ``check`` names it."""
+    prop, message = g.graph.get("property", ""), g.graph.get("message", "")
+    return f"VIOLATED: {prop}: {message} (the highlighted path is check's trace)\n"

@@ -268,15 +268,21 @@ def _add_export_parser(sub: Subparsers) -> None:
     """``export``."""
     export = sub.add_parser(
         "export", help="translate a spec into UPPAAL's XML or TChecker's format",
-        description="Unfold the spec's discrete states into one timed automaton and write"
-                    " it for UPPAAL (XML, with the query E<> Model.violation) and/or"
-                    " TChecker (reachability of the label `bad`).")
+        description="Write the spec for TChecker as a network of processes (one per actor"
+                    " or process instance, one per deadline instance, and a verdict"
+                    " process whose location `bad` answers the properties: tck-reach -a"
+                    " covreach -l bad FILE), and/or for UPPAAL as one flat automaton"
+                    " (XML, with the query E<> Model.violation).  --flat writes TChecker's"
+                    " file flat too (the discrete states unfolded).")
     export.add_argument("spec", metavar="SPEC")
     _add_param_args(export)
     export.add_argument("--uppaal", metavar="FILE.xml", help="write UPPAAL's XML here")
     export.add_argument("--tchecker", metavar="FILE.tck", help="write TChecker's format here")
     export.add_argument("--max-locations", type=positive_int, metavar="N",
                         help="refuse to unfold more discrete states (default 20000)")
+    export.add_argument("--flat", action="store_true",
+                        help="TChecker: one automaton with a location per discrete state"
+                        " (the form UPPAAL's export always has) instead of a network")
     export.add_argument("--json", action="store_true", help="print the result as JSON")
 
 

@@ -40,6 +40,7 @@ Limits (states, seconds, memory) end a run as *inconclusive*, never *holds*.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -176,13 +177,27 @@ class CheckResult:
 class StateGraph:
     """The explored zone graph: nodes (discrete state, zone text) and labelled edges.
 
-    An edge to a state subsumed by a stored one points at the stored one.
+    Its nodes are the symbolic states ``check`` counts (the zones stored when the
+    search ended, :attr:`Stats.zones`), plus the states of the counterexample that a
+    larger stored zone covers.  A zone retired by a larger one of the same discrete
+    state is not a node: an edge to it, like an edge to a covered successor, points
+    at the stored zone that includes it, and its own successors are those of that
+    zone.
     """
 
     nodes: list[tuple[State, str]] = field(default_factory=list)
     edges: list[tuple[int, int, str]] = field(default_factory=list)
     violation: list[int] = field(default_factory=list)
-    """Node ids of the path to the violation, if one was found."""
+    """Node ids of check's counterexample path, from the initial state to the
+    violating one (for a failed assert: to the state the failing event leaves)."""
+    violation_events: list[str] = field(default_factory=list)
+    """The events between consecutive nodes of :attr:`violation`."""
+    failing: tuple[str, str] | None = None
+    """With a failed assert: the failing event (from the last node of
+    :attr:`violation`) and the assertion's message."""
+    covered: int = 0
+    """Nodes of :attr:`violation` that a larger stored zone covers (not counted in
+    :attr:`Stats.zones`)."""
 
 
 class DeadlockUnconfirmed(KvraceError):
@@ -315,6 +330,9 @@ class ZoneCheck:
         # Clock bounds are computed by prepare(), inside run(), where model errors
         # are reported as such; until then every clock is live with every constant.
         self.live = Liveness(self.n_clocks, self.canon, max(self.bounds, default=0))
+        self.violating: tuple[int, tuple[int, int] | None] | None = None
+        """Where :meth:`violation` found the property broken: the node, and the
+        failing edge (event, branch) of an assert."""
         self.restart(Extrapolation(options.extrapolation))
 
     def labels(self) -> frozenset[LabelKind]:
@@ -406,14 +424,7 @@ class ZoneCheck:
         """Fill in the statistics (and the graph, when recorded)."""
         store = self.store
         if self.options.record_graph:
-            names = ["0", *self.model.clock_names]
-            nodes = []
-            for s, z in zip(store.state, store.zone, strict=True):
-                clocks = self.ts.dz.clockset(self.ts.live.mask(s))[0]
-                n = len(clocks) + 1
-                nodes.append((s, dbm.to_str(z, n, [names[0], *(names[c + 1] for c in clocks)])))
-            path = store.path(len(store.state) - 1) if res.trace else []
-            res.graph = StateGraph(nodes, list(self.goal.graph_edges), path)
+            res.graph = self.state_graph(res)
         stats = store.stats
         stats.seconds = time.monotonic() - self.budget.start
         stats.peak_memory_mb = peak_rss_mb()
@@ -425,6 +436,60 @@ class ZoneCheck:
             res.reached = tuple(store.by_state)
         res.queries = self.query_results(res.verdict == HOLDS)
         return res
+
+    def state_graph(self, res: CheckResult) -> StateGraph:
+        """The explored graph as ``check`` counts it (see :class:`StateGraph`), with
+        the counterexample of ``res`` when it has one."""
+        store = self.store
+        names = ["0", *self.model.clock_names]
+        path: list[int] = []
+        extra: tuple[int, int] | None = None
+        if res.verdict == VIOLATED and self.violating is not None:
+            at, extra = self.violating
+            path = store.path(at)
+        keep = sorted({k for ks in store.by_state.values() for k in ks} | set(path))
+        ids = {k: i for i, k in enumerate(keep)}
+
+        def stored(k: int) -> int | None:
+            """The node standing for ``k``: itself, or the stored zone including it."""
+            if k in ids:
+                return ids[k]
+            s = store.state[k]
+            for j in store.by_state.get(s, ()):
+                if store.includes(s, store.zone[j], store.zone[k]):
+                    return ids[j]
+            return None
+
+        nodes = []
+        for k in keep:
+            s, z = store.state[k], store.zone[k]
+            clocks = self.ts.dz.clockset(self.ts.live.mask(s))[0]
+            n = len(clocks) + 1
+            nodes.append((s, dbm.to_str(z, n, [names[0], *(names[c + 1] for c in clocks)])))
+        edges: list[tuple[int, int, str]] = []
+        seen: set[tuple[int, int, str]] = set()
+        event_names = self.model.event_names
+        steps = [(ids[a], ids[b], event_names[store.event[b]])
+                 for a, b in itertools.pairwise(path)]
+        for src, dst, label in self.goal.graph_edges:
+            if src not in ids:
+                continue  # a retired zone: the zone including it has these successors
+            d = stored(dst)
+            if d is not None:
+                edges.append((ids[src], d, label))
+        for e in steps:  # the counterexample's own edges, also to a covered state
+            edges.append(e)
+        unique = []
+        for e in edges:
+            if e not in seen:
+                seen.add(e)
+                unique.append(e)
+        failing = None
+        if extra is not None:
+            failing = (event_names[extra[0]], res.message or "")
+        return StateGraph(nodes, unique, [ids[k] for k in path], [e[2] for e in steps],
+                          failing, sum(1 for k in path
+                                       if k not in store.by_state.get(store.state[k], ())))
 
     def query_results(self, complete: bool) -> list[QueryResult]:
         """Every query's outcome; ``complete``: exploration finished (or, with a single
@@ -443,6 +508,7 @@ class ZoneCheck:
     def violation(self, node: int, prop: str, message: str,
                   extra: tuple[int, int] | None = None) -> CheckResult:
         """The result for a property broken at ``node`` (then the edge ``extra``)."""
+        self.violating = (node, extra)
         trace = self.trace(node, extra)
         kind = {"assert": PropertyKind.ASSERT, "deadlock": PropertyKind.DEADLOCK}.get(
             prop, PropertyKind.OTHER)
