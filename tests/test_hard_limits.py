@@ -47,6 +47,54 @@ def test_bad_parameter_values_are_refused_at_once(in_root: object, value: str,
     assert len(err) < 200
 
 
+# Python's int(), float(), Fraction() and regular expressions' \d all take these.
+NON_ASCII_DIGITS = ["\u0663", "7\u0660", "\uff17.5", "\u0967/2", "1e\u0661", "1_0"]
+
+
+@pytest.mark.parametrize("value", NON_ASCII_DIGITS)
+def test_only_ascii_digits_make_a_parameter_value(in_root: object, value: str) -> None:
+    code, out, err = run_cli("check", DEFERRED, "-p", f"T_hold={value}")
+    assert code == 2 and out == ""
+    assert err.startswith("--param T_hold: ") and "is not a number" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", DEFERRED, "--runs", "\u0663"],
+    ["simulate", DEFERRED, "--seed", "\u0663"],
+    ["simulate", DEFERRED, "--epsilon", "0.\u0660\u0661"],
+    ["check", DEFERRED, "--timeout", "\u0663"],
+    ["check", DEFERRED, "--max-states", "\u0663"],
+    ["view", DEFERRED, "--port", "\u0663"],
+    ["simulate", DEFERRED, "--delay", "T_flight=uniform(\u0661, 2)"],
+    ["simulate", DEFERRED, "--delay", "T_flight=exp(\u0661)"],
+    ["simulate", DEFERRED, "--delay", "T_flight=mixture(\u0661*exp(1), 1*exp(2))"],
+])
+def test_only_ascii_digits_make_an_option_value(in_root: object, argv: list[str]) -> None:
+    code, out, err = run_cli(*argv)
+    assert (code, out) == (2, ""), err
+    assert any(w in err for w in ("not a number", "not a weight", "expected a"))
+
+
+def test_only_ascii_digits_make_an_empirical_sample(tmp_path: Path) -> None:
+    from checker.simulate.distributions import DistributionError, read_samples
+
+    path = tmp_path / "lat.csv"
+    path.write_text("latency\n1.5\n\u0663\n", encoding="utf-8")
+    with pytest.raises(DistributionError, match=r"lat\.csv:3: '\u0663' is not a number"):
+        read_samples(str(path))
+
+
+@pytest.mark.parametrize("field, value", [("time", "\u0663"), ("index", "\u0663")])
+def test_only_ascii_digits_in_a_trace_file(good_trace: dict[str, Any], field: str,
+                                          value: str) -> None:
+    from checker.model.trace import TraceFormatError, from_itf
+
+    data = copy.deepcopy(good_trace)
+    _state1(data)[field] = value
+    with pytest.raises(TraceFormatError, match="is not a"):
+        from_itf(data)
+
+
 @pytest.mark.parametrize("value", ["7.5", "15/2", "0.75e1", "+7.5"])
 def test_parameter_values_in_every_notation(in_root: object, value: str) -> None:
     code, out, _ = run_cli("check", DEFERRED, "-p", f"T_hold={value}", "-q")

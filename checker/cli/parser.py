@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TypeAlias
 
-from checker.cli.values import positive_float, positive_int, positive_seconds, probability
+from checker.cli.values import (
+    positive_float,
+    positive_int,
+    positive_seconds,
+    probability,
+    whole_int,
+)
 from checker.errors import UsageError
 
 if TYPE_CHECKING:
@@ -188,7 +194,7 @@ def _add_view_parser(sub: Subparsers) -> None:
                       " its parameter values are used unless -p overrides them")
     view.add_argument("--html", metavar="FILE",
                       help="write a self-contained HTML viewer to FILE and exit")
-    view.add_argument("--port", type=int, default=0, metavar="N",
+    view.add_argument("--port", type=whole_int, default=0, metavar="N",
                       help="serve on this port (default: a free one)")
     _add_limit_args(view)
     view.set_defaults(max_memory=None)
@@ -298,7 +304,7 @@ def _add_simulate_parser(sub: Subparsers) -> None:
     _add_param_args(sim)
     sim.add_argument("--runs", type=positive_int, metavar="N",
                      help="number of runs (default 1000; with --sprt, the most it may use)")
-    sim.add_argument("--seed", type=int, default=0, metavar="S",
+    sim.add_argument("--seed", type=whole_int, default=0, metavar="S",
                      help="random seed (default 0); run i draws from (S, i) alone")
     sim.add_argument("--delay", action="append", default=[], metavar="NAME=DIST",
                      help="distribution of the clock bounded by parameter NAME when the edge"

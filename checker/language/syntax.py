@@ -33,6 +33,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from checker.diagnostics import Diagnostic, Span, SpecError
 from checker.language import ast
+from checker.numbers import MAX_NUMBER_DIGITS as _MAX_NUMBER_DIGITS
 
 MAX_NESTING = 100
 """Deepest nesting of brackets, expressions and statements in one declaration."""
@@ -44,7 +45,7 @@ MAX_TOKENS = 50_000
 """Tokens in one file (keeps the worst-case parse time to a few seconds)."""
 MAX_PROCESS_TOKENS = 20_000
 """Tokens in one ``process`` declaration, its body included."""
-MAX_NUMBER_DIGITS = 30
+MAX_NUMBER_DIGITS = _MAX_NUMBER_DIGITS
 """Digits of one number literal (a spec, ``--assume`` or ``-p NAME=VALUE``)."""
 MAX_HOLE_CHARS = 200
 """Length of one ``{expr}`` hole in an assert message."""

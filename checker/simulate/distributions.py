@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from checker.errors import UsageError
+from checker.numbers import parse_float
 
 _STD_NORMAL = NormalDist()
 
@@ -146,7 +147,7 @@ def _numbers(text: str, count: int, what: str) -> tuple[float, ...]:
     out: list[float] = []
     for p in parts:
         try:
-            v = float(p)
+            v = parse_float(p)
         except ValueError:
             raise DistributionError(f"{what}: {p!r} is not a number") from None
         if not math.isfinite(v):
@@ -212,7 +213,7 @@ def _mixture(inner: str) -> Distribution:
             raise DistributionError(f"mixture: write each component as WEIGHT*DIST, got"
                                     f" {term.strip()!r}")
         try:
-            weight = float(w)
+            weight = parse_float(w)
         except ValueError:
             raise DistributionError(f"mixture: {w.strip()!r} is not a weight") from None
         if not (math.isfinite(weight) and weight > 0):
@@ -239,7 +240,7 @@ def read_samples(path: str) -> tuple[float, ...]:
                 if not row or not row[0].strip() or row[0].lstrip().startswith("#"):
                     continue
                 try:
-                    v = float(row[0])
+                    v = parse_float(row[0])
                 except ValueError:
                     if line == 1:
                         continue  # a header
