@@ -108,6 +108,21 @@ def test_a_huge_number_in_an_assumption_is_a_positioned_error(in_root: object) -
     assert "Traceback" not in err
 
 
+def test_a_product_of_quantifiers_is_bounded_at_lint(tmp_path: Path) -> None:
+    spec = tmp_path / "cube.kvr"
+    spec.write_text("model cube\ntype T = 0..65535\nactor a\nvar n : 0..3 = 0\n"
+                    "event a.go() when n < 3 do n := n + 1\n"
+                    "invariant all: forall i: T . n < 5 or (forall j: T . forall k: T . i == k)\n"
+                    "invariant ok: forall i: T . forall j: 0..15 . n < 5 or i == j\n")
+    start = time.monotonic()
+    code, out, err = run_cli("lint", str(spec))
+    assert time.monotonic() - start < 5
+    assert code == 2 and out == ""
+    assert err.startswith(f"{spec}:6:40: error[KVR301]: this `forall` evaluates 4,294,967,296"
+                          " bindings (its nested quantifiers multiplied; at most 1,048,576)")
+    assert err.count("error[") == 1  # 65,536 x 16 is within the bound
+
+
 # ---- options -----------------------------------------------------------------------------------
 
 _COMMANDS = {
