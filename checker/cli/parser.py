@@ -243,6 +243,11 @@ def _add_cluster_args(p: argparse.ArgumentParser) -> None:
                    " per CPU unless --workers says")
 
 
+MEMORY_LIMITED = ("check", "simulate")
+"""The commands with ``--max-memory`` (the advice of an out-of-memory message names it
+only for them)."""
+
+
 def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--max-states`` and ``--timeout``."""
     p.add_argument("--max-states", type=positive_int, metavar="N",
@@ -298,7 +303,8 @@ def _add_simulate_parser(sub: Subparsers) -> None:
         " the earliest fires) and estimate the probability that a run violates a property,"
         " with a Clopper-Pearson interval.  An estimate, never a proof: a simulation never"
         " says 'holds'.  Exit 0 = no violation sampled, 1 = a violation was sampled,"
-        " 2 = bad input.",
+        " 2 = bad input, 3 = --timeout or --max-memory ended it before a violation was"
+        " sampled.",
     )
     sim.add_argument("spec", metavar="SPEC")
     _add_param_args(sim)
@@ -330,6 +336,11 @@ def _add_simulate_parser(sub: Subparsers) -> None:
                      " probabilities 1-confidence); stops as soon as it decides")
     sim.add_argument("--indifference", type=probability, default=0.01, metavar="D",
                      help="half-width of the SPRT's indifference region (default 0.01)")
+    sim.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                     help="stop after this many seconds (exit 3, inconclusive, unless a"
+                     " violation was sampled; the estimate covers the runs done)")
+    sim.add_argument("--max-memory", type=positive_int, metavar="MIB",
+                     help="stop (as --timeout does) when the process uses more memory")
     sim.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
                      help="worker processes (results do not depend on N)")
     sim.add_argument("--traces", metavar="DIR",
