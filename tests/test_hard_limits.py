@@ -376,3 +376,85 @@ def test_draw_accepts_what_check_writes(tmp_path: Path, good_trace: dict[str, An
     path.write_text(json.dumps(good_trace))
     code, out, err = run_cli("draw", str(path), "-o", str(tmp_path / "x.dot"))
     assert code == 0 and out.startswith("wrote"), err
+
+
+# ---- draw bounds its output and leaves nothing half-written -----------------------------------
+
+
+def test_draw_bounds_steps_times_actors_before_drawing(tmp_path: Path,
+                                                       good_trace: dict[str, Any]) -> None:
+    data = copy.deepcopy(good_trace)
+    data["#meta"]["actors"] = [f"a{i}" for i in range(1000)]
+    data["states"] = [copy.deepcopy(data["states"][0])] + [
+        copy.deepcopy(data["states"][1]) for _ in range(1999)]
+    for i, st in enumerate(data["states"]):
+        st["#meta"]["index"] = i
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(data))
+    start = time.monotonic()
+    code, out, err = run_cli("draw", str(path), "-o", str(tmp_path / "x.dot"))
+    assert time.monotonic() - start < 10
+    assert (code, out) == (2, ""), err
+    assert err == (f"cannot draw {tmp_path / 'x.dot'}: the trace has 2,000 steps by 1,000"
+                   " actors (2,000,000 cells; a diagram has at most 100,000): draw a shorter"
+                   " trace\n")
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_a_diagram_source_has_a_bounded_size(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.present import dot
+
+    monkeypatch.setattr(dot, "MAX_DOT_BYTES", 2**20)
+    with pytest.raises(dot.RenderError, match=r"source would be 2 MiB \(at most 1 MiB\)"):
+        dot.render("digraph {}" + " " * 2 * 2**20, tmp_path / "x.svg")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_while_graphviz_runs_leaves_no_file(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.present import dot
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        assert (tmp_path / "x.dot").exists()  # the source is written first
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dot.execute, "run_check", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        dot.render("digraph {}", tmp_path / "x.svg")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_write_leaves_no_partial_file(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.present import dot
+
+    real = Path.write_bytes
+
+    def half(self: Path, data: bytes) -> int:
+        real(self, data[: len(data) // 2])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_bytes", half)
+    with pytest.raises(KeyboardInterrupt):
+        dot.render("digraph { a -> b }", tmp_path / "x.dot")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
+def test_a_diagram_never_replaces_a_dot_file_it_did_not_write(in_root: object,
+                                                               tmp_path: Path) -> None:
+    mine = tmp_path / "x.dot"
+    mine.write_text("digraph mine { hand -> written }\n")
+    code, _, err = run_cli("check", IMMEDIATE, "-q", "--diagram", str(tmp_path / "x.svg"))
+    assert code == 1
+    assert mine.read_text() == "digraph mine { hand -> written }\n"
+    assert err == (f"wrote {tmp_path / 'x.svg'}; warning: {mine} exists and is not a diagram"
+                   " kvrace wrote: left as it is, the source was not written\n")
+    assert (tmp_path / "x.svg").read_text().lstrip().startswith("<?xml")
+    # kvrace's own source is replaced on the next run, silently
+    mine.unlink()
+    for _ in range(2):
+        code, _, err = run_cli("check", IMMEDIATE, "-q", "--diagram", str(tmp_path / "x.svg"))
+        assert err == f"wrote {tmp_path / 'x.svg'} (and its source {mine})\n"
+    assert mine.read_text().startswith("// message-sequence chart: immediate_release")

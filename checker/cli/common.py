@@ -290,6 +290,9 @@ def check_diagram_path(path: str) -> None:
 
 def draw_trace(trace: Trace, path: str) -> str:
     """Render ``trace`` to ``path``; returns what to tell the user (stderr)."""
+    too_large = dot.diagram_too_large(trace)
+    if too_large is not None:
+        raise UsageError(f"cannot draw {path}: {too_large}")
     make_parent(path)
     try:
         result = dot.render(dot.lasso_dot(trace), path)
@@ -297,6 +300,8 @@ def draw_trace(trace: Trace, path: str) -> str:
         raise UsageError(f"cannot draw {path}: {exc}") from None
     if result.hint:
         return result.hint
+    if result.kept is not None:
+        return f"wrote {result.output}; warning: {result.kept}"
     if result.dot != result.output:
         return f"wrote {result.output} (and its source {result.dot})"
     return f"wrote {result.output}"
