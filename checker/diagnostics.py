@@ -28,7 +28,8 @@ Codes of the spec front end (``tests/diagnostics/`` holds an example of each):
   non-variable; KVR206 a clock or parameter outside a clock bound; KVR207 a
   clock constraint that is not ``clock op bound`` (``!=``, two clocks, nested in
   data); KVR208 a guard that splits into too many convex parts;
-* KVR301 empty, infinite or too large domain; KVR302 parameter default missing
+* KVR301 empty, infinite or too large domain (or quantifiers over more than 2**20
+  bindings in one expression); KVR302 parameter default missing
   or outside its range; KVR303 a bound that is not linear in parameters;
   KVR304 a deadline that is not a conjunction of upper bounds; KVR305 initial
   value outside its type; KVR306 misuse of ``symmetric``; KVR307 a computed constant

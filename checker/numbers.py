@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-__all__ = ["LITERAL", "MAX_NUMBER_DIGITS", "literal_problem", "parse_number"]
+__all__ = ["LITERAL", "MAX_NUMBER_DIGITS", "literal_problem", "parse_count", "parse_float",
+           "parse_number"]
 
 MAX_NUMBER_DIGITS = 30
 """Digits of one number (a spec literal, ``--assume`` or ``-p NAME=VALUE``), and
@@ -25,10 +26,14 @@ LITERAL = r"[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?"
 """An unsigned number literal; the ``UNUMBER`` terminal of ``kvrace.lark`` is this
 pattern (a test keeps the two equal)."""
 
+# ASCII digits only: Python's ``\d``, ``int()`` and ``float()`` also take ``٣`` (an
+# Arabic-Indic three) or ``1_000``, which a spec's literals do not.
 _NUMBER = re.compile(
     rf"(?P<sign>[+-]?)(?P<lit>{LITERAL})"
-    r"|(?P<num>[+-]?\d+)/(?P<den>\d+)"
+    r"|(?P<num>[+-]?[0-9]+)/(?P<den>[0-9]+)"
 )
+_DECIMAL = re.compile(rf"[+-]?{LITERAL}")
+_COUNT = re.compile(r"[+-]?[0-9]+")
 
 
 def _clip(text: str, width: int = 40) -> str:
@@ -39,7 +44,7 @@ def _clip(text: str, width: int = 40) -> str:
 def literal_problem(text: str) -> str | None:
     """Why the number ``text`` (matching :data:`LITERAL` or a fraction) is out of
     bounds, as the end of "number with ...", or None when it is not."""
-    if sum(ch.isdigit() for ch in text) > MAX_NUMBER_DIGITS:
+    if sum(ch in "0123456789" for ch in text) > MAX_NUMBER_DIGITS:
         return f"more than {MAX_NUMBER_DIGITS} digits"
     _, e, exp = text.lower().partition("e")
     if e and abs(int(exp)) > MAX_NUMBER_DIGITS:
@@ -63,3 +68,26 @@ def parse_number(text: str) -> Fraction:
     if m.group("den") is not None and int(m.group("den")) == 0:
         raise ValueError(f"{_clip(text)} divides by zero")
     return Fraction(text.strip())
+
+
+def parse_float(text: str) -> float:
+    """A decimal number as a float (``2.5``, ``1e-3``), in ASCII digits only.
+
+    The values of ``--delay`` and the samples of an empirical file: ``float()``
+    alone would also take ``٣``, ``1_0``, ``inf`` and ``nan``.  Raises ValueError.
+    """
+    t = text.strip()
+    if _DECIMAL.fullmatch(t) is None:
+        raise ValueError(f"{_clip(text)} is not a number")
+    problem = literal_problem(t.lstrip("+-"))
+    if problem is not None:
+        raise ValueError(f"{_clip(text)} has {problem}")
+    return float(t)
+
+
+def parse_count(text: str) -> int:
+    """A whole number in ASCII digits (``--runs 1000``); raises ValueError."""
+    t = text.strip()
+    if _COUNT.fullmatch(t) is None or len(t) > MAX_NUMBER_DIGITS + 1:
+        raise ValueError(f"{_clip(text)} is not a whole number")
+    return int(t)

@@ -47,6 +47,54 @@ def test_bad_parameter_values_are_refused_at_once(in_root: object, value: str,
     assert len(err) < 200
 
 
+# Python's int(), float(), Fraction() and regular expressions' \d all take these.
+NON_ASCII_DIGITS = ["\u0663", "7\u0660", "\uff17.5", "\u0967/2", "1e\u0661", "1_0"]
+
+
+@pytest.mark.parametrize("value", NON_ASCII_DIGITS)
+def test_only_ascii_digits_make_a_parameter_value(in_root: object, value: str) -> None:
+    code, out, err = run_cli("check", DEFERRED, "-p", f"T_hold={value}")
+    assert code == 2 and out == ""
+    assert err.startswith("--param T_hold: ") and "is not a number" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", DEFERRED, "--runs", "\u0663"],
+    ["simulate", DEFERRED, "--seed", "\u0663"],
+    ["simulate", DEFERRED, "--epsilon", "0.\u0660\u0661"],
+    ["check", DEFERRED, "--timeout", "\u0663"],
+    ["check", DEFERRED, "--max-states", "\u0663"],
+    ["view", DEFERRED, "--port", "\u0663"],
+    ["simulate", DEFERRED, "--delay", "T_flight=uniform(\u0661, 2)"],
+    ["simulate", DEFERRED, "--delay", "T_flight=exp(\u0661)"],
+    ["simulate", DEFERRED, "--delay", "T_flight=mixture(\u0661*exp(1), 1*exp(2))"],
+])
+def test_only_ascii_digits_make_an_option_value(in_root: object, argv: list[str]) -> None:
+    code, out, err = run_cli(*argv)
+    assert (code, out) == (2, ""), err
+    assert any(w in err for w in ("not a number", "not a weight", "expected a"))
+
+
+def test_only_ascii_digits_make_an_empirical_sample(tmp_path: Path) -> None:
+    from checker.simulate.distributions import DistributionError, read_samples
+
+    path = tmp_path / "lat.csv"
+    path.write_text("latency\n1.5\n\u0663\n", encoding="utf-8")
+    with pytest.raises(DistributionError, match=r"lat\.csv:3: '\u0663' is not a number"):
+        read_samples(str(path))
+
+
+@pytest.mark.parametrize("field, value", [("time", "\u0663"), ("index", "\u0663")])
+def test_only_ascii_digits_in_a_trace_file(good_trace: dict[str, Any], field: str,
+                                          value: str) -> None:
+    from checker.model.trace import TraceFormatError, from_itf
+
+    data = copy.deepcopy(good_trace)
+    _state1(data)[field] = value
+    with pytest.raises(TraceFormatError, match="is not a"):
+        from_itf(data)
+
+
 @pytest.mark.parametrize("value", ["7.5", "15/2", "0.75e1", "+7.5"])
 def test_parameter_values_in_every_notation(in_root: object, value: str) -> None:
     code, out, _ = run_cli("check", DEFERRED, "-p", f"T_hold={value}", "-q")
@@ -58,6 +106,21 @@ def test_a_huge_number_in_an_assumption_is_a_positioned_error(in_root: object) -
     assert code == 2 and out == ""
     assert err.startswith("<--assume>:1:14: error[KVR008]: number with more than 30 digits")
     assert "Traceback" not in err
+
+
+def test_a_product_of_quantifiers_is_bounded_at_lint(tmp_path: Path) -> None:
+    spec = tmp_path / "cube.kvr"
+    spec.write_text("model cube\ntype T = 0..65535\nactor a\nvar n : 0..3 = 0\n"
+                    "event a.go() when n < 3 do n := n + 1\n"
+                    "invariant all: forall i: T . n < 5 or (forall j: T . forall k: T . i == k)\n"
+                    "invariant ok: forall i: T . forall j: 0..15 . n < 5 or i == j\n")
+    start = time.monotonic()
+    code, out, err = run_cli("lint", str(spec))
+    assert time.monotonic() - start < 5
+    assert code == 2 and out == ""
+    assert err.startswith(f"{spec}:6:40: error[KVR301]: this `forall` evaluates 4,294,967,296"
+                          " bindings (its nested quantifiers multiplied; at most 1,048,576)")
+    assert err.count("error[") == 1  # 65,536 x 16 is within the bound
 
 
 # ---- options -----------------------------------------------------------------------------------
@@ -313,3 +376,85 @@ def test_draw_accepts_what_check_writes(tmp_path: Path, good_trace: dict[str, An
     path.write_text(json.dumps(good_trace))
     code, out, err = run_cli("draw", str(path), "-o", str(tmp_path / "x.dot"))
     assert code == 0 and out.startswith("wrote"), err
+
+
+# ---- draw bounds its output and leaves nothing half-written -----------------------------------
+
+
+def test_draw_bounds_steps_times_actors_before_drawing(tmp_path: Path,
+                                                       good_trace: dict[str, Any]) -> None:
+    data = copy.deepcopy(good_trace)
+    data["#meta"]["actors"] = [f"a{i}" for i in range(1000)]
+    data["states"] = [copy.deepcopy(data["states"][0])] + [
+        copy.deepcopy(data["states"][1]) for _ in range(1999)]
+    for i, st in enumerate(data["states"]):
+        st["#meta"]["index"] = i
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(data))
+    start = time.monotonic()
+    code, out, err = run_cli("draw", str(path), "-o", str(tmp_path / "x.dot"))
+    assert time.monotonic() - start < 10
+    assert (code, out) == (2, ""), err
+    assert err == (f"cannot draw {tmp_path / 'x.dot'}: the trace has 2,000 steps by 1,000"
+                   " actors (2,000,000 cells; a diagram has at most 100,000): draw a shorter"
+                   " trace\n")
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_a_diagram_source_has_a_bounded_size(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.present import dot
+
+    monkeypatch.setattr(dot, "MAX_DOT_BYTES", 2**20)
+    with pytest.raises(dot.RenderError, match=r"source would be 2 MiB \(at most 1 MiB\)"):
+        dot.render("digraph {}" + " " * 2 * 2**20, tmp_path / "x.svg")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_while_graphviz_runs_leaves_no_file(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.present import dot
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        assert (tmp_path / "x.dot").exists()  # the source is written first
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dot.execute, "run_check", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        dot.render("digraph {}", tmp_path / "x.svg")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_write_leaves_no_partial_file(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.present import dot
+
+    real = Path.write_bytes
+
+    def half(self: Path, data: bytes) -> int:
+        real(self, data[: len(data) // 2])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_bytes", half)
+    with pytest.raises(KeyboardInterrupt):
+        dot.render("digraph { a -> b }", tmp_path / "x.dot")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
+def test_a_diagram_never_replaces_a_dot_file_it_did_not_write(in_root: object,
+                                                               tmp_path: Path) -> None:
+    mine = tmp_path / "x.dot"
+    mine.write_text("digraph mine { hand -> written }\n")
+    code, _, err = run_cli("check", IMMEDIATE, "-q", "--diagram", str(tmp_path / "x.svg"))
+    assert code == 1
+    assert mine.read_text() == "digraph mine { hand -> written }\n"
+    assert err == (f"wrote {tmp_path / 'x.svg'}; warning: {mine} exists and is not a diagram"
+                   " kvrace wrote: left as it is, the source was not written\n")
+    assert (tmp_path / "x.svg").read_text().lstrip().startswith("<?xml")
+    # kvrace's own source is replaced on the next run, silently
+    mine.unlink()
+    for _ in range(2):
+        code, _, err = run_cli("check", IMMEDIATE, "-q", "--diagram", str(tmp_path / "x.svg"))
+        assert err == f"wrote {tmp_path / 'x.svg'} (and its source {mine})\n"
+    assert mine.read_text().startswith("// message-sequence chart: immediate_release")

@@ -52,6 +52,24 @@ event a.go(i: T, j: T) when not on[i, j] do on[i, j] := true
 invariant all: forall i: T . forall j: T . on[i, j] or not on[i, j]
 """
 
+CUBE_INVARIANT = """model cube
+type T = 0..65535
+actor a
+var n : 0..3 = 0
+clock c
+event a.go() when n < 3 and c >= 1 do n := n + 1; reset c
+invariant all: forall i: T . forall j: T . forall k: T . n < 5 or i == j or j == k
+"""
+
+# As many bindings as lint allows (2**20): each state costs a fraction of a second.
+EDGE_INVARIANT = """model edge
+type T = 0..1023
+actor a
+var n : 0..1000 = 0
+event a.go() when n < 1000 do n := n + 1
+invariant all: forall i: T . forall j: T . n < 2000 or i == j
+"""
+
 BIG_SYMMETRY = """model big_symmetry
 symmetric type P = {p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11}
 actor a
@@ -104,7 +122,19 @@ CASES = [
     ("12 symmetric values, check --timeout 2", BIG_SYMMETRY, ("check", "--timeout", "2"), 2),
     ("65,536 clocks, check --timeout 4", WIDE_CLOCKS, ("check", "--timeout", "4"), 4),
     ("65,536-wide invariant, check --timeout 3", WIDE_INVARIANT, ("check", "--timeout", "3"), 3),
+    ("2**20-binding invariant, check --timeout 2", EDGE_INVARIANT, ("check", "--timeout", "2"), 2),
+    ("2**20-binding invariant, synth --timeout 3", EDGE_INVARIANT, ("synth", "--timeout", "3"), 3),
+    ("2**20-binding invariant, simulate --timeout 2", EDGE_INVARIANT,
+     ("simulate", "--runs", "1000000", "--timeout", "2"), 2),
 ]
+
+
+def test_a_product_of_quantifiers_past_the_bound_is_refused_at_once(tmp_path: Path) -> None:
+    for command in ("lint", "check", "synth", "simulate"):
+        code, out, err, seconds, _ = run(tmp_path, CUBE_INVARIANT, command, "--timeout", "5")
+        assert code == 2, f"{command}: exit {code}\n{out}\n{err}"
+        assert "m.kvr:7:30: error[KVR301]: this `forall` evaluates 4,294,967,296 bindings" in err
+        assert seconds <= 1 + STARTUP, f"{command}: {seconds:.1f} s"
 
 
 @pytest.mark.parametrize(("text", "argv", "limit"), [c[1:] for c in CASES],

@@ -401,7 +401,7 @@ def test_numbers_are_parsed_with_bounded_digits_and_exponents() -> None:
 
 
 @pytest.mark.parametrize("time", ["1e99999999999999", "1e9999999", "-1e9999999",
-                                  "1" * 31 + "/3"])
+                                  "1" * 31 + "/3", "\u0663", "1\u0660", "\uff17.5", "1_0"])
 def test_a_huge_time_is_refused_at_once(served: server.ViewServer, time: str) -> None:
     t0 = monotonic()
     status, doc = _post(served, "/api/run", {"moves": [[0, time]]})

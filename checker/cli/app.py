@@ -23,7 +23,7 @@ from checker.cli.common import (
     Session,
     short,
 )
-from checker.cli.parser import COMMANDS, build_parser
+from checker.cli.parser import COMMANDS, MEMORY_LIMITED, build_parser
 from checker.cli.signals import Interrupted, SignalWatcher, explored_text, interrupted_line
 from checker.errors import UsageError
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
@@ -134,8 +134,10 @@ def _failure(exc: Exception, command: str, session: Session) -> int:
         return EXIT_BAD_INPUT
     if isinstance(exc, MemoryError):
         out.write(f"INCONCLUSIVE: out of memory{explored_text(session.explored)}\n")
-        err.write(f"kvrace {command}: out of memory; no verdict (use --max-memory to stop"
-                  " earlier, with the statistics of what was explored)\n")
+        advice = ("use --max-memory to stop earlier, with the statistics of what was"
+                  " explored" if command in MEMORY_LIMITED else
+                  "a smaller model (fewer values in its types) needs less memory")
+        err.write(f"kvrace {command}: out of memory; no verdict ({advice})\n")
         return EXIT_INCONCLUSIVE
     watcher = SignalWatcher.active
     if watcher is not None and watcher.received is not None:

@@ -4,6 +4,7 @@ run, loading a spec, and side outputs (files written after the verdict)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import time
@@ -210,6 +211,55 @@ def write_json(path: str, doc: object) -> str:
     return f"wrote {path}"
 
 
+def private_folder(path: str, create: bool = True) -> int | None:
+    """A file descriptor of the folder ``path`` to write files into by name: created
+    (mode 0700) if missing and ``create``, else refused unless it is a real folder (not
+    a link) owned by the user and writable by no one else, where nobody else can plant
+    a link under a predictable name.  None when it is missing and not ``create``."""
+    if create and not os.path.lexists(path):
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create {path}: {exc.strerror or exc}") from None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if not create:
+            return None
+        raise UsageError(f"cannot open {path}: it vanished") from None
+    except OSError as exc:
+        bad = os.path.islink(path) or not os.path.isdir(path)
+        raise UsageError(f"{path}: {'a link or not a folder' if bad else exc.strerror or exc}"
+                         ) from None
+    st = os.fstat(fd)
+    why: str | None = None
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        why = "owned by another user"
+    elif st.st_mode & 0o022:
+        why = "writable by others"
+    if why is not None:
+        os.close(fd)
+        raise UsageError(f"{path}: {why}: kvrace writes predictable names there only into"
+                         " a folder of your own")
+    return fd
+
+
+def write_json_in(folder_fd: int, folder: str, name: str, doc: object) -> str:
+    """Write ``doc`` as JSON to the file ``name`` of an open folder (see
+    :func:`private_folder`), never through a link; returns the file's path."""
+    path = os.path.join(folder, name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, 0o644, dir_fd=folder_fd)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+    except OSError as exc:
+        why = "it is a link" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+        raise UsageError(f"cannot write {path}: {why}") from None
+    return path
+
+
 def side_output(err: Output, path: str, write: Callable[[], str | None]) -> None:
     """Write a side output (a trace file, a diagram) after the verdict was printed.
 
@@ -245,6 +295,9 @@ def check_diagram_path(path: str) -> None:
 
 def draw_trace(trace: Trace, path: str) -> str:
     """Render ``trace`` to ``path``; returns what to tell the user (stderr)."""
+    too_large = dot.diagram_too_large(trace)
+    if too_large is not None:
+        raise UsageError(f"cannot draw {path}: {too_large}")
     make_parent(path)
     try:
         result = dot.render(dot.lasso_dot(trace), path)
@@ -252,6 +305,8 @@ def draw_trace(trace: Trace, path: str) -> str:
         raise UsageError(f"cannot draw {path}: {exc}") from None
     if result.hint:
         return result.hint
+    if result.kept is not None:
+        return f"wrote {result.output}; warning: {result.kept}"
     if result.dot != result.output:
         return f"wrote {result.output} (and its source {result.dot})"
     return f"wrote {result.output}"

@@ -67,6 +67,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
         err.write(outcome.hint + "\n")
     elif not args.json:
         out.write(f"wrote {args.output} ({summary.line()})\n")
+    if outcome.kept is not None:
+        err.write(f"kvrace: warning: {outcome.kept}\n")
     if args.json:
         out.write(jsonout.document("graph", code, {
             "spec": args.spec, "model": spec.name, "output": args.output,

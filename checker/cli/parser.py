@@ -8,7 +8,13 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from checker.cli.values import positive_float, positive_int, positive_seconds, probability
+from checker.cli.values import (
+    positive_float,
+    positive_int,
+    positive_seconds,
+    probability,
+    whole_int,
+)
 from checker.errors import UsageError
 
 if TYPE_CHECKING:
@@ -255,7 +261,7 @@ def _add_view_parser(sub: Subparsers) -> None:
                       " its parameter values are used unless -p overrides them")
     view.add_argument("--html", metavar="FILE",
                       help="write a self-contained HTML viewer to FILE and exit")
-    view.add_argument("--port", type=int, default=0, metavar="N",
+    view.add_argument("--port", type=whole_int, default=0, metavar="N",
                       help="serve on this port (default: a free one)")
     view.add_argument("--step", default="0", metavar="N|race",
                       help="open the page at step N, or at the violating step (race); an"
@@ -320,6 +326,11 @@ def _add_cluster_args(p: argparse.ArgumentParser) -> None:
                    " per CPU unless --workers says")
 
 
+MEMORY_LIMITED = ("check", "simulate")
+"""The commands with ``--max-memory`` (the advice of an out-of-memory message names it
+only for them)."""
+
+
 def _add_limit_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--max-states`` and ``--timeout``."""
     p.add_argument("--max-states", type=positive_int, metavar="N",
@@ -375,13 +386,14 @@ def _add_simulate_parser(sub: Subparsers) -> None:
         " the earliest fires) and estimate the probability that a run violates a property,"
         " with a Clopper-Pearson interval.  An estimate, never a proof: a simulation never"
         " says 'holds'.  Exit 0 = no violation sampled, 1 = a violation was sampled,"
-        " 2 = bad input.",
+        " 2 = bad input, 3 = --timeout or --max-memory ended it before a violation was"
+        " sampled.",
     )
     sim.add_argument("spec", metavar="SPEC")
     _add_param_args(sim)
     sim.add_argument("--runs", type=positive_int, metavar="N",
                      help="number of runs (default 1000; with --sprt, the most it may use)")
-    sim.add_argument("--seed", type=int, default=0, metavar="S",
+    sim.add_argument("--seed", type=whole_int, default=0, metavar="S",
                      help="random seed (default 0); run i draws from (S, i) alone")
     sim.add_argument("--delay", action="append", default=[], metavar="NAME=DIST",
                      help="distribution of the clock bounded by parameter NAME when the edge"
@@ -407,6 +419,11 @@ def _add_simulate_parser(sub: Subparsers) -> None:
                      " probabilities 1-confidence); stops as soon as it decides")
     sim.add_argument("--indifference", type=probability, default=0.01, metavar="D",
                      help="half-width of the SPRT's indifference region (default 0.01)")
+    sim.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                     help="stop after this many seconds (exit 3, inconclusive, unless a"
+                     " violation was sampled; the estimate covers the runs done)")
+    sim.add_argument("--max-memory", type=positive_int, metavar="MIB",
+                     help="stop (as --timeout does) when the process uses more memory")
     sim.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
                      help="worker processes (results do not depend on N)")
     sim.add_argument("--traces", metavar="DIR",

@@ -11,16 +11,19 @@ from fractions import Fraction
 from checker import api
 from checker.cli.common import (
     EXIT_BAD_INPUT,
+    EXIT_INCONCLUSIVE,
     EXIT_OK,
     EXIT_VIOLATION,
     Session,
     load_spec,
     params_of,
+    private_folder,
     side_output,
-    write_json,
+    write_json_in,
 )
 from checker.cli.values import clip, parse_number
 from checker.errors import UsageError
+from checker.limits import Budget, Limits, MemoryGuard
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import ParamError, SpecModel
@@ -53,30 +56,48 @@ def run(args: argparse.Namespace, session: Session) -> int:
         raise UsageError("--csv and --plot go with --sweep")
     if sweep is not None and args.traces:
         raise UsageError("--traces does not go with --sweep")
+    if args.traces:
+        fd = private_folder(args.traces, create=False)  # refused before any run
+        if fd is not None:
+            os.close(fd)
     points = [params] if sweep is None else [{**params, sweep.name: v} for v in sweep.values]
+    budget = Budget(Limits(None, args.timeout, args.max_memory,
+                           session.deadline(args.timeout)), session.started)
     models = []
-    for values in points:
-        try:
-            models.append(SpecModel(spec, values))
-        except ParamError as e:
-            err.write(f"{args.spec}: error[KVR400]: {e}\n")
-            return EXIT_BAD_INPUT
-    results = _simulate_all(args, session, models, cfg, runs, sweep)
+    with MemoryGuard(args.max_memory):
+        for values in points:
+            try:
+                models.append(SpecModel(spec, values, budget.deadline))
+            except ParamError as e:
+                err.write(f"{args.spec}: error[KVR400]: {e}\n")
+                return EXIT_BAD_INPUT
+        results = _simulate_all(args, session, models, cfg, runs, sweep, budget)
+    if sweep is not None and len(results) < len(sweep.values):
+        sweep = Sweep(sweep.name, sweep.values[:len(results)])  # a limit ended the sweep
     threshold = None
-    if sweep is not None and not args.no_synth:
-        threshold = api.safe_threshold(spec, sweep.name, params)
+    limited = any(r.limit is not None for r in results)
+    if sweep is not None and not args.no_synth and not limited:
+        threshold = api.safe_threshold(spec, sweep.name, params, _synth_timeout(session, args))
     report = SimReport(
         model=spec.name,
         shown={k: v for k, v in models[0].values.items() if sweep is None or k != sweep.name},
         cfg=cfg, runs=runs, seed=args.seed, results=results, sweep=sweep,
-        threshold=threshold, synth=not args.no_synth)
+        threshold=threshold, synth=not args.no_synth and not limited)
     if args.json:
         out.write(jsonout.simulate_document(args.spec, report))
     else:
         out.write(text.simulate_text(report))
     out.flush()
     _side_outputs(args, session, report, models[0])
-    return EXIT_VIOLATION if report.any_violation else EXIT_OK
+    if report.any_violation:
+        return EXIT_VIOLATION
+    return EXIT_INCONCLUSIVE if limited else EXIT_OK
+
+
+def _synth_timeout(session: Session, args: argparse.Namespace) -> float:
+    """How long the sweep's synthesis may take: its usual 60 s, within ``--timeout``."""
+    left = session.left(args.timeout)
+    return 60.0 if left is None else min(60.0, left)
 
 
 def _runs(args: argparse.Namespace) -> int:
@@ -98,8 +119,10 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _simulate_all(args: argparse.Namespace, session: Session, models: list[SpecModel],
-                  cfg: SimConfig, runs: int, sweep: Sweep | None) -> list[SimResult]:
-    """Simulate each model (one per point of the sweep), with progress lines on stderr."""
+                  cfg: SimConfig, runs: int, sweep: Sweep | None,
+                  budget: Budget) -> list[SimResult]:
+    """Simulate each model (one per point of the sweep), with progress lines on stderr;
+    a limit ends the simulation where it is (the points after it are not simulated)."""
     err = session.err
     last = [time.monotonic()]
 
@@ -115,10 +138,12 @@ def _simulate_all(args: argparse.Namespace, session: Session, models: list[SpecM
     for i, model in enumerate(models):
         sprt = (Sprt(args.sprt, args.indifference, 1 - args.confidence, 1 - args.confidence)
                 if args.sprt is not None else None)
-        with Runner(model, cfg, args.jobs) as runner:
+        with Runner(model, cfg, args.jobs, budget) as runner:
             res = simulate(runner, runs, args.seed, args.confidence, args.max_traces, sprt,
                            progress)
         results.append(res)
+        if res.limit is not None:
+            break
         if sweep is not None and not args.quiet and len(models) > 1:
             err.raw_write(f"kvrace simulate: {sweep.name}={text.fmt(sweep.values[i])}:"
                           f" {res.violations}/{res.runs} violating\n")
@@ -134,12 +159,14 @@ def _side_outputs(args: argparse.Namespace, session: Session, report: SimReport,
 
         def write_traces() -> str:
             """Write each violating run as a trace file."""
-            os.makedirs(args.traces, exist_ok=True)
-            names = []
-            for run in results[0].examples:
-                path = os.path.join(args.traces, f"run-{run.index}.json")
-                write_json(path, tr.to_itf(run_trace(model, run)))
-                names.append(path)
+            folder = private_folder(args.traces)
+            assert folder is not None
+            try:
+                names = [write_json_in(folder, args.traces, f"run-{run.index}.json",
+                                       tr.to_itf(run_trace(model, run)))
+                         for run in results[0].examples]
+            finally:
+                os.close(folder)
             return "wrote " + ", ".join(names)
 
         side_output(err, args.traces, write_traces)

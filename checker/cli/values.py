@@ -7,6 +7,7 @@ import math
 from fractions import Fraction
 
 from checker.errors import UsageError
+from checker.numbers import parse_count
 from checker.numbers import parse_number as parse_number
 
 
@@ -29,12 +30,20 @@ def parse_param(text: str) -> tuple[str, Fraction]:
 def positive_int(text: str) -> int:
     """An option value that counts something: a whole number, at least 1."""
     try:
-        value = int(text.strip())
+        value = parse_count(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {clip(text)}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {clip(text)}")
     return value
+
+
+def whole_int(text: str) -> int:
+    """An option value that is any whole number in ASCII digits (a seed, a port)."""
+    try:
+        return parse_count(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {clip(text)}") from None
 
 
 def positive_seconds(text: str) -> float:

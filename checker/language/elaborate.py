@@ -34,6 +34,9 @@ MAX_ERRORS = 50
 MAX_LOOP_STATEMENTS = 4096
 """Statements one ``for`` loop may unroll into (nested loops and ``if`` branches
 counted)."""
+MAX_BINDINGS = 1 << 20
+"""Bindings one expression's quantifiers may evaluate, nested ones multiplied: each
+state evaluates them all, and no time limit can stop one evaluation half-way."""
 
 _CLOCK_HELP = {
     "an invariant": "help: an invariant is about data; to bound a clock, write"
@@ -1986,6 +1989,12 @@ class Elaborator:
             return ir.Const(0), ERR_T
         for slot, ft in reversed(bound):
             body = ir.Quant(ir.Quantifier(e.kind), slot, ft, body)
+        n = bindings(body)
+        if n > MAX_BINDINGS:
+            self.error("KVR301", f"this `{e.kind}` evaluates {n:,} bindings (its nested"
+                       f" quantifiers multiplied; at most {MAX_BINDINGS:,})", e.span,
+                       "help: quantify over smaller types, or split the property")
+            return ir.Const(0), ERR_T
         return body, BOOL_T
 
     # ---- convex splitting ------------------------------------------------------------------------
@@ -2000,6 +2009,14 @@ class Elaborator:
             self.error("KVR208", str(exc), span,
                        "help: simplify the guard, or split the event into several events")
             return None
+
+
+def bindings(e: ir.Node) -> int:
+    """How many bindings evaluating ``e`` may visit: a quantifier's domain times its
+    body's (at least one), summed over the parts of an expression."""
+    if isinstance(e, ir.Quant):
+        return e.type.size * max(1, bindings(e.body))
+    return sum(bindings(c) for c in ir.children(e))
 
 
 def _conj(items: Sequence[ir.Expr]) -> ir.Expr:

@@ -18,6 +18,7 @@ from typing import Any
 from checker.errors import UsageError
 from checker.model import ir
 from checker.model.interface import State
+from checker.numbers import parse_count, parse_number
 
 ITF_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
@@ -349,6 +350,23 @@ def _key_text(k: JsonValue) -> str:
     return show_value(k)
 
 
+def _fraction(v: object) -> Fraction:
+    """A time or parameter value read back from a trace file, through the CLI's
+    bounded number parser (``Fraction("1e99999999999")`` would not return)."""
+    if isinstance(v, bool):
+        raise ValueError(f"{v!r} is not a number")
+    if isinstance(v, int | float):
+        return Fraction(v)
+    return parse_number(str(v))
+
+
+def _index(v: object) -> int:
+    """A whole number read back from a trace file, in ASCII digits."""
+    if isinstance(v, bool):
+        raise ValueError(f"{v!r} is not a whole number")
+    return v if isinstance(v, int) else parse_count(str(v))
+
+
 def from_itf(data: JsonValue) -> Trace:
     """Read back a trace written by :func:`to_itf`; raises TraceFormatError."""
     try:
@@ -368,9 +386,9 @@ def from_itf(data: JsonValue) -> Trace:
             changes = {}
             if prev is not None:
                 changes = {k: (prev.get(k), v) for k, v in cells_now.items() if prev.get(k) != v}
-            time = Fraction(m["time"]) if "time" in m else None
+            time = _fraction(m["time"]) if "time" in m else None
             steps.append(
-                Step(int(m["index"]), str(m["label"]), m.get("actor"), m.get("event"),
+                Step(_index(m["index"]), str(m["label"]), m.get("actor"), m.get("event"),
                      tuple(m.get("args", [])), time, cells_now, changes, m.get("receives"),
                      m.get("failure"), _sync_of(m.get("sync")))
             )
@@ -379,13 +397,13 @@ def from_itf(data: JsonValue) -> Trace:
             model=str(meta["model"]),
             source=str(meta.get("source", "")),
             actors=tuple(meta["actors"]),
-            params={k: Fraction(v) for k, v in meta.get("params", {}).items()},
+            params={k: _fraction(v) for k, v in meta.get("params", {}).items()},
             verdict=str(meta.get("verdict", "")),
             property=meta.get("property"),
             message=meta.get("message"),
             steps=tuple(steps),
             vars=tuple(data["vars"]),
-            loop=(int(data["loop"]) + 1) if "loop" in data else None,
+            loop=(_index(data["loop"]) + 1) if "loop" in data else None,
             lasso=str(data["lasso"]["kind"]) if "lasso" in data else None,
             repeats_exactly=bool(data["lasso"].get("repeats_exactly", False))
             if "lasso" in data else False,

@@ -203,6 +203,9 @@ def sim_json(r: SimResult) -> dict[str, object]:
         "ends": r.ends, "mean_steps": r.steps / r.runs if r.runs else 0.0,
         "distribution_fallbacks": r.fallbacks,
     }
+    if r.limit is not None:
+        doc["limit"] = r.limit
+        doc["planned_runs"] = r.planned
     if r.sprt is not None:
         s = r.sprt
         doc["sprt"] = {"p0": s.p0, "indifference": s.indifference, "alpha": s.alpha,
@@ -311,6 +314,8 @@ def simulate_document(path: str, r: SimReport) -> str:
                          for x, res in zip(r.sweep.values, r.results, strict=True)]
         doc["safe_threshold"] = r.threshold.text(r.sweep.name) if r.threshold else None
     bad = r.any_violation
-    env = envelope("simulate", VIOLATED if bad else INCONCLUSIVE, 1 if bad else 0)
+    limited = any(x.limit is not None for x in r.results)
+    env = envelope("simulate", VIOLATED if bad else INCONCLUSIVE,
+                   1 if bad else 3 if limited else 0)
     env.update(doc)
     return json.dumps(env, indent=2) + "\n"

@@ -236,6 +236,9 @@ def sim_text(r: SimResult) -> str:
     runs ended."""
     out: list[str] = []
     conf = f"{r.confidence * 100:.4g}%"
+    if r.limit is not None:
+        out.append(f"INCONCLUSIVE: {r.limit} after {r.runs} of {r.planned} runs; the"
+                   " estimate below covers those runs\n")
     if r.violations:
         out.append(f"VIOLATION SAMPLED in {r.violations} of {count(r.runs, 'run')}\n")
         out.append(f"  P(violation) = {g4(r.p)}  in [{g4(r.lo)}, {g4(r.hi)}]"
@@ -409,6 +412,11 @@ def simulate_text(r: SimReport) -> str:
         for x, res in zip(r.sweep.values, r.results, strict=True):
             out.append(f"{fmt(x):>{w}}  {res.runs:>6}  {res.violations:>6}  {g4(res.p):>8}"
                        f"  [{g4(res.lo)}, {g4(res.hi)}]\n")
+        limit = r.results[-1].limit if r.results else None
+        if limit is not None:
+            out.append(f"INCONCLUSIVE: {limit} at {r.sweep.name}={fmt(r.sweep.values[-1])}"
+                       f" ({r.results[-1].runs} runs); the later points were not"
+                       " simulated\n")
         if r.threshold is not None:
             out.append(f"exact safe region (synth, {name} free): {r.threshold.text(name)}\n")
         elif r.synth:

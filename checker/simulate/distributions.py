@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import bisect
 import csv
+import io
 import math
+import os
 import random
 import re
+import stat
 from dataclasses import dataclass
 from statistics import NormalDist
 
 from checker.errors import UsageError
+from checker.numbers import parse_float
 
 _STD_NORMAL = NormalDist()
 
@@ -146,7 +150,7 @@ def _numbers(text: str, count: int, what: str) -> tuple[float, ...]:
     out: list[float] = []
     for p in parts:
         try:
-            v = float(p)
+            v = parse_float(p)
         except ValueError:
             raise DistributionError(f"{what}: {p!r} is not a number") from None
         if not math.isfinite(v):
@@ -212,7 +216,7 @@ def _mixture(inner: str) -> Distribution:
             raise DistributionError(f"mixture: write each component as WEIGHT*DIST, got"
                                     f" {term.strip()!r}")
         try:
-            weight = float(w)
+            weight = parse_float(w)
         except ValueError:
             raise DistributionError(f"mixture: {w.strip()!r} is not a weight") from None
         if not (math.isfinite(weight) and weight > 0):
@@ -227,34 +231,79 @@ def _mixture(inner: str) -> Distribution:
 
 
 MAX_SAMPLES = 10_000_000
+"""Samples in one empirical file."""
+MAX_SAMPLE_BYTES = 256 * 2**20
+"""Bytes of one empirical file (ten million samples of twenty digits fit)."""
+
+
+def _read_text(path: str) -> str:
+    """The text of a regular file of at most ``MAX_SAMPLE_BYTES`` (a leading UTF-8 BOM
+    dropped); a device, a pipe or a folder is refused before anything is read."""
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer would wait for ever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise DistributionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise DistributionError(f"{path}: not a regular file")
+        if st.st_size > MAX_SAMPLE_BYTES:
+            raise DistributionError(f"{path}: larger than {MAX_SAMPLE_BYTES:,} bytes")
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            data = f.read(MAX_SAMPLE_BYTES + 1)
+    except OSError as exc:
+        raise DistributionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > MAX_SAMPLE_BYTES:  # it grew while being read
+        raise DistributionError(f"{path}: larger than {MAX_SAMPLE_BYTES:,} bytes")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DistributionError(f"{path}:{line}: not a UTF-8 text file") from None
+    nul = text.find("\0")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        col = nul - text.rfind("\n", 0, nul)
+        raise DistributionError(f"{path}:{line}:{col}: a NUL character")
+    return text
 
 
 def read_samples(path: str) -> tuple[float, ...]:
     """The numbers in the first column of a CSV file (a non-numeric first row is a
     header), sorted; raises DistributionError naming ``file:line``."""
     out: list[float] = []
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            for line, row in enumerate(csv.reader(f), start=1):
-                if not row or not row[0].strip() or row[0].lstrip().startswith("#"):
-                    continue
-                try:
-                    v = float(row[0])
-                except ValueError:
-                    if line == 1:
-                        continue  # a header
-                    raise DistributionError(
-                        f"{path}:{line}: {row[0].strip()[:40]!r} is not a number") from None
-                if not math.isfinite(v) or v < 0:
-                    raise DistributionError(
-                        f"{path}:{line}: a latency must be a finite number >= 0, got {v:g}")
-                out.append(v)
-                if len(out) > MAX_SAMPLES:
-                    raise DistributionError(f"{path}: more than {MAX_SAMPLES} samples")
-    except OSError as exc:
-        raise DistributionError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise DistributionError(f"{path}: not a UTF-8 text file") from None
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    while True:
+        line = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            limit = csv.field_size_limit()
+            why = (f"a field of more than {limit:,} characters" if "field limit" in str(exc)
+                   else f"not a CSV file ({exc})")
+            raise DistributionError(f"{path}:{line}: {why}") from None
+        if not row or not row[0].strip() or row[0].lstrip().startswith("#"):
+            continue
+        try:
+            v = parse_float(row[0])
+        except ValueError:
+            if line == 1:
+                continue  # a header
+            raise DistributionError(
+                f"{path}:{line}: {row[0].strip()[:40]!r} is not a number") from None
+        if not math.isfinite(v) or v < 0:
+            raise DistributionError(
+                f"{path}:{line}: a latency must be a finite number >= 0, got {v:g}")
+        out.append(v)
+        if len(out) > MAX_SAMPLES:
+            raise DistributionError(f"{path}: more than {MAX_SAMPLES} samples")
     if not out:
         raise DistributionError(f"{path}: no samples")
     return tuple(sorted(out))

@@ -55,6 +55,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from checker.limits import Budget
 from checker.model.interface import GE, GT, LT, Edge, Hazard, ModelRuntimeError, State, TimedModel
 from checker.simulate.distributions import Distribution
 
@@ -142,6 +143,8 @@ class Simulator:
     model: TimedModel
     config: SimConfig
     fallbacks: int = 0
+    budget: Budget | None = None
+    """The time limit, checked at every step of a run (one run may be long)."""
     _cache: dict[State, _StateInfo] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -267,7 +270,10 @@ class Simulator:
             return RunResult(index, end, prop, message, at, steps,
                              tuple(path) if keep else None)
 
+        budget = self.budget
         while True:
+            if budget is not None:
+                budget.check_time()
             info = self.info(s)
             if info.violation is not None:
                 return done(VIOLATION, *info.violation, at=now)

@@ -15,11 +15,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from fractions import Fraction
 from multiprocessing import get_context
 
 from checker.engines.search import VIOLATED
+from checker.limits import Budget, LimitHit
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
@@ -61,30 +63,52 @@ def _work(seed: int, start: int, stop: int) -> tuple[list[RunResult], int]:
 class Runner:
     """Produces the runs of one model, in order, with ``jobs`` processes."""
 
-    def __init__(self, model: SpecModel, config: SimConfig, jobs: int = 1) -> None:
+    def __init__(self, model: SpecModel, config: SimConfig, jobs: int = 1,
+                 budget: Budget | None = None) -> None:
         self.model = model
         self.config = config
         self.jobs = jobs
-        self.sim = Simulator(model, config)
+        self.budget = budget
+        """The time limit a worker's block is waited for by (the caller checks the rest)."""
+        self.sim = Simulator(model, config, budget=budget)
         self.fallbacks = 0
         self._pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> Runner:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(abort=exc_type is not None)
 
-    def close(self) -> None:
-        """Stop the worker processes, if any."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+    def close(self, abort: bool = False) -> None:
+        """Stop the worker processes, if any; ``abort``: at once, without waiting for
+        the blocks they are running (a limit or an interrupt ended the simulation)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if abort:
+            procs = list(getattr(pool, "_processes", {}).values())
+            for proc in procs:
+                proc.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _wait(self, future: Future[tuple[list[RunResult], int]]) -> tuple[list[RunResult], int]:
+        """A worker's block, waited for until the time limit at most."""
+        budget = self.budget
+        if budget is None or budget.deadline is None:
+            return future.result()
+        try:
+            return future.result(timeout=max(budget.deadline - time.monotonic(), 0.0))
+        except FutureTimeout:
+            raise budget.time_limit() from None
 
     def runs(self, seed: int, count: int) -> Iterator[RunResult]:
         """Runs ``0`` to ``count - 1`` of ``seed``, in order (the caller may stop early)."""
-        blocks = [(a, min(a + BLOCK, count)) for a in range(0, count, BLOCK)]
-        if self.jobs <= 1 or len(blocks) <= 1:
+        # Lazily: 10**11 runs are 4 * 10**8 blocks, too many to list.
+        blocks = ((a, min(a + BLOCK, count)) for a in range(0, count, BLOCK))
+        if self.jobs <= 1 or count <= BLOCK:
             for a, b in blocks:
                 before = self.sim.fallbacks
                 yield from run_block(self.sim, seed, a, b)
@@ -96,12 +120,12 @@ class Runner:
                 initializer=_init_worker,
                 initargs=(self.model.spec, dict(self.model.values), self.config))
         pending: list[Future[tuple[list[RunResult], int]]] = []
-        todo = iter(blocks)
+        todo = blocks
         for a, b in itertools.islice(todo, 2 * self.jobs):
             pending.append(self._pool.submit(_work, seed, a, b))
         try:
             while pending:
-                got, fb = pending.pop(0).result()
+                got, fb = self._wait(pending.pop(0))
                 self.fallbacks += fb
                 nxt = next(todo, None)
                 if nxt is not None:
@@ -145,6 +169,11 @@ class SimResult:
     fallbacks: int = 0
     steps: int = 0
     seconds: float = 0.0
+    planned: int = 0
+    """The runs asked for (``runs`` is fewer when the SPRT decided or a limit hit)."""
+    limit: str | None = None
+    """The limit (time, memory) that ended the simulation early, in words; its
+    estimates cover the runs done."""
 
     @property
     def p(self) -> float:
@@ -171,16 +200,45 @@ Progress = Callable[[int, int, int], None]
 def simulate(runner: Runner, runs: int, seed: int, confidence: float = 0.95,
              keep: int = 5, sprt: Sprt | None = None,
              progress: Progress | None = None) -> SimResult:
-    """Draw ``runs`` runs (fewer if ``sprt`` decides earlier) and estimate, per
-    property and overall, the probability that a run violates it."""
+    """Draw ``runs`` runs (fewer if ``sprt`` decides earlier, or the runner's budget
+    ends the simulation: then :attr:`SimResult.limit` says which limit) and estimate,
+    per property and overall, the probability that a run violates it."""
     start = time.monotonic()
     model = runner.model
-    res = SimResult(model.name, dict(model.values), runner.config, seed, confidence)
+    res = SimResult(model.name, dict(model.values), runner.config, seed, confidence,
+                    planned=runs)
     counts: Counter[str] = Counter()
     firsts: dict[str, RunResult] = {}
     ends: Counter[str] = Counter()
     fallbacks0 = runner.fallbacks
+    try:
+        _draw(runner, runs, seed, keep, sprt, progress, res, counts, firsts, ends)
+    except LimitHit as hit:
+        res.limit = hit.what
+        runner.close(abort=True)
+    res.fallbacks = runner.fallbacks - fallbacks0
+    res.lo, res.hi = clopper_pearson(res.violations, res.runs, confidence)
+    for name in sorted(counts, key=lambda n: (-counts[n], n)):
+        k = counts[name]
+        lo, hi = clopper_pearson(k, res.runs, confidence)
+        first = firsts[name]
+        res.by_property.append(PropertyEstimate(name, k, k / res.runs, lo, hi, first.index,
+                                                first.message or ""))
+    res.ends = {e: ends[e] for e in ENDS}
+    res.sprt = sprt
+    res.seconds = time.monotonic() - start
+    return res
+
+
+def _draw(runner: Runner, runs: int, seed: int, keep: int, sprt: Sprt | None,
+          progress: Progress | None, res: SimResult, counts: Counter[str],
+          firsts: dict[str, RunResult], ends: Counter[str]) -> None:
+    """The runs of :func:`simulate`, counted into ``res`` and the counters as they come
+    (so that a limit leaves the counts of the runs done)."""
+    budget = runner.budget
     for r in runner.runs(seed, runs):
+        if budget is not None:
+            budget.check_time()
         res.runs += 1
         res.steps += r.steps
         ends[r.end] += 1
@@ -197,18 +255,6 @@ def simulate(runner: Runner, runs: int, seed: int, confidence: float = 0.95,
             progress(res.runs, runs, res.violations)
         if sprt is not None and sprt.add(bad) is not None:
             break
-    res.fallbacks = runner.fallbacks - fallbacks0
-    res.lo, res.hi = clopper_pearson(res.violations, res.runs, confidence)
-    for name in sorted(counts, key=lambda n: (-counts[n], n)):
-        k = counts[name]
-        lo, hi = clopper_pearson(k, res.runs, confidence)
-        first = firsts[name]
-        res.by_property.append(PropertyEstimate(name, k, k / res.runs, lo, hi, first.index,
-                                                first.message or ""))
-    res.ends = {e: ends[e] for e in ENDS}
-    res.sprt = sprt
-    res.seconds = time.monotonic() - start
-    return res
 
 
 def _exact_time(t: float) -> Fraction:
