@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from checker.cli.common import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
+    EXIT_VIOLATION,
     Session,
     free_params,
     load_spec,
@@ -17,6 +18,7 @@ from checker.cli.common import (
 from checker.present import jsonout, text
 from checker.present.reports import SynthReport
 from checker.progress import Progress
+from checker.results import Coverage
 from checker.smt import synth as sy
 
 
@@ -44,6 +46,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
                                        deadlock=not args.no_deadlock)
         display.phase("simplifying the region (Z3)")
         cnf = sy.safe_region(result)
+        cov = sy.coverage(result)
+    known = result.complete or cov is Coverage.NONE
     order = [p.name for p in spec.params]
     report = SynthReport(
         model=spec.name, free=free,
@@ -52,14 +56,23 @@ def run(args: argparse.Namespace, session: Session) -> int:
                          if model.params[p].range_text()),
         complete=result.complete, limit=result.limit,
         region=sy.region_text(cnf, order),
-        smtlib=sy.region_smtlib(cnf, result.ranges, free) if result.complete else None,
+        smtlib=sy.region_smtlib(cnf, result.ranges, free) if known else None,
         bad=[[sy.lin_text(c, order) for c in piece] for piece in result.bad.pieces],
         stats=result.stats, no_deadlock=args.no_deadlock,
-        liveness=len(spec.leadsto))
-    code = EXIT_OK if result.complete else EXIT_INCONCLUSIVE
+        liveness=len(spec.leadsto), coverage=cov)
+    code = _exit_code(result.complete, cov)
     if args.json:
         session.out.write(jsonout.document("synth", code, jsonout.synth_fields(args.spec,
                                                                                report)))
     else:
         session.out.write(text.synth_text(report))
     return code
+
+
+def _exit_code(complete: bool, cov: Coverage | None) -> int:
+    """Violated 1 when no value in the ranges is safe (known even from a run a limit cut
+    short: every bad value found is a real violation); otherwise 0 when the region is
+    exact, 3 (inconclusive) when a limit was hit."""
+    if cov is Coverage.NONE:
+        return EXIT_VIOLATION
+    return EXIT_OK if complete else EXIT_INCONCLUSIVE

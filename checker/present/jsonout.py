@@ -30,7 +30,7 @@ from checker.diagnostics import Diagnostic
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.trace import Trace, fmt_time
-from checker.results import ProofStatus, PropertyKind, PropertyRef, Verdict
+from checker.results import Coverage, ProofStatus, PropertyKind, PropertyRef, Verdict
 
 if TYPE_CHECKING:
     from checker.api import LivenessRun, Outcome, QueryOutcome
@@ -258,7 +258,8 @@ def synth_fields(path: str, r: SynthReport) -> dict[str, object]:
         "spec": path, "model": r.model, "free": r.free,
         "fixed": {k: fmt_time(v) for k, v in r.fixed.items()},
         "complete": r.complete, "limit": r.limit,
-        "safe_region": r.region if r.complete else None,
+        "coverage": r.coverage,
+        "safe_region": r.region if r.complete or r.coverage is Coverage.NONE else None,
         "smtlib": r.smtlib,
         "bad_region_so_far": r.bad,
         "stats": parametric_stats_json(r.stats),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.trace import fmt_time
-from checker.results import ProofStatus, QueryStatus, Verdict
+from checker.results import Coverage, ProofStatus, QueryStatus, Verdict
 
 if TYPE_CHECKING:
     from checker.api import LivenessRun, Outcome
@@ -323,11 +323,17 @@ def synth_text(r: SynthReport) -> str:
     out = [f"model {r.model}: synthesis over {', '.join(r.free) or 'no parameter'}",
            f"  (fixed: {param_text(r.fixed)})\n" if r.fixed else "\n"]
     status = "complete" if r.complete else f"INCONCLUSIVE: {r.limit}"
-    if r.complete:
-        if r.region == "false":
-            out.append("SAFE REGION: empty — a property breaks for every parameter value"
-                       " in the ranges\n")
-        elif r.region == "true":
+    if r.coverage is Coverage.NONE:
+        out.append("VIOLATED: no parameter value in the ranges is safe\n"
+                   "SAFE REGION: empty — a property breaks for every parameter value"
+                   " in the ranges\n")
+        if not r.complete:
+            out.append("  (the unsafe values found before the limit already cover"
+                       " the ranges)\n")
+        if r.ranges:
+            out.append(f"  within {r.ranges}\n")
+    elif r.complete:
+        if r.region == "true":
             out.append("SAFE REGION: every parameter value in the ranges\n")
         else:
             out.append(f"SAFE REGION: {r.region}\n")

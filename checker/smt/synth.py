@@ -51,7 +51,7 @@ from checker.explorer.limits import LimitHit, Limits
 from checker.explorer.ts import Label, LabelKind, Status, Succ
 from checker.model.interface import GT, LE, LT, ClockAtom, TimedModel
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
-from checker.results import ProofStatus
+from checker.results import Coverage, ProofStatus
 from checker.smt.poly import (
     Lin,
     OutOfTime,
@@ -125,6 +125,13 @@ def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
             out.append(Lin.make({v: Fraction(1)}, -prm.hi, prm.hi_open))
     got = dedupe(out)
     return got if got is not None else [Lin((), Fraction(1), False)]
+
+
+def admits(model: TimedModel, free: Sequence[str], cons: Sequence[Lin]) -> bool:
+    """Whether some valuation of ``free`` inside the declared ranges satisfies ``cons``
+    (a conjunction over the free parameters)."""
+    got = dedupe([*range_constraints(model, free), *cons])
+    return got is not None and Z3Context().sat(got)
 
 
 def probe_points(model: TimedModel, free: Sequence[str]) -> list[list[Fraction]]:
@@ -309,10 +316,12 @@ def explore_parametric(
 
 
 __all__ = [
+    "Coverage",
     "Region",
     "SolverUnknown",
     "SynthResult",
     "SynthStats",
+    "admits",
     "explore_parametric",
     "range_constraints",
 ]
@@ -383,9 +392,26 @@ def essential(ctx: Z3Context, piece: Sequence[Lin], ranges: Sequence[Lin]) -> li
     return kept
 
 
+def coverage(result: SynthResult) -> Coverage | None:
+    """How much of the ranges the safe region covers; None when the run was cut short
+    and the bad region found so far leaves some values open (the rest of the
+    exploration could still make them bad).  Every bad piece is a real violation, so a
+    bad region that already covers the ranges makes ``none`` final either way."""
+    if not result.bad.pieces:
+        return Coverage.ALL if result.complete else None
+    ctx = Z3Context()
+    outside = [z3.Not(z3.And(*[ctx.expr(c) for c in piece])) for piece in result.bad.pieces]
+    if not ctx.sat(result.ranges, outside):
+        return Coverage.NONE
+    return Coverage.SOME if result.complete else None
+
+
 def safe_region(result: SynthResult) -> list[list[Lin]]:
     """The safe region as a conjunction of disjunctions of constraints (CNF) — to be
-    read together with the ranges.  ``[]`` is "every value"; ``[[]]`` is "none"."""
+    read together with the ranges.  ``[]`` is "every value"; ``[[]]`` is "none" (also
+    when the bad pieces cover the ranges only together)."""
+    if coverage(result) is Coverage.NONE:
+        return [[]]
     ctx = Z3Context()
     cnf: list[list[Lin]] = []
     for piece in result.bad.pieces:
