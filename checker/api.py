@@ -609,7 +609,7 @@ def synth(spec: str | Path | ir.Spec, params: Mapping[str, ParamValue] | None = 
 
     sp, values = _resolve(spec, {**(params or {}), **param_kw})
     names = _free_params(sp, free)
-    model = SpecModel(sp, values)
+    model = SpecModel(sp, values, concrete=False)
     result = sy.explore_parametric(model, names, (), max_states, timeout, deadlock=deadlock)
     cov = sy.coverage(result)
     region = (sy.region_text(sy.safe_region(result), [p.name for p in sp.params])
@@ -696,6 +696,8 @@ def assumption(model: SpecModel, text: str, free: list[str]) -> list[Lin]:
         ranges = ", ".join(f"{p} in {model.params[p].range_text()}" for p in free
                            if model.params[p].range_text())
         within = f" ({ranges})" if ranges else ""
+        if model.param_constraints:
+            within += " and the spec's `assume` constraints"
         fixed = {p: v for p, v in model.values.items() if p not in free and p in mentioned}
         also = (f", with {_params_text(fixed)}" if fixed else "")
         raise SpecError([Diagnostic(
@@ -717,7 +719,7 @@ def prove(spec: str | Path | ir.Spec, assume: str,
 
     sp, values = _resolve(spec, {**(params or {}), **param_kw})
     names = _free_params(sp, free)
-    model = SpecModel(sp, values)
+    model = SpecModel(sp, values, concrete=False)
     lins = assumption(model, assume, names)
     res = sy.prove(model, lins, names, max_states, timeout, deadlock=deadlock)
     outcome = None
@@ -810,7 +812,7 @@ def safe_threshold(spec: ir.Spec, param: str, params: Mapping[str, ParamValue] |
     from checker.smt import synth as sy
 
     spec, values = _resolve(spec, {k: v for k, v in (params or {}).items() if k != param})
-    model = SpecModel(spec, values)
+    model = SpecModel(spec, values, concrete=False)
     try:
         result = sy.explore_parametric(model, [param], (), None, timeout)
     except SolverUnknown:

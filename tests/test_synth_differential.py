@@ -18,7 +18,7 @@ from checker.explorer import Limits, Options, explore
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.smt.poly import Lin
-from checker.smt.synth import explore_parametric, safe_region
+from checker.smt.synth import explore_parametric, safe_region, same_safe_values
 
 pytestmark = pytest.mark.slow
 
@@ -143,3 +143,38 @@ def test_shortcuts_leave_the_synthesis_unchanged(seed: int,
     assert fast.properties == plain.properties
     assert fast.stats.symbolic_states == plain.stats.symbolic_states
     assert fast.stats.queries <= plain.stats.queries
+
+
+# ---- `assume` constraints: the region inside them, unchanged --------------------------------
+
+ASSUMES = ("B > A", "A + B <= 4", "2 * A <= B", "A < B and A > 1/2", "B - A >= 1 and A <= 2",
+           "A == 1")
+"""Constraints the defaults (A = 1, B = 2) satisfy."""
+
+
+@pytest.mark.parametrize("seed", range(100, 130))
+def test_assume_constraints_leave_the_region_inside_them_unchanged(seed: int) -> None:
+    # Exploring only inside the constraints finds exactly the bad values inside them
+    # that exploring the whole box finds; and the explorer agrees at points inside.
+    r = random.Random(seed)
+    text = render(r)
+    assume = r.choice(ASSUMES)
+    lines = text.splitlines()
+    lines.insert(3, f"assume {assume}")
+    constrained = "\n".join(lines) + "\n"
+    spec = load_text(constrained, "<synthrand>")
+    model = SpecModel(spec, concrete=False)
+    with_it = explore_parametric(model, PARAMS, max_states=500, timeout=20)
+    without = explore_parametric(SpecModel(load_text(text, "<synthrand>")), PARAMS,
+                                 max_states=500, timeout=20)
+    if not (with_it.complete and without.complete):
+        pytest.skip("parametric exploration did not finish")
+    assert same_safe_values(with_it, without, with_it.ranges), constrained
+    assert with_it.stats.symbolic_states <= without.stats.symbolic_states
+    cnf = safe_region(with_it)
+    for point in grid(model, r, 12):
+        if not all(c.holds(point) for c in spec.assumes):
+            continue
+        res = explore(SpecModel(spec, point), Limits(max_states=50_000),
+                      Options(deadlock=True))
+        assert (res.verdict == "holds") == inside(cnf, point), (point, constrained)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from checker.cli.common import (
     EXIT_INCONCLUSIVE,
@@ -15,6 +15,9 @@ from checker.cli.common import (
     load_spec,
     params_of,
 )
+from checker.errors import UsageError
+from checker.model.interface import TimedModel
+from checker.model.trace import fmt_time
 from checker.present import jsonout, text
 from checker.present.reports import SynthReport
 from checker.progress import Progress
@@ -32,6 +35,37 @@ def watching_synth(display: Progress) -> Iterator[None]:
         sy.STATS_OBSERVERS.remove(display.watch_synth)
 
 
+def require_admitted(model: TimedModel, free: Sequence[str]) -> None:
+    """A usage error (KVR309, at the ``assume``) when no value of the free parameters in
+    their ranges satisfies the spec's ``assume`` constraints, the others at their values."""
+    c = sy.unsatisfiable_constraint(model, free)
+    if c is None:
+        return
+    ranges = ", ".join(f"{p} in {model.params[p].range_text()}" for p in free
+                       if model.params[p].range_text())
+    fixed = ", ".join(f"{p}={fmt_time(model.values[p])}" for p, _ in c.expr.terms
+                      if p not in free)
+    raise UsageError(
+        f"{c.where}: error[KVR309]: no value of the free parameters"
+        + (f" ({ranges})" if ranges else "") + (f" with {fixed}" if fixed else "")
+        + f" satisfies `assume {c.text}` and the constraints before it")
+
+
+def domain_text(model: TimedModel, free: Sequence[str]) -> str:
+    """The parameter space synthesis covers: the free parameters' ranges and the spec's
+    ``assume`` constraints that mention a free parameter."""
+    parts = [f"{p} in {model.params[p].range_text()}" for p in free
+             if model.params[p].range_text()]
+    seen: list[str] = []
+    for c in model.param_constraints:
+        if c.where not in seen and any(p in free for p, _ in c.expr.terms):
+            seen.append(c.where)
+            parts.append(c.text)
+    return ", ".join(parts[:len(parts) - len(seen)]) + (
+        (", assuming " if len(parts) > len(seen) else "assuming ")
+        + " and ".join(parts[len(parts) - len(seen):]) if seen else "")
+
+
 def run(args: argparse.Namespace, session: Session) -> int:
     """Synthesise the safe parameter region."""
     spec = load_spec(args.spec, args)
@@ -39,7 +73,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     display = session.progress("synth", args.quiet)
     with display, watching_synth(display):
         display.phase("building the model")
-        model = session.model(spec, params_of(args), args.timeout)
+        model = session.model(spec, params_of(args), args.timeout, concrete=False)
+        require_admitted(model, free)
         display.phase("clock pre-pass")
         result = sy.explore_parametric(model, free, (), args.max_states,
                                        session.left(args.timeout),
@@ -52,8 +87,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     report = SynthReport(
         model=spec.name, free=free,
         fixed={k: v for k, v in model.values.items() if k not in free},
-        ranges=", ".join(f"{p} in {model.params[p].range_text()}" for p in free
-                         if model.params[p].range_text()),
+        ranges=domain_text(model, free),
         complete=result.complete, limit=result.limit,
         region=sy.region_text(cnf, order),
         smtlib=sy.region_smtlib(cnf, result.ranges, free) if known else None,

@@ -49,7 +49,7 @@ from checker.explorer.clockbounds import live_clocks
 from checker.explorer.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
 from checker.explorer.limits import LimitHit, Limits
 from checker.explorer.ts import Label, LabelKind, Status, Succ
-from checker.model.interface import GT, LE, LT, ClockAtom, TimedModel
+from checker.model.interface import GT, LE, LT, ClockAtom, ParamConstraint, TimedModel
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 from checker.results import Coverage, ProofStatus
 from checker.smt.poly import (
@@ -114,7 +114,17 @@ class SynthResult:
 
 
 def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
-    """The declared ranges of the free parameters as constraints."""
+    """The declared ranges of the free parameters and the spec's ``assume`` constraints
+    (the other parameters at their values) as constraints: the parameter space every
+    parametric exploration starts from."""
+    out = _box(model, free)
+    out.extend(constraint_lin(c, free, model.values) for c in model.param_constraints)
+    got = dedupe(out)
+    return got if got is not None else [Lin((), Fraction(1), False)]
+
+
+def _box(model: TimedModel, free: Sequence[str]) -> list[Lin]:
+    """The declared ranges of the free parameters alone."""
     out: list[Lin] = []
     for p in free:
         prm = model.params[p]
@@ -123,8 +133,33 @@ def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
             out.append(Lin.make({v: Fraction(-1)}, prm.lo, prm.lo_open))
         if prm.hi is not None:
             out.append(Lin.make({v: Fraction(1)}, -prm.hi, prm.hi_open))
-    got = dedupe(out)
-    return got if got is not None else [Lin((), Fraction(1), False)]
+    return out
+
+
+def constraint_lin(c: ParamConstraint, free: Sequence[str], values: Mapping[str, Fraction]
+                   ) -> Lin:
+    """An ``assume`` constraint over ``free`` (the other parameters at ``values``)."""
+    coefs = {param_var(p): a for p, a in c.expr.terms if p in free}
+    const = c.expr.const + sum((a * values[p] for p, a in c.expr.terms if p not in free),
+                               Fraction(0))
+    return Lin.make(coefs, const, c.strict)
+
+
+def unsatisfiable_constraint(model: TimedModel, free: Sequence[str]
+                             ) -> ParamConstraint | None:
+    """When no valuation of ``free`` in the ranges satisfies the spec's ``assume``
+    constraints (the others at their values): one of them, the last whose addition
+    makes the conjunction empty; None when they admit some value."""
+    if admits(model, free, []):
+        return None
+    plain: list[Lin] | None = _box(model, free)
+    ctx = Z3Context()
+    for c in model.param_constraints:
+        assert plain is not None
+        plain = dedupe([*plain, constraint_lin(c, free, model.values)])
+        if plain is None or not ctx.sat(plain):
+            return c
+    return model.param_constraints[-1] if model.param_constraints else None
 
 
 def admits(model: TimedModel, free: Sequence[str], cons: Sequence[Lin]) -> bool:
@@ -448,6 +483,20 @@ def region_z3(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin]) -> z3.BoolRef
     clauses = [z3.Or(*[e(c) for c in clause]) if clause else z3.BoolVal(False)
                for clause in cnf]
     return z3.And(*[e(c) for c in ranges], *clauses)
+
+
+def same_safe_values(a: SynthResult, b: SynthResult, within: Sequence[Lin] = ()) -> bool:
+    """Whether two complete syntheses over the same free parameters call the same values
+    safe inside ``within`` and both results' ranges (e.g. a run without the spec's
+    ``assume`` constraints against one with them, ``within`` the constraints)."""
+    ctx = Z3Context()
+
+    def bad(r: SynthResult) -> z3.BoolRef:
+        return z3.Or(*[z3.And(*[ctx.expr(c) for c in piece]) for piece in r.bad.pieces]) \
+            if r.bad.pieces else z3.BoolVal(False)
+
+    domain = [*a.ranges, *b.ranges, *within]
+    return not ctx.sat(domain, [bad(a) != bad(b)])
 
 
 def region_smtlib(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin], free: Sequence[str]
