@@ -18,7 +18,16 @@ from checker.explorer import Limits, Options, explore
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.smt.poly import Lin
-from checker.smt.synth import explore_parametric, safe_region, same_safe_values
+from checker.smt.synth import (
+    Region,
+    SynthResult,
+    Target,
+    TargetKind,
+    explore_parametric,
+    reach_region,
+    safe_region,
+    same_safe_values,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -178,3 +187,58 @@ def test_assume_constraints_leave_the_region_inside_them_unchanged(seed: int) ->
         res = explore(SpecModel(spec, point), Limits(max_states=50_000),
                       Options(deadlock=True))
         assert (res.verdict == "holds") == inside(cnf, point), (point, constrained)
+
+
+# ---- per-property synthesis and reachability synthesis --------------------------------------
+
+def _with_properties(r: random.Random) -> str:
+    """A random model with an invariant and a query besides its other properties."""
+    text = render(r)
+    phases = ["s0", "s1", "s2", "s3"]
+    return (text + f"invariant inv: ph != {r.choice(phases[1:])} or n < 2\n"
+            f"reachable q: ph == {r.choice(phases[1:])}\n")
+
+
+@pytest.mark.parametrize("seed", range(130, 160))
+def test_per_property_regions_intersect_to_the_region(seed: int) -> None:
+    # Every property's bad values, each found by its own exploration (which explores on
+    # past the other properties' violations), make up the bad values of all of them.
+    r = random.Random(seed)
+    text = _with_properties(r)
+    spec = load_text(text, "<synthrand>")
+    model = SpecModel(spec)
+    every = explore_parametric(model, PARAMS, max_states=500, timeout=20)
+    names = ["inv", "deadlock", "assert", *(p.name for p in spec.responses)]
+    parts = [explore_parametric(model, PARAMS, max_states=500, timeout=20,
+                                target=Target(TargetKind.PROPERTY, n)) for n in names]
+    if not every.complete or not all(p.complete for p in parts):
+        pytest.skip("parametric exploration did not finish")
+    union = SynthResult(True, every.free, every.ranges,
+                        Region([c for p in parts for c in p.bad.pieces]), every.stats)
+    assert same_safe_values(every, union), text
+
+
+@pytest.mark.parametrize("seed", range(160, 190))
+def test_query_region_agrees_with_the_explorer(seed: int) -> None:
+    # The values for which `reachable q` is reachable, against the zone explorer's
+    # answer for the query at grid points.
+    r = random.Random(seed)
+    text = _with_properties(r)
+    spec = load_text(text, "<synthrand>")
+    model = SpecModel(spec)
+    result = explore_parametric(model, PARAMS, max_states=500, timeout=20,
+                                target=Target(TargetKind.QUERY, "q"))
+    if not result.complete:
+        pytest.skip("parametric exploration did not finish")
+    dnf = reach_region(result)
+    for point in grid(model, r, 12):
+        res = explore(SpecModel(spec, point), Limits(max_states=50_000),
+                      Options(deadlock=False, query="q"))
+        status = res.queries[0].status
+        want = any(inside([[c] for c in piece], point) for piece in dnf)
+        if res.verdict == "error":
+            # A time-locked start: no run at all, so nothing is reachable.
+            assert "time cannot even start" in str(res.message) and not want, (point, text)
+            continue
+        assert status in ("reachable", "unreachable"), status
+        assert (status == "reachable") == want, (point, status, text)

@@ -9,13 +9,16 @@ from collections.abc import Iterator, Sequence
 from checker.cli.common import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
+    EXIT_UNREACHABLE,
     EXIT_VIOLATION,
     Session,
     free_params,
     load_spec,
     params_of,
+    query_name,
 )
 from checker.errors import UsageError
+from checker.model import ir
 from checker.model.interface import TimedModel
 from checker.model.trace import fmt_time
 from checker.present import jsonout, text
@@ -70,6 +73,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     """Synthesise the safe parameter region."""
     spec = load_spec(args.spec, args)
     free = free_params(args, spec)
+    target = _target(args, spec)
     display = session.progress("synth", args.quiet)
     with display, watching_synth(display):
         display.phase("building the model")
@@ -78,23 +82,32 @@ def run(args: argparse.Namespace, session: Session) -> int:
         display.phase("clock pre-pass")
         result = sy.explore_parametric(model, free, (), args.max_states,
                                        session.left(args.timeout),
-                                       deadlock=not args.no_deadlock)
+                                       deadlock=not args.no_deadlock, target=target)
         display.phase("simplifying the region (Z3)")
-        cnf = sy.safe_region(result)
-        cov = sy.coverage(result)
-    known = result.complete or cov is Coverage.NONE
-    order = [p.name for p in spec.params]
+        order = [p.name for p in spec.params]
+        if target.kind is sy.TargetKind.QUERY:
+            cov = sy.reach_coverage(result)
+            dnf = sy.reach_region(result)
+            region = sy.dnf_text(dnf, order)
+            known = result.complete or cov is Coverage.ALL
+            smtlib = sy.dnf_smtlib(dnf, result.ranges, free) if known else None
+        else:
+            cov = sy.coverage(result)
+            cnf = sy.safe_region(result)
+            region = sy.region_text(cnf, order)
+            known = result.complete or cov is Coverage.NONE
+            smtlib = sy.region_smtlib(cnf, result.ranges, free) if known else None
     report = SynthReport(
         model=spec.name, free=free,
         fixed={k: v for k, v in model.values.items() if k not in free},
         ranges=domain_text(model, free),
         complete=result.complete, limit=result.limit,
-        region=sy.region_text(cnf, order),
-        smtlib=sy.region_smtlib(cnf, result.ranges, free) if known else None,
+        region=region, smtlib=smtlib,
         bad=[[sy.lin_text(c, order) for c in piece] for piece in result.bad.pieces],
         stats=result.stats, no_deadlock=args.no_deadlock,
-        liveness=len(spec.leadsto), coverage=cov)
-    code = _exit_code(result.complete, cov)
+        liveness=len(spec.leadsto), coverage=cov,
+        property=args.property, query=args.query)
+    code = _exit_code(result.complete, cov, target.kind is sy.TargetKind.QUERY)
     if args.json:
         session.out.write(jsonout.document("synth", code, jsonout.synth_fields(args.spec,
                                                                                report)))
@@ -103,10 +116,36 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return code
 
 
-def _exit_code(complete: bool, cov: Coverage | None) -> int:
+def _exit_code(complete: bool, cov: Coverage | None, query: bool = False) -> int:
     """Violated 1 when no value in the ranges is safe (known even from a run a limit cut
     short: every bad value found is a real violation); otherwise 0 when the region is
-    exact, 3 (inconclusive) when a limit was hit."""
+    exact, 3 (inconclusive) when a limit was hit.  With a query (``cov`` is then the
+    reachable region's): unreachable 5 when it is reachable for no value."""
+    if query:
+        if cov is Coverage.NONE:
+            return EXIT_UNREACHABLE
+        return EXIT_OK if complete or cov is Coverage.ALL else EXIT_INCONCLUSIVE
     if cov is Coverage.NONE:
         return EXIT_VIOLATION
     return EXIT_OK if complete else EXIT_INCONCLUSIVE
+
+
+def _target(args: argparse.Namespace, spec: ir.Spec) -> sy.Target:
+    """What ``--property`` or ``--query`` asks for (every property by default)."""
+    if args.query is not None:
+        return sy.Target(sy.TargetKind.QUERY, query_name(spec, args.query, "--query"))
+    if args.property is None:
+        return sy.EVERY_PROPERTY
+    name = args.property
+    names = [*(i.name for i in spec.invariants), *(r.name for r in spec.responses)]
+    if name in (lt.name for lt in spec.leadsto):
+        raise UsageError(f"--property {name}: an unbounded liveness property; synthesis"
+                         " covers asserts, invariants, bounded responses and deadlock"
+                         " freedom (`kvrace check` checks it at fixed values)")
+    if name == "deadlock" and args.no_deadlock:
+        raise UsageError("--property deadlock does not go with --no-deadlock")
+    if name not in (*names, "deadlock", "assert"):
+        raise UsageError(f"--property: no invariant or bounded response `{name}` in"
+                         f" {spec.path} (it declares: {', '.join(names) or 'none'};"
+                         " also `deadlock` and `assert`)")
+    return sy.Target(sy.TargetKind.PROPERTY, name)

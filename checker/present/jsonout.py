@@ -259,11 +259,23 @@ def synth_fields(path: str, r: SynthReport) -> dict[str, object]:
         "fixed": {k: fmt_time(v) for k, v in r.fixed.items()},
         "complete": r.complete, "limit": r.limit,
         "coverage": r.coverage,
-        "safe_region": r.region if r.complete or r.coverage is Coverage.NONE else None,
+        **_target_fields(r),
         "smtlib": r.smtlib,
         "bad_region_so_far": r.bad,
         "stats": parametric_stats_json(r.stats),
     }
+
+
+def _target_fields(r: SynthReport) -> dict[str, object]:
+    """``safe_region`` (with ``--property``: for that property), or with ``--query``
+    ``reachable_region`` (null, like ``safe_region``, while not known)."""
+    if r.query is not None:
+        known = r.complete or r.coverage is Coverage.ALL
+        return {"query": r.query, "safe_region": None,
+                "reachable_region": r.region if known else None}
+    known = r.complete or r.coverage is Coverage.NONE
+    extra: dict[str, object] = {"property": r.property} if r.property is not None else {}
+    return {**extra, "safe_region": r.region if known else None}
 
 
 def prove_fields(path: str, r: ProveReport) -> dict[str, object]:

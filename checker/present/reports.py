@@ -39,7 +39,13 @@ class SynthReport:
     liveness: int = 0
     """How many unbounded liveness properties the spec declares (not covered)."""
     coverage: Coverage | None = None
-    """How much of the ranges the safe region covers; None when not known (a limit)."""
+    """How much of the ranges the safe region covers (with :attr:`query`: the region in
+    which the query is reachable); None when not known (a limit)."""
+    property: str | None = None
+    """With ``--property``: the one property the region is about."""
+    query: str | None = None
+    """With ``--query``: the ``reachable`` query; :attr:`region` is where it is reachable
+    and :attr:`bad` what was found reachable so far."""
 
 
 @dataclass
