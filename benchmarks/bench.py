@@ -27,6 +27,7 @@ hits its time cap is reported as ``inconclusive`` with what it explored.
     python benchmarks/bench.py --targets          # the engine's time targets, PASS/MISS
     python benchmarks/bench.py --prove-synth --no-table
     python benchmarks/bench.py --editor           # fmt on spec/, LSP diagnostics latency
+    python benchmarks/bench.py --synth-suite      # synthesis with/without `assume` constraints
     python benchmarks/bench.py --one r=3,s=1,c=2,x=1   # one case, in this process
     python benchmarks/bench.py --one fischer:n=5,sym=0,dbm=python
 
@@ -1210,6 +1211,54 @@ def liveness_train_gate(counts: Sequence[int]) -> list[dict[str, Any]]:
     return rows
 
 
+MODELS = Path(__file__).resolve().parent / "models"
+SYNTH_SUITE = ("root_contention",)
+"""The parametric models of ``benchmarks/models/`` whose ``assume`` constraints cut the
+parameter box (IMITATOR-style initial constraints)."""
+
+
+def synth_suite(names: Sequence[str], cap: float) -> list[dict[str, Any]]:
+    """Synthesis of each model with its ``assume`` constraints and without them (the
+    ``assume`` lines dropped): symbolic states, solver queries, seconds, and whether the
+    two regions agree inside the constraints (Z3)."""
+    from checker.language import load_text
+    from checker.model.compiled import SpecModel
+    from checker.smt import synth as sy
+
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        text = (MODELS / f"{name}.kvr").read_text(encoding="utf-8")
+        plain = "\n".join(line for line in text.splitlines()
+                          if not line.startswith("assume "))
+        results = {}
+        for label, src in (("with", text), ("without", plain)):
+            spec = load_text(src, f"benchmarks/models/{name}.kvr")
+            free = [p.name for p in spec.params]
+            res = sy.explore_parametric(SpecModel(spec, concrete=False), free, timeout=cap)
+            results[label] = res
+            rows.append({"model": name, "assume": label, "complete": res.complete,
+                         "discrete_states": res.stats.states,
+                         "symbolic_states": res.stats.symbolic_states,
+                         "solver_queries": res.stats.queries,
+                         "seconds": round(res.stats.seconds, 3)})
+        a, b = results["with"], results["without"]
+        agree = a.complete and b.complete and sy.same_safe_values(a, b, a.ranges)
+        for row in rows[-2:]:
+            row["regions_agree"] = agree
+    return rows
+
+
+def synth_suite_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The rows of :func:`synth_suite` as a text table."""
+    header = ["model", "assume", "complete", "discrete", "symbolic", "queries", "s",
+              "same region"]
+    body = [[r["model"], r["assume"], "yes" if r["complete"] else "no",
+             _num(r["discrete_states"]), _num(r["symbolic_states"]),
+             _num(r["solver_queries"]), f"{r['seconds']:.2f}",
+             "yes" if r["regions_agree"] else "NO"] for r in rows]
+    return _render(header, body, {3, 4, 5, 6})
+
+
 def liveness_table(rows: Sequence[dict[str, Any]]) -> str:
     """The rows of :func:`liveness_train_gate` as a text table."""
     header = ["trains", "safety zones", "s", "no-sym zones", "s", "liveness", "zones", "s"]
@@ -1270,6 +1319,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the editor targets: `kvrace fmt --check spec` (< 2 s) and the"
                     " language server's edit-to-diagnostics latency on the largest spec"
                     " (< 200 ms), PASS or MISS")
+    ap.add_argument("--synth-suite", action="store_true",
+                    help="synthesis of the models of benchmarks/models/ with and without"
+                    " their `assume` constraints (states, queries, seconds; the regions"
+                    " compared inside the constraints); the cap is --synth-cap")
     ap.add_argument("--one", metavar="CASE",
                     help="run one case in this process (e.g. r=3,s=1,c=2,x=1, fischer:n=8,sym=0"
                     " or prove:r=2); the cap is --cap, or --synth-cap for prove/synth")
@@ -1278,6 +1331,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.editor:
             rows = editor_rows()
             print(json.dumps(rows, indent=1) if args.json else editor_table(rows))
+            return 0
+        if args.synth_suite:
+            rows = synth_suite(SYNTH_SUITE, args.synth_cap)
+            print(json.dumps(rows, indent=1) if args.json else synth_suite_table(rows))
             return 0
         if args.liveness_train_gate:
             rows = liveness_train_gate(parse_processes(args.liveness_train_gate))

@@ -40,7 +40,14 @@ from checker.model.interface import (
     TimedModel,
 )
 from checker.model.timeline import TraceShape
-from checker.results import ProofStatus, PropertyKind, PropertyRef, QueryStatus, Verdict
+from checker.results import (
+    Coverage,
+    ProofStatus,
+    PropertyKind,
+    PropertyRef,
+    QueryStatus,
+    Verdict,
+)
 from checker.simulate.engine import RunResult, SimConfig
 from checker.simulate.plot import Threshold
 from checker.simulate.runner import Progress, Runner, SimResult, run_trace, trace_steps
@@ -613,9 +620,14 @@ class Synthesis:
     limit: str | None
     raw: object = None
     """The engine's :class:`checker.smt.synth.SynthResult`."""
+    coverage: Coverage | None = None
+    """How much of the ranges the region covers (``all``, ``some``, ``none``); None when
+    a limit cut the run short before that was known."""
 
     def summary(self) -> str:
         """One line: the safe region, or why there is none."""
+        if self.coverage is Coverage.NONE:
+            return "violated: no parameter value in the ranges is safe"
         if not self.complete:
             return f"inconclusive: {self.limit}"
         return f"safe region: {self.region}"
@@ -629,7 +641,8 @@ class Synthesis:
         import html
 
         head, _, rest = self.summary().partition(": ")
-        color = "#2e7d32" if self.complete else "#e65100"
+        color = ("#c62828" if self.coverage is Coverage.NONE
+                 else "#2e7d32" if self.complete else "#e65100")
         return (f"<div><b>{html.escape(self.spec.name)}</b>: synthesis over"
                 f" {html.escape(', '.join(self.free))}</div>"
                 f'<div style="color:{color}"><b>{html.escape(head.upper())}</b>:'
@@ -647,12 +660,13 @@ def synth(spec: str | Path | ir.Spec, params: Mapping[str, ParamValue] | None = 
 
     sp, values = _resolve(spec, {**(params or {}), **param_kw})
     names = _free_params(sp, free)
-    model = SpecModel(sp, values)
+    model = SpecModel(sp, values, concrete=False)
     result = sy.explore_parametric(model, names, (), max_states, timeout, deadlock=deadlock)
+    cov = sy.coverage(result)
     region = (sy.region_text(sy.safe_region(result), [p.name for p in sp.params])
-              if result.complete else None)
+              if result.complete or cov is Coverage.NONE else None)
     fixed = {k: v for k, v in model.values.items() if k not in names}
-    return Synthesis(sp, names, fixed, result.complete, region, result.limit, result)
+    return Synthesis(sp, names, fixed, result.complete, region, result.limit, result, cov)
 
 
 @dataclass(frozen=True)
@@ -759,12 +773,18 @@ class Proof:
 
 def assumption(model: SpecModel, text: str, free: list[str]) -> list[Lin]:
     """``--assume`` text as linear constraints over the ``free`` parameters (the others
-    at the model's values).  Raises SpecError with positioned diagnostics."""
-    from checker.language.assume import parse_assumption
+    at the model's values).  Raises SpecError with positioned diagnostics, also (KVR309)
+    when no parameter value in the ranges satisfies it: a proof under it would be
+    vacuous."""
+    from checker.diagnostics import Diagnostic, Span, SpecError
+    from checker.language.assume import SOURCE, parse_assumption
+    from checker.smt import synth as sy
     from checker.smt.lin import Lin, param_var
 
     out: list[Lin] = []
+    mentioned: set[str] = set()
     for (coefs, const), op in parse_assumption(text, list(model.params)):
+        mentioned.update(p for p, a in coefs.items() if a != 0)
         fixed_part = sum((a * model.values[p] for p, a in coefs.items() if p not in free),
                          Fraction(0))
         cs = {param_var(p): a for p, a in coefs.items() if p in free}
@@ -776,6 +796,18 @@ def assumption(model: SpecModel, text: str, free: list[str]) -> list[Lin]:
             out.append(Lin.make(neg, -c0, op == ">"))
         else:
             out += [Lin.make(cs, c0, False), Lin.make(neg, -c0, False)]
+    if not sy.admits(model, free, out):
+        ranges = ", ".join(f"{p} in {model.params[p].range_text()}" for p in free
+                           if model.params[p].range_text())
+        within = f" ({ranges})" if ranges else ""
+        if model.param_constraints:
+            within += " and the spec's `assume` constraints"
+        fixed = {p: v for p, v in model.values.items() if p not in free and p in mentioned}
+        also = (f", with {_params_text(fixed)}" if fixed else "")
+        raise SpecError([Diagnostic(
+            "KVR309", f"no parameter value in the ranges{within}{also} satisfies the"
+            " assumption: a proof under it would be vacuous", SOURCE,
+            Span(1, 1, 1, max(2, len(text.split("\n")[0]) + 1)))], text)
     return out
 
 
@@ -785,12 +817,13 @@ def prove(spec: str | Path | ir.Spec, assume: str,
           **param_kw: ParamValue) -> Proof:
     """Prove every property for every value of the ``free`` parameters (default: every
     parameter with a declared range) inside their ranges that satisfies ``assume`` (as
-    ``kvrace prove``).  Raises SpecError for an assumption that does not parse."""
+    ``kvrace prove``).  Raises SpecError for an assumption that does not parse or that
+    no parameter value in the ranges satisfies (KVR309)."""
     from checker.smt import synth as sy
 
     sp, values = _resolve(spec, {**(params or {}), **param_kw})
     names = _free_params(sp, free)
-    model = SpecModel(sp, values)
+    model = SpecModel(sp, values, concrete=False)
     lins = assumption(model, assume, names)
     res = sy.prove(model, lins, names, max_states, timeout, deadlock=deadlock)
     outcome = None
@@ -883,7 +916,7 @@ def safe_threshold(spec: ir.Spec, param: str, params: Mapping[str, ParamValue] |
     from checker.smt import synth as sy
 
     spec, values = _resolve(spec, {k: v for k, v in (params or {}).items() if k != param})
-    model = SpecModel(spec, values)
+    model = SpecModel(spec, values, concrete=False)
     try:
         result = sy.explore_parametric(model, [param], (), None, timeout)
     except SolverUnknown:

@@ -33,7 +33,13 @@ Codes of the spec front end (``tests/diagnostics/`` holds an example of each):
   or outside its range; KVR303 a bound that is not linear in parameters;
   KVR304 a deadline that is not a conjunction of upper bounds; KVR305 initial
   value outside its type; KVR306 misuse of ``symmetric``; KVR307 a computed constant
-  too large (more than 30 digits in its numerator or denominator).
+  too large (more than 30 digits in its numerator or denominator); KVR310 an
+  ``assume`` the parameters' default values do not satisfy.
+
+Outside the front end: KVR309 a parameter constraint no value in the ranges
+satisfies (``prove --assume``, or the spec's ``assume`` with the fixed parameters
+at their values under ``synth``/``prove``); KVR400 a parameter value a command
+refuses (unknown, outside its range or outside an ``assume``).
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ class Verdict(str, enum.Enum):
 
     HOLDS = "holds"
     """Every property holds (exploration complete); for ``prove``, proved; for
-    ``synth``, the region is exact."""
+    ``synth``, the region is exact and some parameter value in it is safe."""
     VIOLATED = "violated"
-    """A property is broken; a trace shows it."""
+    """A property is broken; a trace shows it (``synth``: for every parameter value
+    in the ranges)."""
     UNREACHABLE = "unreachable"
     """``check``: every property holds, but a ``reachable`` query is never reachable."""
     INCONCLUSIVE = "inconclusive"
@@ -56,6 +57,20 @@ class ProofStatus(str, enum.Enum):
     """A parameter value inside the assumption breaks a property."""
     INCONCLUSIVE = "inconclusive"
     """A limit ended the parametric exploration first: nothing is proved."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Coverage(str, enum.Enum):
+    """How much of the parameter ranges a synthesised safe region covers."""
+
+    ALL = "all"
+    """Every parameter value in the ranges is safe."""
+    SOME = "some"
+    """Some values are safe, some are not."""
+    NONE = "none"
+    """No value in the ranges is safe: a property breaks for each."""
 
     def __str__(self) -> str:
         return self.value

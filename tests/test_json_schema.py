@@ -68,6 +68,11 @@ CASES = [
     (["synth", DEFERRED], 0, "holds"),
     (["synth", DEFERRED, "--max-states", "3"], 3, "inconclusive"),
     (["synth", DEFERRED, "--free", "T_nope"], 2, "error"),
+    # No parameter value is safe: not holds, whatever a CI script reads.
+    (["synth", IMMEDIATE], 1, "violated"),
+    (["synth", "tests/queries/handoff.kvr", "--query", "both_flying"], 0, "holds"),
+    (["synth", DEFERRED, "--property", "nope"], 2, "error"),
+    (["prove", DEFERRED, "--assume", "T_hold > 50"], 2, "error"),
     (["lint", IMMEDIATE, DEFERRED], 0, "holds"),
     (["show", "spec/classic/fischer.kvr"], 0, "holds"),
     (["show", BROKEN], 2, "error"),

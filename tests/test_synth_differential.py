@@ -18,7 +18,16 @@ from checker.engines import Limits, Options, explore
 from checker.language import load_text
 from checker.model.compiled import SpecModel
 from checker.smt.poly import Lin
-from checker.smt.synth import explore_parametric, safe_region
+from checker.smt.synth import (
+    Region,
+    SynthResult,
+    Target,
+    TargetKind,
+    explore_parametric,
+    reach_region,
+    safe_region,
+    same_safe_values,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -143,3 +152,93 @@ def test_shortcuts_leave_the_synthesis_unchanged(seed: int,
     assert fast.properties == plain.properties
     assert fast.stats.symbolic_states == plain.stats.symbolic_states
     assert fast.stats.queries <= plain.stats.queries
+
+
+# ---- `assume` constraints: the region inside them, unchanged --------------------------------
+
+ASSUMES = ("B > A", "A + B <= 4", "2 * A <= B", "A < B and A > 1/2", "B - A >= 1 and A <= 2",
+           "A == 1")
+"""Constraints the defaults (A = 1, B = 2) satisfy."""
+
+
+@pytest.mark.parametrize("seed", range(100, 130))
+def test_assume_constraints_leave_the_region_inside_them_unchanged(seed: int) -> None:
+    # Exploring only inside the constraints finds exactly the bad values inside them
+    # that exploring the whole box finds; and the explorer agrees at points inside.
+    r = random.Random(seed)
+    text = render(r)
+    assume = r.choice(ASSUMES)
+    lines = text.splitlines()
+    lines.insert(3, f"assume {assume}")
+    constrained = "\n".join(lines) + "\n"
+    spec = load_text(constrained, "<synthrand>")
+    model = SpecModel(spec, concrete=False)
+    with_it = explore_parametric(model, PARAMS, max_states=500, timeout=20)
+    without = explore_parametric(SpecModel(load_text(text, "<synthrand>")), PARAMS,
+                                 max_states=500, timeout=20)
+    if not (with_it.complete and without.complete):
+        pytest.skip("parametric exploration did not finish")
+    assert same_safe_values(with_it, without, with_it.ranges), constrained
+    assert with_it.stats.symbolic_states <= without.stats.symbolic_states
+    cnf = safe_region(with_it)
+    for point in grid(model, r, 12):
+        if not all(c.holds(point) for c in spec.assumes):
+            continue
+        res = explore(SpecModel(spec, point), Limits(max_states=50_000),
+                      Options(deadlock=True))
+        assert (res.verdict == "holds") == inside(cnf, point), (point, constrained)
+
+
+# ---- per-property synthesis and reachability synthesis --------------------------------------
+
+def _with_properties(r: random.Random) -> str:
+    """A random model with an invariant and a query besides its other properties."""
+    text = render(r)
+    phases = ["s0", "s1", "s2", "s3"]
+    return (text + f"invariant inv: ph != {r.choice(phases[1:])} or n < 2\n"
+            f"reachable q: ph == {r.choice(phases[1:])}\n")
+
+
+@pytest.mark.parametrize("seed", range(130, 160))
+def test_per_property_regions_intersect_to_the_region(seed: int) -> None:
+    # Every property's bad values, each found by its own exploration (which explores on
+    # past the other properties' violations), make up the bad values of all of them.
+    r = random.Random(seed)
+    text = _with_properties(r)
+    spec = load_text(text, "<synthrand>")
+    model = SpecModel(spec)
+    every = explore_parametric(model, PARAMS, max_states=500, timeout=20)
+    names = ["inv", "deadlock", "assert", *(p.name for p in spec.responses)]
+    parts = [explore_parametric(model, PARAMS, max_states=500, timeout=20,
+                                target=Target(TargetKind.PROPERTY, n)) for n in names]
+    if not every.complete or not all(p.complete for p in parts):
+        pytest.skip("parametric exploration did not finish")
+    union = SynthResult(True, every.free, every.ranges,
+                        Region([c for p in parts for c in p.bad.pieces]), every.stats)
+    assert same_safe_values(every, union), text
+
+
+@pytest.mark.parametrize("seed", range(160, 190))
+def test_query_region_agrees_with_the_explorer(seed: int) -> None:
+    # The values for which `reachable q` is reachable, against the zone explorer's
+    # answer for the query at grid points.
+    r = random.Random(seed)
+    text = _with_properties(r)
+    spec = load_text(text, "<synthrand>")
+    model = SpecModel(spec)
+    result = explore_parametric(model, PARAMS, max_states=500, timeout=20,
+                                target=Target(TargetKind.QUERY, "q"))
+    if not result.complete:
+        pytest.skip("parametric exploration did not finish")
+    dnf = reach_region(result)
+    for point in grid(model, r, 12):
+        res = explore(SpecModel(spec, point), Limits(max_states=50_000),
+                      Options(deadlock=False, query="q"))
+        status = res.queries[0].status
+        want = any(inside([[c] for c in piece], point) for piece in dnf)
+        if res.verdict == "error":
+            # A time-locked start: no run at all, so nothing is reachable.
+            assert "time cannot even start" in str(res.message) and not want, (point, text)
+            continue
+        assert status in ("reachable", "unreachable"), status
+        assert (status == "reachable") == want, (point, status, text)

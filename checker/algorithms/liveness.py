@@ -171,6 +171,7 @@ class ProgressModel:
         self.event_names: Sequence[str] = base.event_names
         self.params: dict[str, Param] = dict(base.params)
         self.values: dict[str, Fraction] = dict(base.values)
+        self.param_constraints = base.param_constraints
 
     def initial_states(self) -> Sequence[State]:
         """The base model's."""

@@ -127,10 +127,11 @@ class Session:
                       self.deadline(args.timeout))
 
     def model(self, spec: ir.Spec, params: dict[str, Fraction],
-              timeout: float | None = None) -> SpecModel:
-        """The spec compiled at ``params``; a bad parameter is a usage error."""
+              timeout: float | None = None, concrete: bool = True) -> SpecModel:
+        """The spec compiled at ``params``; a bad parameter is a usage error
+        (``concrete``: as for :class:`SpecModel`)."""
         try:
-            return SpecModel(spec, params, self.deadline(timeout))
+            return SpecModel(spec, params, self.deadline(timeout), concrete)
         except ParamError as e:
             raise UsageError(f"{spec.path}: error[KVR400]: {e}") from None
 

@@ -205,10 +205,19 @@ def _add_synth_parser(sub: Subparsers) -> None:
         " the ranges for which every assert, invariant and bounded-response property holds"
         " and the model is free of deadlocks (time-locks included)."
         " Complete when exploration finishes; a limit gives inconclusive (exit 3)."
-        "  Exit 0 = region computed, 2 = bad input, 3 = inconclusive.",
+        "  Exit 0 = region computed (some value is safe), 1 = no value in the ranges is"
+        " safe, 2 = bad input, 3 = inconclusive, 5 = (--query) never reachable.",
     )
     synth.add_argument("spec", metavar="SPEC")
     _add_free_args(synth)
+    target = synth.add_mutually_exclusive_group()
+    target.add_argument("--property", metavar="NAME",
+                        help="the region in which this one invariant or bounded response"
+                        " holds (or `deadlock`: deadlock freedom; `assert`: every assert);"
+                        " the other properties are not checked")
+    target.add_argument("--query", metavar="NAME",
+                        help="the region in which the state of `reachable NAME` is reachable"
+                        " (IMITATOR's EF synthesis); no property is checked")
     synth.add_argument("--json", action="store_true",
                        help="print the result as JSON, with the region in SMT-LIB")
     _add_limit_args(synth)

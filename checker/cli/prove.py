@@ -17,7 +17,7 @@ from checker.cli.common import (
     load_spec,
     params_of,
 )
-from checker.cli.synth import watching_synth
+from checker.cli.synth import require_admitted, watching_synth
 from checker.diagnostics import SpecError
 from checker.engines import Options
 from checker.present import jsonout, text
@@ -31,7 +31,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     out, err = session.out, session.err
     spec = load_spec(args.spec, args)
     free = free_params(args, spec)
-    model = session.model(spec, params_of(args), args.timeout)
+    model = session.model(spec, params_of(args), args.timeout, concrete=False)
+    require_admitted(model, free)
     try:
         assumption = api.assumption(model, args.assume, free)
     except SpecError as e:

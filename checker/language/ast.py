@@ -432,6 +432,13 @@ class ReachableDecl(Decl):
 
 
 @dataclass(frozen=True)
+class AssumeDecl(Decl):
+    """``assume expr`` — a linear constraint on the timing parameters."""
+
+    expr: Expr
+
+
+@dataclass(frozen=True)
 class SpecFile:
     """A parsed ``.kvr`` file."""
 

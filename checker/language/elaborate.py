@@ -20,7 +20,17 @@ from checker.diagnostics import Diagnostic, Span, SpecError, did_you_mean
 from checker.language import ast
 from checker.language.processes import LOC, flatten
 from checker.model import ir
-from checker.model.interface import GE, GT, LE, LT, NEGATED_OP, LinExpr, Param, Relation
+from checker.model.interface import (
+    GE,
+    GT,
+    LE,
+    LT,
+    NEGATED_OP,
+    LinExpr,
+    Param,
+    ParamConstraint,
+    Relation,
+)
 
 MAX_CELLS = 1 << 16
 """Cells of one variable, instances of one clock family, event or property; also
@@ -137,6 +147,8 @@ class Elaborator:
         self.types: dict[str, ir.FiniteType] = {"bool": ir.BOOL}
         self.type_spans: dict[str, Span] = {}
         self.params: dict[str, Param] = {}
+        self.assume_spans: dict[ParamConstraint, Span] = {}
+        """Where each ``assume`` constraint was written (for diagnostics)."""
         self.actors: dict[str, Span] = {}
         self.vars: dict[str, ir.Var] = {}
         self.clocks: dict[str, ir.Clock] = {}
@@ -254,8 +266,11 @@ class Elaborator:
         leadsto: list[ir.LeadsTo] = []
         synced: list[tuple[ast.EventDecl, ir.Event]] = []
         queries: list[ir.Query] = []
+        assumes: list[ParamConstraint] = []
         for d in decls:
-            if isinstance(d, ast.EventDecl):
+            if isinstance(d, ast.AssumeDecl):
+                assumes.extend(self.assume_decl(d))
+            elif isinstance(d, ast.EventDecl):
                 ev = self.event_decl(d)
                 if ev is not None and d.sync is not None:
                     synced.append((d, ev))
@@ -294,6 +309,7 @@ class Elaborator:
             self.error("KVR109", "no event declared", self.file.model_span,
                        "help: declare one, as in `event ACTOR.NAME(r: Req) when ... do ...`")
         self.check_property_names()
+        self.check_defaults_satisfy(assumes)
         if self.diags:
             raise SpecError(self.diags, self.source)
         user_types = tuple(t for n, t in self.types.items() if n != "bool")
@@ -315,6 +331,7 @@ class Elaborator:
             consts=tuple(self.consts.values()),
             queries=tuple(queries),
             leadsto=tuple(leadsto),
+            assumes=tuple(assumes),
         )
 
     def check_property_names(self) -> None:
@@ -1439,6 +1456,63 @@ class Elaborator:
         return ir.Invariant(d.name, params, code, self.scope.max_slot, d.span,
                             self.written(d.expr.span))
 
+    def assume_decl(self, d: ast.AssumeDecl) -> list[ParamConstraint]:
+        """``assume A and B ...``: each comparison as one constraint (two for ``==``)."""
+        self.scope = _Scope()
+        atoms: list[ast.Expr] = []
+        stack = [d.expr]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, ast.Binary) and e.op == "and":
+                stack.extend([e.right, e.left])
+            else:
+                atoms.append(e)
+        out: list[ParamConstraint] = []
+        for a in atoms:
+            if not (isinstance(a, ast.Binary) and a.op in ("<", "<=", ">", ">=", "==")):
+                self.error("KVR303", "an `assume` is a conjunction (`and`) of comparisons `<`,"
+                           " `<=`, `>`, `>=`, `==` between expressions linear in parameters",
+                           a.span, "help: a union of constraints (`or`, `!=`) is not convex:"
+                           " split the model, or synthesize and read the region")
+                continue
+            left = self.linear(a.left, "an `assume` constraint")
+            right = self.linear(a.right, "an `assume` constraint")
+            if left is None or right is None:
+                continue
+            terms = dict(left.terms)
+            for p, k in right.terms:
+                terms[p] = terms.get(p, Fraction(0)) - k
+            const = left.const - right.const
+            diff = LinExpr(const, tuple((p, terms[p]) for p in self.params
+                                        if terms.get(p, 0) != 0))
+            neg = LinExpr(-const, tuple((p, -k) for p, k in diff.terms))
+            text = self.written(a.span)
+            where = f"{self.file.path}:{a.span.line}:{a.span.column}"
+            if a.op in ("<", "<=", "=="):
+                out.append(ParamConstraint(diff, a.op == "<", text, where))
+            if a.op in (">", ">=", "=="):
+                out.append(ParamConstraint(neg, a.op == ">", text, where))
+            for made in out:
+                self.assume_spans.setdefault(made, a.span)
+        return out
+
+    def check_defaults_satisfy(self, assumes: Sequence[ParamConstraint]) -> None:
+        """Every ``assume`` holds at the parameters' default values (so a command run at
+        the defaults is inside the constraints, and they admit some value)."""
+        if self.diags:
+            return
+        defaults = {p.name: p.default for p in self.params.values()}
+        reported: set[str] = set()
+        for c in assumes:
+            if c.holds(defaults) or c.where in reported:
+                continue
+            reported.add(c.where)
+            span = self.assume_spans[c]
+            used = [p for p, _ in c.expr.terms]
+            self.error("KVR310", f"the default values ({_values_text(defaults, used)}) do not"
+                       f" satisfy `{c.text}`", span,
+                       "help: change a default so that every `assume` holds at the defaults")
+
     def reachable_decl(self, d: ast.ReachableDecl) -> ir.Query | None:
         self.scope = _Scope()
         n_before = len(self.diags)
@@ -1931,6 +2005,9 @@ class Elaborator:
                            "help: compare each clock with a bound instead")
             else:
                 self.error("KVR303", f"a clock cannot be used in {self.bound_what}", e.span,
+                           "help: an `assume` constrains the parameters only; a clock"
+                           " constraint belongs in a guard, a deadline or a location"
+                           if self.bound_what.startswith("an `assume`") else
                            "help: the bound is a number or linear in parameters, as in"
                            " `within 2 * T`")
             return None
@@ -2049,3 +2126,8 @@ def elaborate(spec: ast.SpecFile, source: str,
     ``consts`` sets structural constants (``const N in 2..6 = 3``) by name; names of
     timing parameters in it are ignored (they are set when the model is built)."""
     return Elaborator(flatten(spec, source), source, consts).run()
+
+
+def _values_text(values: Mapping[str, Fraction], names: Sequence[str]) -> str:
+    """``T_a=1, T_b=5/2`` for the parameters ``names``."""
+    return ", ".join(f"{n}={_num(values[n])}" for n in names) or "no parameter"

@@ -53,7 +53,8 @@ MAX_MESSAGE_CHARS = 1000
 
 _DECL_START = re.compile(
     r"^[ \t]*(?:(?:(?:symmetric|ordered)[ \t]+)+type|type|param|const|actor|var|clock|event"
-    r"|deadline|invariant|property|reachable|model|process|chan|urgent|fair|broadcast|committed"
+    r"|deadline|invariant|property|reachable|assume|model|process|chan|urgent|fair|broadcast"
+    r"|committed"
     r"|location)\b",
     re.MULTILINE,
 )
@@ -730,6 +731,8 @@ class _Converter:
         if d == "reachable_decl":
             name, e = c
             return ast.ReachableDecl(sp, str(name), self.span(name), self.expr(e))
+        if d == "assume_decl":
+            return ast.AssumeDecl(sp, self.expr(c[0]))
         raise AssertionError(f"unexpected declaration {d}")
 
     def one_sync(self, before: Tree[Any] | None, after: Tree[Any] | None) -> Tree[Any] | None:
@@ -952,7 +955,7 @@ def _hints(chunk: _Chunk, tok: Token, expected: set[str]) -> tuple[str, ...]:
     ].strip():
         return ("help: a declaration starts on a new line with its keyword: `type`, `param`,"
                 " `const`, `actor`, `var`, `clock`, `event`, `deadline`, `invariant`,"
-                " `property`, `reachable`, `process` or `chan`",)
+                " `property`, `reachable`, `assume`, `process` or `chan`",)
     return ()
 
 

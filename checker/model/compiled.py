@@ -36,6 +36,7 @@ from checker.model.interface import (
     LinExpr,
     ModelRuntimeError,
     Param,
+    ParamConstraint,
     QueryMatch,
     Relation,
     State,
@@ -341,19 +342,38 @@ def instantiate_params(spec: ir.Spec, overrides: Mapping[str, Fraction]) -> dict
     return {n: Fraction(overrides.get(n, p.default)) for n, p in params.items()}
 
 
+def check_constraints(spec: ir.Spec, values: Mapping[str, Fraction]) -> None:
+    """Refuse parameter values outside an ``assume`` of the spec (ParamError naming the
+    constraint and its place)."""
+    for c in spec.assumes:
+        if not c.holds(values):
+            used = ", ".join(f"{p}={_fmt(values[p])}" for p, _ in c.expr.terms)
+            raise ParamError(f"{used} does not satisfy `assume {c.text}` ({c.where})")
+
+
+def _fmt(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
 class SpecModel:
     """A compiled specification with concrete parameter values."""
 
     def __init__(self, spec: ir.Spec, values: Mapping[str, Fraction] | None = None,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None, concrete: bool = True) -> None:
         """``deadline`` (a ``time.monotonic()`` instant) bounds the time spent
-        instantiating events and properties: past it, LimitReached."""
+        instantiating events and properties: past it, LimitReached.  ``concrete``: the
+        values must satisfy the spec's ``assume`` constraints (ParamError otherwise);
+        False for synthesis and proofs, whose free parameters are symbolic and whose
+        exploration conjoins the constraints instead."""
         self.spec = spec
         self._deadline = deadline
         self._built = 0
         self.name = spec.name
         self.params: dict[str, Param] = {p.name: p for p in spec.params}
         self.values = instantiate_params(spec, values or {})
+        if concrete:
+            check_constraints(spec, self.values)
+        self.param_constraints: tuple[ParamConstraint, ...] = spec.assumes
         self._bounds: dict[LinExpr, int] = {}
         gen = _Gen()
         self._gen = gen

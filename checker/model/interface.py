@@ -184,6 +184,26 @@ def query_atoms(model: object, s: State) -> list[ClockAtom]:
 
 
 @dataclass(frozen=True)
+class ParamConstraint:
+    """One linear constraint ``expr < 0`` (``strict``) or ``expr <= 0`` over the timing
+    parameters, from an ``assume`` declaration of the spec (an equality is two of these).
+    Only parameter values satisfying every constraint are explored, checked or
+    simulated."""
+
+    expr: LinExpr
+    strict: bool
+    text: str
+    """The comparison as written, e.g. ``rc_slow_min > rc_fast_max``."""
+    where: str
+    """Its place, ``FILE:LINE:COL``."""
+
+    def holds(self, values: Mapping[str, Fraction]) -> bool:
+        """Whether the constraint holds at concrete parameter values."""
+        v = self.expr.evaluate(values)
+        return v < 0 if self.strict else v <= 0
+
+
+@dataclass(frozen=True)
 class Param:
     """A timing parameter: its default value and declared range (bounds may be open)."""
 
@@ -312,6 +332,12 @@ class TimedModel(Protocol):
     @property
     def values(self) -> Mapping[str, Fraction]:
         """The concrete parameter values this instance of the model uses."""
+        ...
+
+    @property
+    def param_constraints(self) -> Sequence[ParamConstraint]:
+        """The spec's ``assume`` constraints on the parameters (parametric exploration
+        starts inside them)."""
         ...
 
     def initial_states(self) -> Sequence[State]:

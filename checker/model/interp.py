@@ -89,6 +89,7 @@ class InterpretedModel:
         self.spec = spec
         self.name = spec.name
         self.params: dict[str, Param] = {p.name: p for p in spec.params}
+        self.param_constraints = spec.assumes
         given = dict(values or {})
         self.values: dict[str, Fraction] = {
             p.name: Fraction(given.get(p.name, p.default)) for p in spec.params

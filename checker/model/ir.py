@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from checker.diagnostics import Span
 from checker.errors import KvraceError
-from checker.model.interface import NEGATED_OP, LinExpr, Param, Relation
+from checker.model.interface import NEGATED_OP, LinExpr, Param, ParamConstraint, Relation
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -610,6 +610,8 @@ class Spec:
     """The ``reachable`` queries, in declaration order."""
     leadsto: tuple[LeadsTo, ...] = ()
     """The unbounded liveness properties, in declaration order."""
+    assumes: tuple[ParamConstraint, ...] = ()
+    """The ``assume`` constraints on the parameters, in declaration order."""
 
 
 # ---- traversal -----------------------------------------------------------------------

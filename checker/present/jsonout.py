@@ -30,7 +30,7 @@ from checker.diagnostics import Diagnostic
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.trace import Trace, fmt_time
-from checker.results import ProofStatus, PropertyKind, PropertyRef, Verdict
+from checker.results import Coverage, ProofStatus, PropertyKind, PropertyRef, Verdict
 
 if TYPE_CHECKING:
     from checker.api import LivenessRun, Outcome, QueryOutcome
@@ -261,11 +261,24 @@ def synth_fields(path: str, r: SynthReport) -> dict[str, object]:
         "spec": path, "model": r.model, "free": r.free,
         "fixed": {k: fmt_time(v) for k, v in r.fixed.items()},
         "complete": r.complete, "limit": r.limit,
-        "safe_region": r.region if r.complete else None,
+        "coverage": r.coverage,
+        **_target_fields(r),
         "smtlib": r.smtlib,
         "bad_region_so_far": r.bad,
         "stats": parametric_stats_json(r.stats),
     }
+
+
+def _target_fields(r: SynthReport) -> dict[str, object]:
+    """``safe_region`` (with ``--property``: for that property), or with ``--query``
+    ``reachable_region`` (null, like ``safe_region``, while not known)."""
+    if r.query is not None:
+        known = r.complete or r.coverage is Coverage.ALL
+        return {"query": r.query, "safe_region": None,
+                "reachable_region": r.region if known else None}
+    known = r.complete or r.coverage is Coverage.NONE
+    extra: dict[str, object] = {"property": r.property} if r.property is not None else {}
+    return {**extra, "safe_region": r.region if known else None}
 
 
 def prove_fields(path: str, r: ProveReport) -> dict[str, object]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from checker.results import ProofStatus, Verdict
+from checker.results import Coverage, ProofStatus, Verdict
 
 if TYPE_CHECKING:
     from checker.api import Outcome
@@ -38,6 +38,14 @@ class SynthReport:
     no_deadlock: bool
     liveness: int = 0
     """How many unbounded liveness properties the spec declares (not covered)."""
+    coverage: Coverage | None = None
+    """How much of the ranges the safe region covers (with :attr:`query`: the region in
+    which the query is reachable); None when not known (a limit)."""
+    property: str | None = None
+    """With ``--property``: the one property the region is about."""
+    query: str | None = None
+    """With ``--query``: the ``reachable`` query; :attr:`region` is where it is reachable
+    and :attr:`bad` what was found reachable so far."""
 
 
 @dataclass

@@ -13,7 +13,7 @@ from checker.model import ir
 from checker.model import trace as tr
 from checker.model.trace import fmt_time
 from checker.present.words import count
-from checker.results import ProofStatus, QueryStatus, Verdict
+from checker.results import Coverage, ProofStatus, QueryStatus, Verdict
 
 if TYPE_CHECKING:
     from checker.api import LivenessRun, Outcome
@@ -327,14 +327,24 @@ def parametric_stats_text(st: SynthStats) -> str:
 def synth_text(r: SynthReport) -> str:
     """What ``synth`` prints: the safe region (or what was found unsafe so far), the
     algorithm and what the region covers."""
-    out = [f"model {r.model}: synthesis over {', '.join(r.free) or 'no parameter'}",
+    what = (f" for `reachable {r.query}`" if r.query is not None
+            else f" for property {r.property}" if r.property is not None else "")
+    out = [f"model {r.model}: synthesis over {', '.join(r.free) or 'no parameter'}{what}",
            f"  (fixed: {param_text(r.fixed)})\n" if r.fixed else "\n"]
     status = "complete" if r.complete else f"INCONCLUSIVE: {r.limit}"
-    if r.complete:
-        if r.region == "false":
-            out.append("SAFE REGION: empty — a property breaks for every parameter value"
-                       " in the ranges\n")
-        elif r.region == "true":
+    if r.query is not None:
+        out += _reach_lines(r, status)
+    elif r.coverage is Coverage.NONE:
+        out.append("VIOLATED: no parameter value in the ranges is safe\n"
+                   "SAFE REGION: empty — a property breaks for every parameter value"
+                   " in the ranges\n")
+        if not r.complete:
+            out.append("  (the unsafe values found before the limit already cover"
+                       " the ranges)\n")
+        if r.ranges:
+            out.append(f"  within {r.ranges}\n")
+    elif r.complete:
+        if r.region == "true":
             out.append("SAFE REGION: every parameter value in the ranges\n")
         else:
             out.append(f"SAFE REGION: {r.region}\n")
@@ -345,10 +355,35 @@ def synth_text(r: SynthReport) -> str:
         if r.bad:
             bad = " or ".join("(" + " and ".join(piece) + ")" for piece in r.bad)
             out.append(f"  unsafe so far: {bad}\n")
+    if r.query is not None:
+        scope = f"reachability of `reachable {r.query}` (no property is checked)"
+    elif r.property is not None:
+        scope = (f"property {r.property} only (the other properties are not checked)"
+                 if r.property not in ("deadlock", "assert") else
+                 "deadlock freedom only" if r.property == "deadlock" else "every assert only")
+    else:
+        scope = covers(r.no_deadlock, r.liveness)
     out.append(f"\nalgorithm: parametric zone exploration (EFsynth), {status};"
                f" {parametric_stats_text(r.stats)}\n"
-               f"covers: {covers(r.no_deadlock, r.liveness)}\n")
+               f"covers: {scope}\n")
     return "".join(out)
+
+
+def _reach_lines(r: SynthReport, status: str) -> list[str]:
+    """The region of ``synth --query``: where the query's state is reachable."""
+    within = [f"  within {r.ranges}\n"] if r.ranges else []
+    if r.coverage is Coverage.NONE:
+        return [f"UNREACHABLE: `reachable {r.query}` is reachable for no parameter value"
+                " in the ranges\n", *within]
+    if r.coverage is Coverage.ALL:
+        return ["REACHABLE FOR: every parameter value in the ranges\n", *within]
+    if r.complete:
+        return [f"REACHABLE FOR: {r.region}\n", *within]
+    out = [f"{status}; no region is claimed\n"]
+    if r.bad:
+        found = " or ".join("(" + " and ".join(piece) + ")" for piece in r.bad)
+        out.append(f"  reachable so far for: {found}\n")
+    return out
 
 
 def prove_text(r: ProveReport) -> str:

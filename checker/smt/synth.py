@@ -37,6 +37,7 @@ region; the safe region is the declared ranges minus the bad region.
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,9 +47,9 @@ import z3
 
 from checker.algorithms.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
 from checker.limits import LimitHit, Limits
-from checker.model.interface import GT, LE, LT, ClockAtom, TimedModel
+from checker.model.interface import GT, LE, LT, ClockAtom, ParamConstraint, State, TimedModel
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
-from checker.results import ProofStatus
+from checker.results import Coverage, ProofStatus
 from checker.semantics.canon import canonizer
 from checker.semantics.clockbounds import live_clocks
 from checker.semantics.ts import Label, LabelKind, Status, Succ
@@ -92,6 +93,40 @@ it starts; the object is then updated in place as the exploration runs (the comm
 line reads it for its progress display).  Empty by default."""
 
 
+class TargetKind(enum.Enum):
+    """What a parametric exploration collects the parameters of."""
+
+    ALL = "all"
+    """Violations of every property (and deadlocks, unless turned off): EFsynth of the
+    bad region."""
+    PROPERTY = "property"
+    """Violations of one named invariant or bounded response (or ``deadlock``): the
+    others are not properties of this run, states breaking them are explored on."""
+    QUERY = "query"
+    """States satisfying one ``reachable`` query: the values for which it is reachable
+    (IMITATOR's EF); no property is checked."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The target of a parametric exploration; ``name`` is the property's or query's."""
+
+    kind: TargetKind = TargetKind.ALL
+    name: str = ""
+
+    def matches(self, prop: str) -> bool:
+        """Whether a broken property (a label's name, ``inv[A]`` for an instance of a
+        family) counts for this target."""
+        if self.kind is TargetKind.ALL:
+            return True
+        if self.kind is TargetKind.QUERY:
+            return False
+        return prop == self.name or prop.startswith(self.name + "[")
+
+
+EVERY_PROPERTY = Target()
+
+
 @dataclass
 class Region:
     """A set of parameter valuations: a union of convex polyhedra over the free
@@ -115,7 +150,17 @@ class SynthResult:
 
 
 def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
-    """The declared ranges of the free parameters as constraints."""
+    """The declared ranges of the free parameters and the spec's ``assume`` constraints
+    (the other parameters at their values) as constraints: the parameter space every
+    parametric exploration starts from."""
+    out = _box(model, free)
+    out.extend(constraint_lin(c, free, model.values) for c in model.param_constraints)
+    got = dedupe(out)
+    return got if got is not None else [Lin((), Fraction(1), False)]
+
+
+def _box(model: TimedModel, free: Sequence[str]) -> list[Lin]:
+    """The declared ranges of the free parameters alone."""
     out: list[Lin] = []
     for p in free:
         prm = model.params[p]
@@ -124,8 +169,40 @@ def range_constraints(model: TimedModel, free: Sequence[str]) -> list[Lin]:
             out.append(Lin.make({v: Fraction(-1)}, prm.lo, prm.lo_open))
         if prm.hi is not None:
             out.append(Lin.make({v: Fraction(1)}, -prm.hi, prm.hi_open))
-    got = dedupe(out)
-    return got if got is not None else [Lin((), Fraction(1), False)]
+    return out
+
+
+def constraint_lin(c: ParamConstraint, free: Sequence[str], values: Mapping[str, Fraction]
+                   ) -> Lin:
+    """An ``assume`` constraint over ``free`` (the other parameters at ``values``)."""
+    coefs = {param_var(p): a for p, a in c.expr.terms if p in free}
+    const = c.expr.const + sum((a * values[p] for p, a in c.expr.terms if p not in free),
+                               Fraction(0))
+    return Lin.make(coefs, const, c.strict)
+
+
+def unsatisfiable_constraint(model: TimedModel, free: Sequence[str]
+                             ) -> ParamConstraint | None:
+    """When no valuation of ``free`` in the ranges satisfies the spec's ``assume``
+    constraints (the others at their values): one of them, the last whose addition
+    makes the conjunction empty; None when they admit some value."""
+    if admits(model, free, []):
+        return None
+    plain: list[Lin] | None = _box(model, free)
+    ctx = Z3Context()
+    for c in model.param_constraints:
+        assert plain is not None
+        plain = dedupe([*plain, constraint_lin(c, free, model.values)])
+        if plain is None or not ctx.sat(plain):
+            return c
+    return model.param_constraints[-1] if model.param_constraints else None
+
+
+def admits(model: TimedModel, free: Sequence[str], cons: Sequence[Lin]) -> bool:
+    """Whether some valuation of ``free`` inside the declared ranges satisfies ``cons``
+    (a conjunction over the free parameters)."""
+    got = dedupe([*range_constraints(model, free), *cons])
+    return got is not None and Z3Context().sat(got)
 
 
 def probe_points(model: TimedModel, free: Sequence[str]) -> list[list[Fraction]]:
@@ -158,13 +235,19 @@ class BadRegion:
     not expanded; nor is one whose parameters are all bad already: constraints only
     shrink along a path, so nothing new can be learned below it)."""
 
-    def __init__(self, ts: PolyTS, store: Passed[Poly], waiting: Waiting) -> None:
+    def __init__(self, ts: PolyTS, store: Passed[Poly], waiting: Waiting,
+                 target: Target = EVERY_PROPERTY, query: int | None = None) -> None:
         self.ts = ts
         self.ctx = ts.pz.ctx
         self.store = store
         self.waiting = waiting
         self.bad = Region()
         self.bad_props: list[str] = []
+        self.target = target
+        self.query = query
+        """With a query target: its position in the model's ``query_names``."""
+        self.queries_of: Callable[[State], Sequence[int]] = getattr(
+            ts.model, "queries", lambda s: ())
 
     # ---- the bad region --------------------------------------------------------------------
     def covered(self, params: Sequence[Lin]) -> bool:
@@ -216,10 +299,13 @@ class BadRegion:
             self.add_bad(params, prop)
 
     def report_labels(self, labels: Sequence[Label]) -> bool:
-        """Report the pieces of ``labels``; whether one is a broken invariant."""
+        """Report the pieces of ``labels`` the target counts; whether one of them is a
+        broken invariant (its state is not expanded)."""
         outright = False
         for lab in labels:
             assert isinstance(lab, PieceLabel)
+            if not self.target.matches(lab.name):
+                continue
             self.report(lab.piece, lab.name)
             outright = outright or lab.kind is LabelKind.INVARIANT
         return outright
@@ -229,10 +315,17 @@ class BadRegion:
         """Report what a new state breaks (a covered one adds no bad parameters); queue
         it unless it breaks an invariant."""
         if succ.status is Status.ASSERT:
-            self.report(succ.zone, "assert")  # the parameters where the edge fires
+            if self.target.matches("assert"):
+                self.report(succ.zone, "assert")  # the parameters where the edge fires
         elif succ.status is Status.TIMELOCK:
             self.report_labels(succ.labels)
         elif node is not None:
+            if self.query is not None:
+                # Queries are about the discrete state: all of the zone satisfies it.
+                if self.query in self.queries_of(succ.state):
+                    self.report(succ.zone, self.target.name)
+                self.waiting.push(node)
+                return
             labels = succ.deferred() if succ.deferred is not None else succ.labels
             if not self.report_labels(labels):
                 self.waiting.push(node)
@@ -254,7 +347,8 @@ class BadRegion:
 
 def _synth(model: TimedModel, free: Sequence[str], base: Sequence[Lin], limits: Limits,
            symmetry: bool, deadlock: bool = True,
-           progress: Callable[[Stats], None] | None = None) -> SynthResult:
+           progress: Callable[[Stats], None] | None = None,
+           target: Target = EVERY_PROPERTY) -> SynthResult:
     """EFsynth: :func:`covreach` over the parametric zone graph with :class:`BadRegion`;
     the result is complete unless a limit ended the run."""
     free = list(free)
@@ -267,10 +361,19 @@ def _synth(model: TimedModel, free: Sequence[str], base: Sequence[Lin], limits: 
     live = live_clocks(model, cap, budget.deadline)
     pz = PolyZones(model, free, ctx, live, canonizer(model, symmetry))
     ranges = range_constraints(model, free)
+    query = None
+    if target.kind is TargetKind.QUERY:
+        names = list(getattr(model, "query_names", ()))
+        if target.name not in names:
+            raise ValueError(f"no `reachable {target.name}` query in the model")
+        query = names.index(target.name)
+        deadlock = False
+    elif target.kind is TargetKind.PROPERTY:
+        deadlock = deadlock and target.name == "deadlock"
     ts = PolyTS(model, pz, [*ranges, *base], deadlock, budget.check_time)
     store: Passed[Poly] = Passed(ts.includes, keep_shallower=False)
     waiting = waiting_list("bfs")
-    goal = BadRegion(ts, store, waiting)
+    goal = BadRegion(ts, store, waiting, target, query)
     for observe in STATS_OBSERVERS:
         observe(store.stats)
     limit = None
@@ -297,23 +400,31 @@ def explore_parametric(
     deadlock: bool = True,
     max_memory_mb: int | None = None,
     progress: Callable[[Stats], None] | None = None,
+    target: Target = EVERY_PROPERTY,
 ) -> SynthResult:
     """The bad parameter region of ``model`` over ``free`` (others at their values).
 
     ``base`` restricts the parameters explored (e.g. an assumption); ``deadlock``
     makes deadlocks bad too; ``progress`` is called about once a second with the
-    exploration's statistics.  Raises SolverUnknown if Z3 cannot decide a query.
+    exploration's statistics; ``target``: one property only, or a ``reachable``
+    query, whose "bad" region is then the values for which it is reachable.  Raises
+    SolverUnknown if Z3 cannot decide a query.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     limits = Limits(max_states=max_states, max_memory_mb=max_memory_mb, deadline=deadline)
-    return _synth(model, free, base, limits, symmetry, deadlock, progress)
+    return _synth(model, free, base, limits, symmetry, deadlock, progress, target)
 
 
 __all__ = [
+    "EVERY_PROPERTY",
+    "Coverage",
     "Region",
     "SolverUnknown",
     "SynthResult",
     "SynthStats",
+    "Target",
+    "TargetKind",
+    "admits",
     "explore_parametric",
     "range_constraints",
 ]
@@ -384,9 +495,59 @@ def essential(ctx: Z3Context, piece: Sequence[Lin], ranges: Sequence[Lin]) -> li
     return kept
 
 
+def coverage(result: SynthResult) -> Coverage | None:
+    """How much of the ranges the safe region covers; None when the run was cut short
+    and the bad region found so far leaves some values open (the rest of the
+    exploration could still make them bad).  Every bad piece is a real violation, so a
+    bad region that already covers the ranges makes ``none`` final either way."""
+    if not result.bad.pieces:
+        return Coverage.ALL if result.complete else None
+    ctx = Z3Context()
+    outside = [z3.Not(z3.And(*[ctx.expr(c) for c in piece])) for piece in result.bad.pieces]
+    if not ctx.sat(result.ranges, outside):
+        return Coverage.NONE
+    return Coverage.SOME if result.complete else None
+
+
+def reach_coverage(result: SynthResult) -> Coverage | None:
+    """With a query target: how much of the ranges the values for which it is reachable
+    cover (the pieces found are real: ``all`` is final even when a limit was hit)."""
+    if not result.bad.pieces:
+        return Coverage.NONE if result.complete else None
+    if coverage(result) is Coverage.NONE:
+        return Coverage.ALL
+    return Coverage.SOME if result.complete else None
+
+
+def reach_region(result: SynthResult) -> list[list[Lin]]:
+    """With a query target: the values for which it is reachable, as a union (DNF) of
+    convex pieces, each without the constraints the ranges imply.  ``[]`` is "no
+    value"; ``[[]]`` is "every value"."""
+    if reach_coverage(result) is Coverage.ALL:
+        return [[]]
+    ctx = Z3Context()
+    return sorted(sorted(essential(ctx, piece, result.ranges)) for piece in result.bad.pieces)
+
+
+def dnf_text(dnf: Sequence[Sequence[Lin]], order: Sequence[str] = ()) -> str:
+    """A DNF region as readable text."""
+    if not dnf:
+        return "false"
+    if any(not piece for piece in dnf):
+        return "true"
+    parts = []
+    for piece in dnf:
+        text = " and ".join(lin_text(c, order) for c in piece)
+        parts.append(f"({text})" if len(piece) > 1 and len(dnf) > 1 else text)
+    return " or ".join(parts)
+
+
 def safe_region(result: SynthResult) -> list[list[Lin]]:
     """The safe region as a conjunction of disjunctions of constraints (CNF) — to be
-    read together with the ranges.  ``[]`` is "every value"; ``[[]]`` is "none"."""
+    read together with the ranges.  ``[]`` is "every value"; ``[[]]`` is "none" (also
+    when the bad pieces cover the ranges only together)."""
+    if coverage(result) is Coverage.NONE:
+        return [[]]
     ctx = Z3Context()
     cnf: list[list[Lin]] = []
     for piece in result.bad.pieces:
@@ -466,6 +627,34 @@ def region_difference(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin],
                      for p in free}
             return point, in_found
     return None
+
+
+def same_safe_values(a: SynthResult, b: SynthResult, within: Sequence[Lin] = ()) -> bool:
+    """Whether two complete syntheses over the same free parameters call the same values
+    safe inside ``within`` and both results' ranges (e.g. a run without the spec's
+    ``assume`` constraints against one with them, ``within`` the constraints)."""
+    ctx = Z3Context()
+
+    def bad(r: SynthResult) -> z3.BoolRef:
+        return z3.Or(*[z3.And(*[ctx.expr(c) for c in piece]) for piece in r.bad.pieces]) \
+            if r.bad.pieces else z3.BoolVal(False)
+
+    domain = [*a.ranges, *b.ranges, *within]
+    return not ctx.sat(domain, [bad(a) != bad(b)])
+
+
+def dnf_smtlib(dnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin], free: Sequence[str]
+               ) -> str:
+    """A DNF region (within the ranges) as an SMT-LIB script."""
+    decls = "".join(f"(declare-const {p} Real)\n" for p in free)
+    return decls + f"(assert {dnf_z3(dnf, ranges).sexpr()})\n"
+
+
+def dnf_z3(dnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin]) -> z3.BoolRef:
+    """A DNF region (within the ranges) as a Z3 formula over Reals named after the
+    parameters."""
+    pieces = [region_z3([[c] for c in piece], []) for piece in dnf]
+    return z3.And(region_z3([], ranges), z3.Or(*pieces) if pieces else z3.BoolVal(False))
 
 
 def region_smtlib(cnf: Sequence[Sequence[Lin]], ranges: Sequence[Lin], free: Sequence[str]
