@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction["_Parser"]
 
 COMMANDS = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view", "simulate",
-            "export")
+            "export", "validate")
 """The subcommands; each is run by the module of its name in :mod:`checker.cli`."""
 
 
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Model checking of release protocols for remotely written memory.",
         epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive,"
         " 4 vacuous (check --strict), 5 a `reachable` query never reachable (check),"
+        " 6 the log deviates from the spec (validate),"
         " 70 internal error, 130 SIGINT, 143 SIGTERM",
     )
     p.add_argument("--version", action=_VersionAction, nargs=0, dest="show_version",
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_graph_parser(sub)
     _add_view_parser(sub)
     _add_simulate_parser(sub)
+    _add_validate_parser(sub)
     return p
 
 
@@ -340,3 +342,41 @@ def _add_simulate_parser(sub: Subparsers) -> None:
                      help="with --sweep: do not compute the exact safe bound by synthesis")
     sim.add_argument("--json", action="store_true", help="print the result as JSON")
     sim.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+
+def _add_validate_parser(sub: Subparsers) -> None:
+    """``validate``."""
+    val = sub.add_parser(
+        "validate",
+        help="check that a log of the running system is a run of the spec",
+        description="Timed trace validation: follow the set of symbolic states of SPEC"
+        " consistent with LOG line by line (zones with an absolute-time clock), letting"
+        " unobservable events happen between lines.  LOG is JSON lines"
+        " ({\"t\": 881.28, \"event\": \"decode.release\", \"args\": {\"r\": \"A\"}}),"
+        " or text lines read through --map.  Exit 0 = the log conforms, 1 = it conforms"
+        " and every run consistent with it breaks a property, 2 = bad input,"
+        " 3 = inconclusive (a limit), 6 = the log deviates (the first line that is not"
+        " possible, and what was).",
+    )
+    val.add_argument("spec", metavar="SPEC")
+    val.add_argument("log", metavar="LOG")
+    _add_param_args(val)
+    val.add_argument("--map", metavar="MAP.toml",
+                     help="read LOG as text lines through this mapping (a regex per event)")
+    val.add_argument("--observable", action="append", default=[], metavar="EV,...",
+                     help="the events (actor.event) the log records; others may happen"
+                     " unobserved between lines (default: every event the log, or the"
+                     " mapping, names)")
+    val.add_argument("--clock-error", metavar="SECONDS",
+                     help="uncertainty of each timestamp (default 0): an event logged at t"
+                     " happened in [t - e, t + e]")
+    val.add_argument("--start", metavar="SECONDS",
+                     help="the log time at which the model starts (default 0)")
+    val.add_argument("--diagram", metavar="FILE",
+                     help="draw the run the log is consistent with (.dot, .svg, .png, .pdf);"
+                     " the run is kept in memory")
+    val.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_limit_args(val)
+    val.add_argument("--max-memory", type=positive_int, metavar="MIB",
+                     help="stop (inconclusive) when the process uses more memory")
+    val.set_defaults(max_states=None)

@@ -1,0 +1,250 @@
+"""``kvrace validate``: is a log of the running system a run of the spec?"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterator
+from fractions import Fraction
+
+from checker.cli.common import (
+    EXIT_DEVIATES,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_VIOLATION,
+    Session,
+    check_diagram_path,
+    draw_trace,
+    load_spec,
+    params_of,
+    side_output,
+)
+from checker.errors import UsageError
+from checker.explorer.limits import Budget, LimitHit, MemoryGuard
+from checker.model import trace as tr
+from checker.model.compiled import SpecModel
+from checker.model.trace import fmt_time
+from checker.numbers import parse_number
+from checker.present import jsonout
+from checker.validate.conform import Certainty, EventIndex, Monitor, Outcome, Report, validate
+from checker.validate.log import Entry, LogError, read_json_lines
+from checker.validate.mapping import Mapping, TextLog, load_mapping
+
+
+def _seconds(text: str | None, option: str) -> Fraction:
+    if text is None:
+        return Fraction(0)
+    try:
+        value = parse_number(text)
+    except ValueError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+    return value
+
+
+def _lines(path: str) -> Iterator[str]:
+    """The log's lines, streamed (a byte that is not UTF-8 becomes U+FFFD)."""
+    try:
+        f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - streamed
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with f:
+        yield from f
+
+
+def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | None
+                ) -> frozenset[str]:
+    """``--observable``, or every event the mapping names, or every event the log names
+    (a first pass over the log, streamed; names the spec lacks are reported, with
+    their line, by the second)."""
+    names = [n.strip() for text in args.observable for n in text.split(",") if n.strip()]
+    if names:
+        for n in names:
+            index.check_name(n, "--observable", 1)
+        return frozenset(names)
+    if mapping is not None:
+        return frozenset(n for n in mapping.events() if n in index.instances)
+    seen: set[str] = set()
+    for entry in read_json_lines(args.log, _lines(args.log)):
+        event = getattr(entry, "event", None)
+        if event is not None and event in index.instances:
+            seen.add(event)
+    return frozenset(seen)
+
+
+def _entries(args: argparse.Namespace, mapping: Mapping | None, index: EventIndex
+             ) -> Iterator[Entry]:
+    if mapping is None:
+        return read_json_lines(args.log, _lines(args.log))
+    text = TextLog(mapping, args.log)
+    text.domains = {ev: dict(params) for ev, params in index.params.items()}
+    return text.entries(_lines(args.log))
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    """Validate the log; print the verdict, then draw the run if asked."""
+    out, err = session.out, session.err
+    spec = load_spec(args.spec, args)
+    params = params_of(args)
+    limits = session.limits(args)
+    if args.diagram:
+        check_diagram_path(args.diagram)
+    clock_error = _seconds(args.clock_error, "--clock-error")
+    if clock_error < 0:
+        raise UsageError("--clock-error must be 0 or more seconds")
+    start = _seconds(args.start, "--start")
+    mapping = load_mapping(args.map) if args.map else None
+    model = session.model(spec, params, args.timeout)
+    index = EventIndex(model)
+    if mapping is not None:
+        for rule in mapping.rules:
+            try:
+                index.check_name(rule.event, mapping.path, rule.line)
+            except LogError as exc:
+                raise LogError(mapping.path, rule.line, exc.message) from None
+    begun = time.monotonic()
+    budget = Budget(limits, session.started)
+    reason: str | None = None
+    with MemoryGuard(limits.max_memory_mb):
+        try:
+            observable = _observable(args, index, mapping)
+            monitor = Monitor(model, args.log, observable, clock_error=clock_error,
+                              start=start, budget=budget, keep_path=bool(args.diagram))
+            report = validate(monitor, _entries(args, mapping, index))
+        except LimitHit as lim:
+            reason = lim.what
+            report = monitor.report if "monitor" in locals() else Report(Outcome.CONFORMS)
+    seconds = time.monotonic() - begun
+    if reason is not None:
+        code = EXIT_INCONCLUSIVE
+    elif report.outcome is Outcome.DEVIATES:
+        code = EXIT_DEVIATES
+    elif report.broken is not None and report.certainty is Certainty.CERTAIN:
+        code = EXIT_VIOLATION
+    else:
+        code = EXIT_OK
+    if args.json:
+        out.write(jsonout.document("validate", code, _json(args, model, report, reason,
+                                                           clock_error, start, seconds)))
+    else:
+        out.write(_text(args, report, reason))
+    if args.diagram and reason is None and report.path is not None:
+        trace = _trace(model, report, start)
+        side_output(err, args.diagram, lambda: draw_trace(trace, args.diagram))
+    return code
+
+
+def _possible_text(report: Report) -> str:
+    dev = report.deviation
+    assert dev is not None
+    if not dev.possible:
+        return (f"no observable event was possible next (looked until"
+                f" t={fmt_time(dev.horizon)})")
+    parts = []
+    for p in dev.possible:
+        if p.latest is None:
+            when = f"from t={fmt_time(p.earliest)}"
+        elif p.latest == p.earliest:
+            when = f"at t={fmt_time(p.earliest)}"
+        else:
+            when = f"at t in [{fmt_time(p.earliest)}, {fmt_time(p.latest)}]"
+        parts.append(f"`{p.event}` {when}")
+    return "possible next events were " + ", ".join(parts)
+
+
+def _text(args: argparse.Namespace, report: Report, reason: str | None) -> str:
+    lines: list[str] = []
+    if reason is not None:
+        lines.append(f"INCONCLUSIVE: {reason}; the first {report.matched} lines of"
+                     f" {args.log} match the spec")
+        return "\n".join(lines) + "\n"
+    if report.outcome is Outcome.DEVIATES:
+        dev = report.deviation
+        assert dev is not None
+        obs = dev.observation
+        prefix = (f"the longest matching prefix ends at line {dev.matched}" if dev.matched
+                  else "no line matches")
+        lines.append(f"DEVIATES at {args.log}:{dev.line}: `{obs.show()}` at"
+                     f" t={fmt_time(obs.time)} is not possible here; {_possible_text(report)};"
+                     f" {prefix}")
+    else:
+        runs = f" in {report.runs} runs" if report.runs > 1 else ""
+        lines.append(f"CONFORMS: the {report.observations} events of {args.log}{runs} are a"
+                     " run of the spec")
+    b = report.broken
+    if b is not None and report.outcome is Outcome.CONFORMS:
+        if report.certainty is Certainty.CERTAIN:
+            lines.append(f"VIOLATED: this log contains a violation of {b.property} at"
+                         f" {args.log}:{b.line} ({b.event}): {b.message}")
+        else:
+            lines.append(f"warning: some runs consistent with this log break {b.property} at"
+                         f" {args.log}:{b.line} ({b.event}): {b.message}; others do not")
+    lines.append(f"  {report.lines} lines, {report.observations} events, at most"
+                 f" {report.max_states} symbolic states at once, observable:"
+                 f" {', '.join(report.observable) or 'none'}")
+    return "\n".join(lines) + "\n"
+
+
+def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: str | None,
+          clock_error: Fraction, start: Fraction, seconds: float) -> dict[str, object]:
+    dev = report.deviation
+    deviation = None
+    if dev is not None and reason is None:
+        deviation = {
+            "line": dev.line, "event": dev.observation.show(),
+            "t": fmt_time(dev.observation.time),
+            "message": f"`{dev.observation.show()}` at t={fmt_time(dev.observation.time)} is"
+                       f" not possible here; {_possible_text(report)}",
+            "possible": [{"event": p.event, "earliest": fmt_time(p.earliest),
+                          "latest": None if p.latest is None else fmt_time(p.latest)}
+                         for p in dev.possible],
+            "horizon": fmt_time(dev.horizon)}
+    b = report.broken
+    violation = None if b is None or reason is not None else {
+        "line": b.line, "property": b.property, "property_kind": b.kind,
+        "message": b.message, "event": b.event, "certainty": report.certainty}
+    return {
+        "spec": args.spec, "model": model.name, "log": args.log, "map": args.map,
+        "conformance": None if reason is not None else report.outcome,
+        "params": {k: fmt_time(v) for k, v in model.values.items()},
+        "observable": list(report.observable), "clock_error": fmt_time(clock_error),
+        "start": fmt_time(start), "lines": report.lines,
+        "observations": report.observations, "runs": report.runs,
+        "matched_until": report.matched, "deviation": deviation, "violation": violation,
+        "max_states": report.max_states, "transitions": report.transitions,
+        "seconds": round(seconds, 3), "inconclusive_reason": reason,
+    }
+
+
+def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
+    """The run the log is consistent with as a trace, for the diagram: observed events
+    at their logged times, an unobserved one at the time of the next line (it
+    happened no later)."""
+    assert report.path is not None
+    states = list(model.initial_states()[:1])
+    events: list[object] = [None]
+    receives: list[object] = [None]
+    failures: list[str | None] = [None]
+    labels = ["initial"]
+    times: list[Fraction] = [start]
+    pending: list[int] = []
+    for step in report.path:
+        prev = states[-1]
+        events.append(model.instance(step.event))
+        receives.append(model.receive_of(step.event, prev))
+        edge = next((e for e in model.edges(prev) if e.event == step.event), None)
+        failures.append(edge.failure if edge is not None else None)
+        labels.append(model.event_names[step.event])
+        states.append(step.state)
+        if step.time is None:
+            pending.append(len(times))
+            times.append(Fraction(0))
+        else:
+            for k in pending:
+                times[k] = step.time
+            pending = []
+            times.append(step.time)
+    b = report.broken
+    verdict = jsonout.VIOLATED if b is not None else jsonout.HOLDS
+    return tr.build(model.spec, model.values, verdict, b.name if b else None,
+                    b.message if b else None, labels, states, events,  # type: ignore[arg-type]
+                    receives, failures, times)  # type: ignore[arg-type]
