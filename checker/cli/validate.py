@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from checker.cli.common import (
+    EXIT_BAD_INPUT,
     EXIT_DEVIATES,
     EXIT_INCONCLUSIVE,
     EXIT_OK,
@@ -26,6 +27,7 @@ from checker.model.compiled import SpecModel
 from checker.model.trace import fmt_time
 from checker.numbers import parse_number
 from checker.present import jsonout
+from checker.results import PropertyKind
 from checker.validate.conform import Certainty, EventIndex, Monitor, Outcome, Report, validate
 from checker.validate.log import Entry, LogError, read_json_lines
 from checker.validate.mapping import Mapping, TextLog, load_mapping
@@ -81,7 +83,18 @@ def _entries(args: argparse.Namespace, mapping: Mapping | None, index: EventInde
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    """Validate the log; print the verdict, then draw the run if asked."""
+    """Validate the log; print the verdict, then draw the run if asked.  A bad line of
+    the log or the mapping is exit 2 with its ``FILE:LINE``."""
+    try:
+        return _run(args, session)
+    except LogError as exc:
+        session.err.write(f"{exc}\n")
+        session.errors = [jsonout.error("bad-log", exc.message, exc.file,
+                                        exc.line if exc.line > 0 else None)]
+        return EXIT_BAD_INPUT
+
+
+def _run(args: argparse.Namespace, session: Session) -> int:
     out, err = session.out, session.err
     spec = load_spec(args.spec, args)
     params = params_of(args)
@@ -172,12 +185,15 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None) -> str:
                      " run of the spec")
     b = report.broken
     if b is not None and report.outcome is Outcome.CONFORMS:
+        where = f"{args.log}:{b.line}"
+        if b.kind is not PropertyKind.ASSERT:
+            where += f" (entering it: {b.event})"
         if report.certainty is Certainty.CERTAIN:
             lines.append(f"VIOLATED: this log contains a violation of {b.property} at"
-                         f" {args.log}:{b.line} ({b.event}): {b.message}")
+                         f" {where}: {b.message}")
         else:
             lines.append(f"warning: some runs consistent with this log break {b.property} at"
-                         f" {args.log}:{b.line} ({b.event}): {b.message}; others do not")
+                         f" {where}: {b.message}; others do not")
     lines.append(f"  {report.lines} lines, {report.observations} events, at most"
                  f" {report.max_states} symbolic states at once, observable:"
                  f" {', '.join(report.observable) or 'none'}")
