@@ -291,6 +291,7 @@ class EventIndex:
         self.model = model
         self.params: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self.instances: dict[str, list[tuple[int, dict[str, str]]]] = {}
+        self._matches: dict[tuple[str, tuple[tuple[str, str], ...]], frozenset[int]] = {}
         for e in range(len(model.event_names)):
             ev, idx = model.instance(e)
             label = ev.label
@@ -318,6 +319,16 @@ class EventIndex:
     def match(self, obs: Observation, file: str) -> frozenset[int]:
         """The instances an observation may be: every one whose arguments agree with
         the ones the line gives."""
+        key = (obs.event, obs.args)
+        got = self._matches.get(key)
+        if got is None:
+            got = self._match(obs, file)
+            if len(self._matches) > 4096:
+                self._matches.clear()
+            self._matches[key] = got
+        return got
+
+    def _match(self, obs: Observation, file: str) -> frozenset[int]:
         self.check_name(obs.event, file, obs.line)
         declared = dict(self.params[obs.event])
         for name, value in obs.args:
@@ -339,12 +350,17 @@ class _ObservedTS(ZoneTS):
     instances a caller allows (an ``assert`` that fails is a step too: the log goes on,
     and the run carries the violation)."""
 
+    m: list[int]
+    """The constant of each DBM index for Extra_M (every clock is live in every state)."""
+
     def steps(self, state: State, zone: dbm.Dbm, allowed: frozenset[int]
               ) -> Iterator[tuple[Edge, State, dbm.Dbm, Label | None]]:
         """The successors of (state, zone) by the allowed instances: the edge, the
         target, its extrapolated zone, and the property the target breaks (if any)."""
         dz = self.dz
         f = dz.frame(state)
+        extrapolate, apply = dz.D.extrapolate_m, dz.apply
+        m = self.m
         for e in self.edges(state):
             if e.event not in allowed:
                 continue
@@ -358,15 +374,9 @@ class _ObservedTS(ZoneTS):
             if tz is None:
                 continue
             lab = None if e.failure is not None else property_of(self.labels(t, tf, tz))
-            yield e, t, dz.extrapolate(tf, tz), lab
-
-
-def _ticks_floor(x: Fraction) -> int:
-    return math.floor(x)
-
-
-def _ticks_ceil(x: Fraction) -> int:
-    return math.ceil(x)
+            extrapolate(tz, tf.n, m)
+            apply(tz, tf.n, tf.pos, tf.deadlines)
+            yield e, t, tz, lab
 
 
 class Monitor:
@@ -408,6 +418,7 @@ class Monitor:
                               extrapolation=Extrapolation.M, canonical=None,
                               labels=frozenset({LabelKind.INVARIANT, LabelKind.HAZARD}),
                               ops=ops)
+        self.ts.m = [-1, *(max(lo, up) for lo, up in zip(live.lower, live.upper, strict=True))]
         self.D = ops
         self.n = n_clocks + 2
         self.now = n_clocks + 1
@@ -418,12 +429,16 @@ class Monitor:
         self.broken: list[Broken] = []
         self.report = Report(Outcome.CONFORMS, observable=tuple(sorted(observable)))
         self._last_time: Fraction | None = None
+        self._last_lo = 0
+        """The window's lower end of the latest line so far (ticks since the origin)."""
+        self.err_ticks = math.ceil(clock_error * self.ticks)
         self.restart(start)
 
     # ---- runs ---------------------------------------------------------------------------
     def restart(self, start: Fraction) -> None:
         """Begin a run of the model at log time ``start``."""
         self.origin = start
+        self.origin_ticks = math.floor(start * self.ticks)
         self.ref = 0
         """Ticks from ``origin`` to the reference instant ``now`` counts from."""
         self.nodes: list[_Node] = []
@@ -439,6 +454,7 @@ class Monitor:
         self.report.runs += 1
         self.report.matched = line
         self._last_time = None
+        self._last_lo = 0
         self.restart(self.start if start is None else start)
 
     # ---- the zone operations on ``now`` -------------------------------------------------
@@ -470,11 +486,12 @@ class Monitor:
 
     # ---- one line -----------------------------------------------------------------------
     def window(self, obs: Observation) -> tuple[int, int]:
-        """The observation's window ``[lo, hi]`` in ticks since the run's origin."""
-        err = self.clock_error
-        lo = _ticks_floor((obs.time - err - self.origin) * self.ticks)
-        hi = _ticks_ceil((obs.time + err - self.origin) * self.ticks)
-        return lo, hi
+        """The observation's window ``[lo, hi]`` in ticks since the run's origin (whole
+        ticks, rounded outward)."""
+        t = obs.time
+        lo, rem = divmod(t.numerator * self.ticks, t.denominator)
+        hi = lo + 1 if rem else lo
+        return lo - self.err_ticks - self.origin_ticks, hi + self.err_ticks - self.origin_ticks
 
     def closure(self, nodes: Sequence[_Node], hi: int, line: int = 0) -> list[_Node]:
         """Every node reachable from ``nodes`` by unobservable events, until ``now``
@@ -527,21 +544,22 @@ class Monitor:
         rep = self.report
         rep.lines = max(rep.lines, obs.line)
         rep.observations += 1
-        err = self.clock_error
+        lo_abs, hi_abs = self.window(obs)
         last = self._last_time
-        if last is not None and obs.time + err < last - err:
+        if last is not None and hi_abs < self._last_lo:
+            err = self.clock_error
             raise LogError(self.file, obs.line, f"time goes backwards: t={_show(obs.time)}"
                            f" is before the previous line's t={_show(last)} by more than"
                            f" the clock error ({_show(2 * err)} for two timestamps)")
-        if obs.time < self.origin - err:
+        if hi_abs < 0:
             raise LogError(self.file, obs.line, f"t={_show(obs.time)} is before the run's"
                            f" start (t={_show(self.origin)})")
-        self._last_time = obs.time if last is None else max(last, obs.time)
+        if last is None or lo_abs > self._last_lo:
+            self._last_time, self._last_lo = obs.time, lo_abs
         instances = self.index.match(obs, self.file)
         if not instances <= self.shown:
             raise LogError(self.file, obs.line, f"`{obs.event}` is not declared observable"
                            " (--observable)")
-        lo_abs, hi_abs = self.window(obs)
         lo, hi = lo_abs - self.ref, hi_abs - self.ref
         if hi > NOW_LIMIT:
             raise LogError(self.file, obs.line, f"t={_show(obs.time)} is too far after the"
@@ -619,7 +637,7 @@ class Monitor:
         return tuple(out), self._abs(horizon)
 
     def _abs(self, ticks: int) -> Fraction:
-        return self.origin + Fraction(self.ref + ticks, self.ticks)
+        return Fraction(self.origin_ticks + self.ref + ticks, self.ticks)
 
     # ---- the end ------------------------------------------------------------------------
     def finish(self) -> Report:

@@ -70,9 +70,23 @@ Entry = Observation | RunBreak
 """What a log line holds."""
 
 
+class _Number(str):
+    """A JSON number's text as written (read exactly, not through a float)."""
+
+
+_DECODE = json.JSONDecoder(parse_float=_Number, parse_int=_Number)
+
+
 def exact_time(value: object) -> Fraction | None:
     """A timestamp as an exact rational: a JSON number through its shortest decimal
     text (``881.28`` is 88128/100), or a decimal string; None if it is not one."""
+    if isinstance(value, _Number):
+        if len(value) > 40:
+            return None
+        if "e" in value or "E" in value:
+            d = Decimal(value)
+            return Fraction(d) if abs(d.adjusted()) <= 30 else None
+        return Fraction(value)
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -86,7 +100,7 @@ def exact_time(value: object) -> Fraction | None:
             d = Decimal(value.strip())
         except InvalidOperation:
             return None
-        return Fraction(d) if d.is_finite() else None
+        return Fraction(d) if d.is_finite() and abs(d.adjusted()) <= 30 else None
     return None
 
 
@@ -95,13 +109,13 @@ def arg_text(value: object) -> str | None:
     not a string, an integer or a boolean."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, _Number):
+        return str(value) if value.lstrip("-").isdigit() else None
     if isinstance(value, int | str):
         return str(value)
     return None
 
 
-def _parse_float(text: str) -> float:
-    return float(text)
 
 
 def read_json_lines(path: str, lines: Iterable[str]) -> Iterator[Entry]:
@@ -111,7 +125,7 @@ def read_json_lines(path: str, lines: Iterable[str]) -> Iterator[Entry]:
         if not text or text.startswith("#"):
             continue
         try:
-            doc = json.loads(text, parse_float=_parse_float)
+            doc = _DECODE.decode(text)
         except (json.JSONDecodeError, ValueError, RecursionError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not JSON"
             raise LogError(path, number, f"not a JSON object: {reason}") from None
