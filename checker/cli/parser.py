@@ -364,14 +364,17 @@ def _add_validate_parser(sub: Subparsers) -> None:
     val.add_argument("--map", metavar="MAP.toml",
                      help="read LOG as text lines through this mapping (a regex per event)")
     val.add_argument("--observable", action="append", default=[], metavar="EV,...",
-                     help="the events (actor.event) the log records; others may happen"
+                     help="the events (actor.event, or one instance as the spec prints it:"
+                     " 'decode.allocate(B, s0)') the log records; others may happen"
                      " unobserved between lines (default: every event the log, or the"
                      " mapping, names)")
     val.add_argument("--clock-error", metavar="SECONDS",
                      help="uncertainty of each timestamp (default 0): an event logged at t"
                      " happened in [t - e, t + e]")
-    val.add_argument("--start", metavar="SECONDS",
-                     help="the log time at which the model starts (default 0)")
+    val.add_argument("--start", metavar="T|LO:HI",
+                     help="the log time at which the model starts (default 0); LO:HI: at an"
+                     " unknown time between; either end may be relative to the first line,"
+                     " e.g. first-120:first (at most two minutes before it)")
     val.add_argument("--diagram", metavar="FILE",
                      help="draw the run the log is consistent with (.dot, .svg, .png, .pdf);"
                      " the run is kept in memory")

@@ -43,6 +43,48 @@ def _seconds(text: str | None, option: str) -> Fraction:
     return value
 
 
+def _split(text: str) -> list[str]:
+    """``EV,EV(A, B),...``: split at the commas outside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur += ch
+    out.append(cur)
+    return out
+
+
+def _endpoint(text: str) -> tuple[bool, Fraction]:
+    """One end of ``--start``: a time, or ``first`` with an optional offset."""
+    t = text.strip()
+    if t.startswith("first"):
+        rest = t[len("first"):].strip()
+        return True, _seconds(rest, "--start") if rest else Fraction(0)
+    return False, _seconds(t, "--start")
+
+
+def _start(text: str | None) -> tuple[Fraction, Fraction | None,
+                                      tuple[Fraction, Fraction | None] | None]:
+    """``--start``: ``T``, ``LO:HI`` (the model started at an unknown time between), or
+    either relative to the first line (``first-120:first``)."""
+    if text is None:
+        return Fraction(0), None, None
+    lo_text, colon, hi_text = text.partition(":")
+    lo_rel, lo = _endpoint(lo_text)
+    hi_rel, hi = _endpoint(hi_text) if colon else (lo_rel, lo)
+    if lo_rel != hi_rel:
+        raise UsageError("--start: give both ends relative to `first`, or neither")
+    if hi < lo:
+        raise UsageError(f"--start {text}: the window ends before it begins")
+    latest = hi if colon and hi != lo else None
+    if lo_rel:
+        return Fraction(0), None, (lo, latest)
+    return lo, latest, None
+
+
 def _lines(path: str) -> Iterator[str]:
     """The log's lines, streamed (a byte that is not UTF-8 becomes U+FFFD)."""
     try:
@@ -58,11 +100,10 @@ def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | 
     """``--observable``, or every event the mapping names, or every event the log names
     (a first pass over the log, streamed; names the spec lacks are reported, with
     their line, by the second)."""
-    names = [n.strip() for text in args.observable for n in text.split(",") if n.strip()]
+    names = [n.strip() for text in args.observable for n in _split(text) if n.strip()]
     if names:
-        for n in names:
-            index.check_name(n, "--observable", 1)
-        return frozenset(names)
+        return frozenset(" ".join(n.replace(",", ", ").split()).replace("( ", "(")
+                         for n in names)
     if mapping is not None:
         return frozenset(n for n in mapping.events() if n in index.instances)
     seen: set[str] = set()
@@ -104,7 +145,7 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     clock_error = _seconds(args.clock_error, "--clock-error")
     if clock_error < 0:
         raise UsageError("--clock-error must be 0 or more seconds")
-    start = _seconds(args.start, "--start")
+    start, latest, relative = _start(args.start)
     mapping = load_mapping(args.map) if args.map else None
     model = session.model(spec, params, args.timeout)
     index = EventIndex(model)
@@ -121,7 +162,8 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         try:
             observable = _observable(args, index, mapping)
             monitor = Monitor(model, args.log, observable, clock_error=clock_error,
-                              start=start, budget=budget, keep_path=bool(args.diagram))
+                              start=start, start_latest=latest, start_after_first=relative,
+                              budget=budget, keep_path=bool(args.diagram))
             report = validate(monitor, _entries(args, mapping, index))
         except LimitHit as lim:
             reason = lim.what
@@ -137,11 +179,11 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         code = EXIT_OK
     if args.json:
         out.write(jsonout.document("validate", code, _json(args, model, report, reason,
-                                                           clock_error, start, seconds)))
+                                                           clock_error, seconds)))
     else:
         out.write(_text(args, report, reason))
     if args.diagram and reason is None and report.path is not None:
-        trace = _trace(model, report, start)
+        trace = _trace(model, report, monitor.origin)
         side_output(err, args.diagram, lambda: draw_trace(trace, args.diagram))
     return code
 
@@ -201,7 +243,7 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None) -> str:
 
 
 def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: str | None,
-          clock_error: Fraction, start: Fraction, seconds: float) -> dict[str, object]:
+          clock_error: Fraction, seconds: float) -> dict[str, object]:
     dev = report.deviation
     deviation = None
     if dev is not None and reason is None:
@@ -223,7 +265,7 @@ def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: st
         "conformance": None if reason is not None else report.outcome,
         "params": {k: fmt_time(v) for k, v in model.values.items()},
         "observable": list(report.observable), "clock_error": fmt_time(clock_error),
-        "start": fmt_time(start), "lines": report.lines,
+        "start": args.start or "0", "lines": report.lines,
         "observations": report.observations, "runs": report.runs,
         "matched_until": report.matched, "deviation": deviation, "violation": violation,
         "max_states": report.max_states, "transitions": report.transitions,

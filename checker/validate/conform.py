@@ -382,20 +382,30 @@ class _ObservedTS(ZoneTS):
 class Monitor:
     """Feeds a log to the model line by line (see the module docstring).
 
-    ``observable``: the events (``actor.event``) the log records; every other event
-    may happen unobserved between lines.  ``clock_error``: each timestamp's
-    uncertainty, in seconds.  ``start``: the log time at which the model starts.
-    ``keep_path``: remember a run (for a diagram; memory then grows with the log)."""
+    ``observable``: the events (``actor.event``, or one instance as the model names it,
+    ``decode.allocate(B, s0)``) the log records; every other event may happen
+    unobserved between lines.  ``clock_error``: each timestamp's uncertainty, in
+    seconds.  ``start``: the log time at which the model starts (with
+    ``start_latest``: at an unknown time between the two); ``start_after_first``:
+    the start relative to the first line's time instead (``(-120, 0)``: at most two
+    minutes before it).  ``keep_path``: remember a run (for a diagram; memory then
+    grows with the log)."""
 
     def __init__(self, model: SpecModel, file: str, observable: frozenset[str], *,
                  clock_error: Fraction = Fraction(0), start: Fraction = Fraction(0),
+                 start_latest: Fraction | None = None,
+                 start_after_first: tuple[Fraction, Fraction | None] | None = None,
                  budget: Budget | None = None, keep_path: bool = False) -> None:
         self.model = model
         self.file = file
         self.index = EventIndex(model)
+        labels = set(model.event_names)
         for name in sorted(observable):
-            if name not in self.index.instances:
-                self.index.check_name(name, "--observable", 1)
+            if name not in self.index.instances and name not in labels:
+                self.index.check_name(name.split("(")[0], "--observable", 1)
+                raise LogError("--observable", 1, f"`{name}` is no event instance of the"
+                               " spec (instances are written as the spec prints them, e.g."
+                               f" `{model.event_names[0]}`)")
         self.observable = observable
         self.clock_error = clock_error
         self.start = start
@@ -424,30 +434,57 @@ class Monitor:
         self.now = n_clocks + 1
         """The DBM index of ``now`` (every clock is live: clock ``c`` is index c + 1)."""
         by_event = {e: self.model.instance(e)[0].label for e in range(len(model.event_names))}
-        self.hidden = frozenset(e for e, name in by_event.items() if name not in observable)
+        self.hidden = frozenset(e for e, name in by_event.items()
+                                if name not in observable
+                                and model.event_names[e] not in observable)
         self.shown = frozenset(by_event) - self.hidden
         self.broken: list[Broken] = []
         self.report = Report(Outcome.CONFORMS, observable=tuple(sorted(observable)))
         self._last_time: Fraction | None = None
+        self._last_hi = 0
         self._last_lo = 0
         """The window's lower end of the latest line so far (ticks since the origin)."""
         self.err_ticks = math.ceil(clock_error * self.ticks)
-        self.restart(start)
+        self.start_latest = start_latest
+        self.start_window: tuple[Fraction, Fraction | None] | None = start_after_first
+        self.restart(start, start_latest)
 
     # ---- runs ---------------------------------------------------------------------------
-    def restart(self, start: Fraction) -> None:
-        """Begin a run of the model at log time ``start``."""
+    def restart(self, start: Fraction, latest: Fraction | None = None) -> None:
+        """Begin a run of the model at log time ``start`` (with ``latest``: at an unknown
+        time between ``start`` and ``latest``)."""
         self.origin = start
         self.origin_ticks = math.floor(start * self.ticks)
         self.ref = 0
         """Ticks from ``origin`` to the reference instant ``now`` counts from."""
+        width = 0 if latest is None else math.ceil(latest * self.ticks) - self.origin_ticks
+        if width > NOW_LIMIT:
+            raise LogError(self.file, 0, "the start window is too wide for microsecond"
+                           " timestamps")
         self.nodes: list[_Node] = []
+        dz = self.ts.dz
+        D, n = self.D, self.n
         for s in self.model.initial_states():
-            f = self.ts.dz.frame(s)
-            z = self.ts.dz.close(f, self.ts.dz.zero(f))
+            f = dz.frame(s)
+            z0 = dz.zero(f)
+            if width > 0:
+                # The model starts `now` ticks after the origin, now in [0, width]: every
+                # model clock is 0 then, `now` is not.
+                D.up(z0, n)
+                D.constrain(z0, n, self.now, 0, dbm.bound(width, False))
+                for c in range(1, self.now):
+                    D.reset(z0, n, c)
+            z = dz.close(f, z0)
             if z is not None:
                 self.nodes.append(_Node(s, z, -1, () if self.keep_path else None))
         self.report.max_states = max(self.report.max_states, len(self.nodes))
+
+    def start_relative(self, first: Fraction) -> None:
+        """Resolve a start given relative to the first line (``first-120:first``)."""
+        assert self.start_window is not None
+        lo, hi = self.start_window
+        self.restart(first + lo, None if hi is None else first + hi)
+        self.start_window = None
 
     def new_run(self, line: int, start: Fraction | None) -> None:
         """A run break in the log at ``line``."""
@@ -455,7 +492,10 @@ class Monitor:
         self.report.matched = line
         self._last_time = None
         self._last_lo = 0
-        self.restart(self.start if start is None else start)
+        if start is None:
+            self.restart(self.start, self.start_latest)
+        else:
+            self.restart(start)
 
     # ---- the zone operations on ``now`` -------------------------------------------------
     def _at_most(self, z: dbm.Dbm, hi: int) -> dbm.Dbm | None:
@@ -539,11 +579,9 @@ class Monitor:
         self.broken.append(b)
         return len(self.broken) - 1
 
-    def feed(self, obs: Observation) -> bool:
-        """Take one observation; False (and :attr:`report` says where) if it deviates."""
-        rep = self.report
-        rep.lines = max(rep.lines, obs.line)
-        rep.observations += 1
+    def _checked_window(self, obs: Observation) -> tuple[int, int]:
+        """The observation's window, after checking the line's time against the lines
+        before it and the run's start."""
         lo_abs, hi_abs = self.window(obs)
         last = self._last_time
         if last is not None and hi_abs < self._last_lo:
@@ -556,6 +594,16 @@ class Monitor:
                            f" start (t={_show(self.origin)})")
         if last is None or lo_abs > self._last_lo:
             self._last_time, self._last_lo = obs.time, lo_abs
+        return lo_abs, hi_abs
+
+    def feed(self, obs: Observation) -> bool:
+        """Take one observation; False (and :attr:`report` says where) if it deviates."""
+        if self.start_window is not None:
+            self.start_relative(obs.time)
+        rep = self.report
+        rep.lines = max(rep.lines, obs.line)
+        rep.observations += 1
+        lo_abs, hi_abs = self._checked_window(obs)
         instances = self.index.match(obs, self.file)
         if not instances <= self.shown:
             raise LogError(self.file, obs.line, f"`{obs.event}` is not declared observable"
@@ -596,6 +644,8 @@ class Monitor:
             for node in out:
                 self._shift(node.zone, d)
             self.ref += d
+        self._last_hi = hi - d
+        """The last line's window end, in ticks since ``ref``."""
         self.nodes = out
         rep.matched = obs.line
         rep.max_states = max(rep.max_states, len(out))
@@ -652,6 +702,15 @@ class Monitor:
                 rep.broken = self.broken[first]
                 rep.certainty = Certainty.CERTAIN if len(hit) == len(viols) else (
                     Certainty.POSSIBLE)
+            elif self.hidden and self.nodes:
+                # Unobserved events may still fire at the last line's instant: a
+                # property they break is possibly broken by the run the log shows.
+                after = [nd.viol for nd in self.closure(self.nodes, self._last_hi,
+                                                        rep.matched)
+                         if nd.viol >= 0]
+                if after:
+                    rep.broken = self.broken[min(after)]
+                    rep.certainty = Certainty.POSSIBLE
             if self.keep_path and self.nodes:
                 pick = next((nd for nd in self.nodes if nd.viol >= 0), self.nodes[0])
                 rep.path = _unwind(pick.steps)
