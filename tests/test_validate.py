@@ -311,3 +311,25 @@ def test_a_timeout_is_inconclusive(tmp_path: Path) -> None:
     code, out, _ = cli(IMMEDIATE, str(log), "--timeout", "0.05", "--clock-error", "0.000001")
     assert code == 3
     assert out.startswith("INCONCLUSIVE: time limit (0.05 s) reached; the first ")
+
+
+def test_logs_follow_the_log_schema() -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((ROOT / "docs" / "schema" / "kvrace-log-1.schema.json").read_text(
+        encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    check = Draft202012Validator(schema)
+    model = model_of(IMMEDIATE)
+    lines = list(simlog.simulated_log(model, 2, 100))
+    for path in sorted((ROOT / LOGS).glob("*.jsonl")):
+        if path.stem in ("malformed", "time_backwards", "unknown_event"):
+            continue
+        lines += [t for t in path.read_text(encoding="utf-8").splitlines()
+                  if t.strip() and not t.startswith("#")]
+    for text in lines:
+        assert not list(check.iter_errors(json.loads(text))), text
+    bad = [{"t": 1}, {"event": "a.b"}, {"t": 1, "event": "nodot"},
+           {"t": 1, "event": "a.b", "extra": 1}]
+    for doc in bad:
+        assert list(check.iter_errors(doc)), doc

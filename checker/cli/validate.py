@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 
 from checker.cli.common import (
@@ -181,32 +182,54 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         out.write(jsonout.document("validate", code, _json(args, model, report, reason,
                                                            clock_error, seconds)))
     else:
-        out.write(_text(args, report, reason))
+        out.write(_text(args, report, reason, _clock_of(mapping)))
     if args.diagram and reason is None and report.path is not None:
         trace = _trace(model, report, monitor.origin)
         side_output(err, args.diagram, lambda: draw_trace(trace, args.diagram))
     return code
 
 
-def _possible_text(report: Report) -> str:
+Clock = Callable[[Fraction], str]
+"""How a time is shown: seconds, or the log's own date format."""
+
+
+def _clock_of(mapping: Mapping | None) -> Clock:
+    """Times as the log writes them when its mapping parses dates (the seconds after)."""
+    fmt = mapping.time_format if mapping is not None else None
+    if fmt is None:
+        return fmt_time
+
+    def show(t: Fraction) -> str:
+        whole = math.floor(t)
+        text = time.strftime(fmt, time.gmtime(whole))
+        frac = t - whole
+        if frac:
+            text += fmt_time(frac).lstrip("0")
+        return text
+
+    return show
+
+
+def _possible_text(report: Report, clock: Clock = fmt_time) -> str:
     dev = report.deviation
     assert dev is not None
     if not dev.possible:
         return (f"no observable event was possible next (looked until"
-                f" t={fmt_time(dev.horizon)})")
+                f" t={clock(dev.horizon)})")
     parts = []
     for p in dev.possible:
         if p.latest is None:
-            when = f"from t={fmt_time(p.earliest)}"
+            when = f"from t={clock(p.earliest)}"
         elif p.latest == p.earliest:
-            when = f"at t={fmt_time(p.earliest)}"
+            when = f"at t={clock(p.earliest)}"
         else:
-            when = f"at t in [{fmt_time(p.earliest)}, {fmt_time(p.latest)}]"
+            when = f"at t in [{clock(p.earliest)}, {clock(p.latest)}]"
         parts.append(f"`{p.event}` {when}")
     return "possible next events were " + ", ".join(parts)
 
 
-def _text(args: argparse.Namespace, report: Report, reason: str | None) -> str:
+def _text(args: argparse.Namespace, report: Report, reason: str | None,
+          clock: Clock = fmt_time) -> str:
     lines: list[str] = []
     if reason is not None:
         lines.append(f"INCONCLUSIVE: {reason}; the first {report.matched} lines of"
@@ -219,8 +242,8 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None) -> str:
         prefix = (f"the longest matching prefix ends at line {dev.matched}" if dev.matched
                   else "no line matches")
         lines.append(f"DEVIATES at {args.log}:{dev.line}: `{obs.show()}` at"
-                     f" t={fmt_time(obs.time)} is not possible here; {_possible_text(report)};"
-                     f" {prefix}")
+                     f" t={clock(obs.time)} is not possible here;"
+                     f" {_possible_text(report, clock)}; {prefix}")
     else:
         runs = f" in {report.runs} runs" if report.runs > 1 else ""
         lines.append(f"CONFORMS: the {report.observations} events of {args.log}{runs} are a"
