@@ -310,7 +310,7 @@ def test_a_timeout_is_inconclusive(tmp_path: Path) -> None:
     log.write_text("\n".join(simlog.simulated_log(model, 1, 3000)) + "\n", encoding="utf-8")
     code, out, _ = cli(IMMEDIATE, str(log), "--timeout", "0.05", "--clock-error", "0.000001")
     assert code == 3
-    assert out.startswith("INCONCLUSIVE: time limit (0.05 s) reached; the first ")
+    assert out.startswith("INCONCLUSIVE: time limit (0.05 s) reached; ")
 
 
 def test_logs_follow_the_log_schema() -> None:
@@ -333,3 +333,15 @@ def test_logs_follow_the_log_schema() -> None:
            {"t": 1, "event": "a.b", "extra": 1}]
     for doc in bad:
         assert list(check.iter_errors(doc)), doc
+
+
+def test_a_state_limit_is_inconclusive() -> None:
+    """``--max-states``: the most symbolic states tracked at once (the unobserved
+    allocation, abort and posts before line 7 need more than 10, fewer than 40)."""
+    log = f"{LOGS}/sglang_35049_on.jsonl"
+    code, out, _ = cli(DEFERRED, log, "--max-states", "40", "-p", "T_flight=7")
+    assert code == 0
+    code, out, _ = cli(DEFERRED, log, "--max-states", "10", "-p", "T_flight=7")
+    assert code == 3
+    assert out == ("INCONCLUSIVE: state limit (10) reached; before any line of"
+                   " tests/data/logs/sglang_35049_on.jsonl was matched\n")

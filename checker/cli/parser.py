@@ -382,4 +382,3 @@ def _add_validate_parser(sub: Subparsers) -> None:
     _add_limit_args(val)
     val.add_argument("--max-memory", type=positive_int, metavar="MIB",
                      help="stop (inconclusive) when the process uses more memory")
-    val.set_defaults(max_states=None)

@@ -232,8 +232,9 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None,
           clock: Clock = fmt_time) -> str:
     lines: list[str] = []
     if reason is not None:
-        lines.append(f"INCONCLUSIVE: {reason}; the first {report.matched} lines of"
-                     f" {args.log} match the spec")
+        where = (f"{args.log} matches the spec up to line {report.matched}"
+                 if report.matched else f"before any line of {args.log} was matched")
+        lines.append(f"INCONCLUSIVE: {reason}; {where}")
         return "\n".join(lines) + "\n"
     if report.outcome is Outcome.DEVIATES:
         dev = report.deviation

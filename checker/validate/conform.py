@@ -552,7 +552,7 @@ class Monitor:
             if not node.alive:
                 continue
             if budget is not None:
-                budget.count(0)
+                budget.count(store.count)
             for e, t, tz, lab in self.ts.steps(node.state, node.zone, self.hidden):
                 g = self._at_most(tz, hi)
                 if g is None:
@@ -622,7 +622,7 @@ class Monitor:
             if z is None:
                 continue
             if budget is not None:
-                budget.count(0)
+                budget.count(store.count)
             for e, t, tz, lab in self.ts.steps(node.state, z, instances):
                 viol = node.viol
                 if viol < 0 and (lab is not None or e.failure is not None):
