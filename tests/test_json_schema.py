@@ -89,6 +89,10 @@ CASES = [
     (["validate", "spec/vllm/lease_expired_read.kvr", "tests/data/logs/aws_do_eks_84_prefill.log",
       "--map", "spec/mappings/vllm_nixl.toml", "--clock-error", "1", "--start",
       "first-120:first"], 0, "holds"),
+    (["validate", DEFERRED, "tests/data/logs/deferred_release_ok.jsonl", "--free", "T_hold"], 0,
+     "holds"),
+    (["validate", DEFERRED, "tests/data/logs/never_allocated.jsonl", "--free", "T_hold"], 6,
+     "deviates"),
 ]
 
 

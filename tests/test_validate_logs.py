@@ -120,3 +120,39 @@ def test_a_bad_timestamp_in_a_text_log(tmp_path: Path) -> None:
     code, _, err = cli(DEFERRED, str(log), "--map", "spec/mappings/sglang.toml")
     assert code == 2
     assert err.startswith(f"{log}:1: error: timestamp '2026-13-45 99:00:00' does not match")
+
+
+# ---- --free: the parameter region a log implies ------------------------------------------
+
+@pytest.mark.parametrize(("argv", "code", "first"), [
+    ([IMMEDIATE, f"{LOGS}/sglang_35049_off.jsonl", "--observable", OFF_OBSERVABLE,
+      "--clock-error", "0.01", "--free", "T_flight"], 0,
+     "CONFORMS: the 4 events of tests/data/logs/sglang_35049_off.jsonl are a run of the spec"
+     " exactly when T_flight >= 5.98"),
+    ([LEASE, f"{LOGS}/aws_do_eks_84_prefill.log", "--map", "spec/mappings/vllm_nixl.toml",
+      "--clock-error", "1", "--start", "first-120:first", "--free", "L,Q_max"], 0,
+     "CONFORMS: the 2 events of tests/data/logs/aws_do_eks_84_prefill.log are a run of the"
+     " spec exactly when L <= Q_max - 18 and Q_max >= 50"),
+    ([DEFERRED, f"{LOGS}/deferred_early_release.jsonl", "--free", "T_hold"], 0,
+     "CONFORMS: the 6 events of tests/data/logs/deferred_early_release.jsonl are a run of the"
+     " spec exactly when T_hold <= 5"),
+    ([DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--free", "T_hold,T_prop"], 0,
+     "CONFORMS: the 7 events of tests/data/logs/deferred_release_ok.jsonl are a run of the"
+     " spec exactly when T_hold <= 8 and T_prop >= 1.5"),
+    ([DEFERRED, f"{LOGS}/never_allocated.jsonl", "--free", "T_hold,T_flight"], 6,
+     "DEVIATES at tests/data/logs/never_allocated.jsonl:3: `prefill.post(B, 0)` at t=0.4 is"
+     " not possible for any value of T_flight, T_hold within their ranges; the longest"
+     " matching prefix ends at line 2"),
+])
+def test_the_region_a_log_implies(argv: list[str], code: int, first: str) -> None:
+    got, out, _ = cli(*argv)
+    assert got == code
+    assert out.splitlines()[0] == first
+
+
+def test_free_refuses_a_diagram_and_unknown_parameters() -> None:
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--free", "T_hold",
+                       "--diagram", "x.svg")
+    assert code == 2 and "--diagram does not go with --free" in err
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--free", "T_nope")
+    assert code == 2 and "unknown parameter `T_nope`" in err

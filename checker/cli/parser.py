@@ -375,6 +375,10 @@ def _add_validate_parser(sub: Subparsers) -> None:
                      help="the log time at which the model starts (default 0); LO:HI: at an"
                      " unknown time between; either end may be relative to the first line,"
                      " e.g. first-120:first (at most two minutes before it)")
+    val.add_argument("--free", action="append", default=[], metavar="NAMES",
+                     help="comma-separated parameters to leave open: print the region of"
+                     " their values for which the log is a run of the spec (polyhedra; for"
+                     " excerpts, not long logs)")
     val.add_argument("--diagram", metavar="FILE",
                      help="draw the run the log is consistent with (.dot, .svg, .png, .pdf);"
                      " the run is kept in memory")

@@ -17,6 +17,7 @@ from checker.cli.common import (
     Session,
     check_diagram_path,
     draw_trace,
+    free_params,
     load_spec,
     params_of,
     side_output,
@@ -156,6 +157,9 @@ def _run(args: argparse.Namespace, session: Session) -> int:
                 index.check_name(rule.event, mapping.path, rule.line)
             except LogError as exc:
                 raise LogError(mapping.path, rule.line, exc.message) from None
+    if args.free:
+        return _run_free(args, session, model, index, mapping, clock_error,
+                         (start, latest, relative))
     begun = time.monotonic()
     budget = Budget(limits, session.started)
     reason: str | None = None
@@ -208,6 +212,73 @@ def _clock_of(mapping: Mapping | None) -> Clock:
         return text
 
     return show
+
+
+def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
+              index: EventIndex, mapping: Mapping | None, clock_error: Fraction,
+              start: tuple[Fraction, Fraction | None, tuple[Fraction, Fraction | None] | None]
+              ) -> int:
+    """``--free``: the parameter region the log implies (polyhedra, :mod:`checker.smt`)."""
+    from checker.smt.conform import RegionMonitor, validate_region
+
+    if args.diagram:
+        raise UsageError("--diagram does not go with --free")
+    free = free_params(args, model.spec)
+    limits = session.limits(args)
+    budget = Budget(limits, session.started)
+    begun = time.monotonic()
+    reason: str | None = None
+    with MemoryGuard(limits.max_memory_mb):
+        observable = _observable(args, index, mapping)
+        monitor = RegionMonitor(model, args.log, observable, free, clock_error=clock_error,
+                                start=start[0], start_latest=start[1],
+                                start_after_first=start[2], budget=budget)
+        try:
+            report = validate_region(monitor, _entries(args, mapping, index))
+        except LimitHit as lim:
+            reason = lim.what
+            report = monitor.report
+    clock = _clock_of(mapping)
+    names = ", ".join(free)
+    if reason is not None:
+        code, text = EXIT_INCONCLUSIVE, f"INCONCLUSIVE: {reason}"
+    elif report.outcome is Outcome.DEVIATES:
+        code = EXIT_DEVIATES
+        obs = report.deviation
+        if obs is None:
+            text = f"DEVIATES: no value of {names} within their ranges makes {args.log} a run"
+        else:
+            prefix = (f"the longest matching prefix ends at line {report.matched}"
+                      if report.matched else "no line matches")
+            text = (f"DEVIATES at {args.log}:{obs.line}: `{obs.show()}` at"
+                    f" t={clock(obs.time)} is not possible for any value of {names} within"
+                    f" their ranges; {prefix}")
+    else:
+        code = EXIT_OK
+        text = (f"CONFORMS: the {report.observations} events of {args.log} are a run of the"
+                f" spec exactly when {report.text()}")
+    ranges = "; ".join(f"{p} in {model.params[p].range_text()}" for p in free
+                       if model.params[p].range_text())
+    if args.json:
+        session.out.write(jsonout.document("validate", code, {
+            "spec": args.spec, "model": model.name, "log": args.log, "map": args.map,
+            "conformance": None if reason is not None else report.outcome,
+            "params": {k: fmt_time(v) for k, v in model.values.items() if k not in free},
+            "free": list(free), "region": report.text() if code == EXIT_OK else None,
+            "observable": sorted(observable), "clock_error": fmt_time(clock_error),
+            "start": args.start or "0", "lines": report.lines,
+            "observations": report.observations, "runs": 1,
+            "matched_until": report.matched, "deviation": None if report.deviation is None
+            else {"line": report.deviation.line, "event": report.deviation.show(),
+                  "t": fmt_time(report.deviation.time),
+                  "message": text, "possible": [], "horizon": fmt_time(report.deviation.time)},
+            "violation": None, "max_states": report.max_states, "transitions": 0,
+            "seconds": round(time.monotonic() - begun, 3), "inconclusive_reason": reason}))
+    else:
+        session.out.write(text + "\n")
+        if ranges:
+            session.out.write(f"  within {ranges}\n")
+    return code
 
 
 def _possible_text(report: Report, clock: Clock = fmt_time) -> str:
