@@ -278,7 +278,8 @@ def test_an_event_not_declared_observable_is_refused() -> None:
     code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl",
                        "--observable", "decode.allocate")
     assert code == 2
-    assert "deferred_release_ok.jsonl:3: error: `prefill.post` is not declared observable" in err
+    assert ("deferred_release_ok.jsonl:3: error: `prefill.post(A, 0)` is not declared"
+            " observable") in err
 
 
 def test_json_output(tmp_path: Path) -> None:

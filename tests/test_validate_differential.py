@@ -109,3 +109,47 @@ def test_validate_agrees_with_the_timing_oracle(spec: str) -> None:
             assert validate(model, lines, err) == expected, (run.index, lines, err)
             agree[expected] += 1
     assert agree[True] >= 10 and agree[False] >= 10, agree
+
+
+def _inside(pieces: list[list[object]], point: dict[str, Fraction]) -> bool:
+    """Whether the parameter valuation lies in the union of polyhedra."""
+    def holds(c: object) -> bool:
+        total = c.const + sum(a * point[v.removeprefix("p:")]  # type: ignore[attr-defined]
+                              for v, a in c.coefs)  # type: ignore[attr-defined]
+        return total < 0 if c.strict else total <= 0  # type: ignore[attr-defined]
+
+    return any(all(holds(c) for c in piece) for piece in pieces)
+
+
+@pytest.mark.slow
+def test_the_region_agrees_with_validation_at_its_points() -> None:
+    """``--free``: a valuation is in the region a log implies exactly when ``validate``
+    at that valuation says the log conforms (deferred release, the hold and the flight
+    left open, logs of simulated runs with one line shifted)."""
+    from checker.smt.conform import RegionMonitor, validate_region
+
+    spec = load(str(ROOT / "spec/sglang/deferred_release.kvr"))
+    base_model = SpecModel(spec, {})
+    rng = random.Random("validate-region")
+    free = ("T_flight", "T_hold")
+    checked = {True: 0, False: 0}
+    for run in simlog.simulated_runs(base_model, 5, 8):
+        lines = simlog.run_lines(base_model, run)[:8]
+        k = rng.randrange(len(lines))
+        lines[k] = (lines[k][0], max(Fraction(0), lines[k][1]
+                                     + Fraction(rng.randint(-2000, 2000), 1000)))
+        lines.sort(key=lambda x: x[1])
+        text = [simlog.log_line(base_model, e, t) for e, t in lines]
+        err = Fraction(1, 1000)
+        mon = RegionMonitor(base_model, "x", frozenset(conform.EventIndex(base_model).names()),
+                            free, clock_error=err)
+        region = validate_region(mon, read_json_lines("x", text))
+        for _ in range(4):
+            point = {"T_flight": Fraction(rng.randint(1, 100), 10),
+                     "T_hold": Fraction(rng.randint(0, 200), 10)}
+            model = SpecModel(spec, point)
+            expected = _inside(region.pieces, point) if region.outcome is \
+                conform.Outcome.CONFORMS else False
+            assert validate(model, lines, err) == expected, (run.index, point, region.text())
+            checked[expected] += 1
+    assert checked[True] >= 5 and checked[False] >= 5, checked

@@ -153,7 +153,10 @@ class RegionMonitor:
             raise LogError(self.file, obs.line, "time goes backwards by more than the clock"
                            " error")
         self._last = obs.time if self._last is None else max(self._last, obs.time)
-        instances = self.index.match(obs, self.file)
+        instances = self.index.match(obs, self.file) & self.shown
+        if not instances:
+            raise LogError(self.file, obs.line, f"`{obs.show()}` is not declared observable"
+                           " (--observable)")
         lo = obs.time - err - self.origin
         hi = obs.time + err - self.origin
         cap = self._now_at_most(hi)

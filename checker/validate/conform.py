@@ -604,9 +604,9 @@ class Monitor:
         rep.lines = max(rep.lines, obs.line)
         rep.observations += 1
         lo_abs, hi_abs = self._checked_window(obs)
-        instances = self.index.match(obs, self.file)
-        if not instances <= self.shown:
-            raise LogError(self.file, obs.line, f"`{obs.event}` is not declared observable"
+        instances = self.index.match(obs, self.file) & self.shown
+        if not instances:
+            raise LogError(self.file, obs.line, f"`{obs.show()}` is not declared observable"
                            " (--observable)")
         lo, hi = lo_abs - self.ref, hi_abs - self.ref
         if hi > NOW_LIMIT:
