@@ -93,6 +93,8 @@ CASES = [
      "holds"),
     (["validate", DEFERRED, "tests/data/logs/never_allocated.jsonl", "--free", "T_hold"], 6,
      "deviates"),
+    (["schedules", IMMEDIATE], 1, "violated"),
+    (["schedules", DEFERRED], 0, "holds"),
 ]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import ROOT, run_cli
 
 LOGS = "tests/data/logs"
 LEASE = "spec/vllm/lease_expired_read.kvr"
@@ -156,3 +156,10 @@ def test_free_refuses_a_diagram_and_unknown_parameters() -> None:
     assert code == 2 and "--diagram does not go with --free" in err
     code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--free", "T_nope")
     assert code == 2 and "unknown parameter `T_nope`" in err
+
+
+def test_the_tutorial_logs_are_the_tested_ones() -> None:
+    """``docs/logs/`` (what the tutorial shows) holds copies of logs tested here."""
+    docs = ROOT / "docs" / "logs"
+    for path in sorted(docs.iterdir()):
+        assert path.read_bytes() == (ROOT / LOGS / path.name).read_bytes(), path.name

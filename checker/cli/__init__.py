@@ -19,8 +19,8 @@ stays the verdict's.
 The package is a parser (:mod:`checker.cli.parser`), the run of one command line
 (:mod:`checker.cli.app`: dispatch, and every failure as its message and exit
 code), and one module per command (``checker.cli.check``, ``prove``, ``synth``,
-``draw``, ``graph``, ``view``, ``simulate``, ``export``, ``validate``, ``lint``,
-``show``), each
+``draw``, ``graph``, ``view``, ``simulate``, ``export``, ``validate``,
+``schedules``, ``lint``, ``show``), each
 with ``run(args, session) -> exit code``.  What they print is made by
 :mod:`checker.present` from the results.
 """

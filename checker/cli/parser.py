@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction["_Parser"]
 
 COMMANDS = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view", "simulate",
-            "export", "validate")
+            "export", "validate", "schedules")
 """The subcommands; each is run by the module of its name in :mod:`checker.cli`."""
 
 
@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_view_parser(sub)
     _add_simulate_parser(sub)
     _add_validate_parser(sub)
+    _add_schedules_parser(sub)
     return p
 
 
@@ -386,3 +387,20 @@ def _add_validate_parser(sub: Subparsers) -> None:
     _add_limit_args(val)
     val.add_argument("--max-memory", type=positive_int, metavar="MIB",
                      help="stop (inconclusive) when the process uses more memory")
+
+
+def _add_schedules_parser(sub: Subparsers) -> None:
+    """``schedules``."""
+    sch = sub.add_parser(
+        "schedules",
+        help="timed test schedules for the implementation, from the spec's counterexample",
+        description="Check SPEC and turn its timed counterexample into a test schedule:"
+        " each event at its time, a delivery (an event that receives an earlier one) as"
+        " the delay to inject after its sender.  Exit 1 with the schedule of a violation,"
+        " 0 when every property holds (no schedule), 2 = bad input, 3 = inconclusive.",
+    )
+    sch.add_argument("spec", metavar="SPEC")
+    _add_param_args(sch)
+    sch.add_argument("--json", action="store_true", help="print the schedules as JSON")
+    _add_limit_args(sch)
+    sch.set_defaults(max_memory=None)
