@@ -28,6 +28,7 @@ hits its time cap is reported as ``inconclusive`` with what it explored.
     python benchmarks/bench.py --prove-synth --no-table
     python benchmarks/bench.py --editor           # fmt on spec/, LSP diagnostics latency
     python benchmarks/bench.py --synth-suite      # synthesis with/without `assume` constraints
+    python benchmarks/bench.py --validate 10000,100000   # kvrace validate on simulated logs
     python benchmarks/bench.py --one r=3,s=1,c=2,x=1   # one case, in this process
     python benchmarks/bench.py --one fischer:n=5,sym=0,dbm=python
 
@@ -1269,6 +1270,61 @@ def liveness_table(rows: Sequence[dict[str, Any]]) -> str:
     return _render(header, body, {0, 1, 2, 3, 4, 6, 7})
 
 
+VALIDATE_TARGET_S = 10.0
+"""``kvrace validate`` on a 100,000-line simulated log of the flagship: under 10 s."""
+VALIDATE_SPEC = REPO / "spec" / "sglang" / "immediate_release.kvr"
+
+
+def validate_bench(counts: Sequence[int], work: Path) -> list[dict[str, Any]]:
+    """``kvrace validate`` on logs of ``counts`` event lines of the flagship (runs of the
+    simulator one after the other, seed 1), each in a fresh process: wall and CPU
+    seconds, peak memory, the verdict."""
+    sys.path.insert(0, str(REPO))
+    from checker.language import load
+    from checker.model.compiled import SpecModel
+    from checker.validate import simlog
+
+    model = SpecModel(load(str(VALIDATE_SPEC)), {})
+    rows: list[dict[str, Any]] = []
+    for n in counts:
+        log = work / f"flagship-{n}.jsonl"
+        with open(log, "w", encoding="utf-8") as f:
+            for line in simlog.simulated_log(model, 1, n):
+                f.write(line + "\n")
+        cmd = [sys.executable, "-m", "checker", "validate", str(VALIDATE_SPEC), str(log),
+               "--clock-error", "0.000001", "--json"]
+        result = work / f"flagship-{n}.json"
+        t0 = time.monotonic()
+        with open(result, "wb") as out:
+            proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.DEVNULL)
+            # wait4, not communicate: the rusage of this child alone (its peak memory).
+            _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - t0
+        doc = json.loads(result.read_text(encoding="utf-8"))
+        rows.append({"lines": n, "log_lines": doc.get("lines"), "runs": doc.get("runs"),
+                     "conformance": doc.get("conformance"),
+                     "exit_code": os.waitstatus_to_exitcode(status),
+                     "wall_s": round(wall, 2), "validate_s": doc.get("seconds"),
+                     "max_states": doc.get("max_states"),
+                     "peak_mib": round(usage.ru_maxrss / 1024.0, 1)})
+    return rows
+
+
+def validate_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The rows of :func:`validate_bench`, with PASS or MISS at 100,000 lines."""
+    header = ["events", "lines", "runs", "result", "validate s", "process s", "peak MiB",
+              "target"]
+    body = []
+    for r in rows:
+        target = ""
+        if r["lines"] >= 100_000:
+            target = "PASS" if (r["validate_s"] or 1e9) < VALIDATE_TARGET_S else "MISS"
+        body.append([_num(r["lines"]), _num(r["log_lines"]), _num(r["runs"]),
+                     str(r["conformance"]), f"{r['validate_s']:.2f}", f"{r['wall_s']:.2f}",
+                     f"{r['peak_mib']:.0f}", target])
+    return _render(header, body, {0, 1, 2, 4, 5, 6})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Scale the flagship spec (requests, slots, chunks, time scale) and"
@@ -1323,6 +1379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="synthesis of the models of benchmarks/models/ with and without"
                     " their `assume` constraints (states, queries, seconds; the regions"
                     " compared inside the constraints); the cap is --synth-cap")
+    ap.add_argument("--validate", metavar="N[,N...]",
+                    help="kvrace validate on simulated logs of the flagship with N event"
+                    " lines each (target: 100,000 lines in under 10 s, memory flat)")
     ap.add_argument("--one", metavar="CASE",
                     help="run one case in this process (e.g. r=3,s=1,c=2,x=1, fischer:n=8,sym=0"
                     " or prove:r=2); the cap is --cap, or --synth-cap for prove/synth")
@@ -1335,6 +1394,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.synth_suite:
             rows = synth_suite(SYNTH_SUITE, args.synth_cap)
             print(json.dumps(rows, indent=1) if args.json else synth_suite_table(rows))
+            return 0
+        if args.validate:
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as tmp:
+                counts = sorted({_int("--validate", p.strip(), 1, 10**8)
+                                 for p in args.validate.split(",") if p.strip()})
+                vrows = validate_bench(counts, Path(tmp))
+            print(json.dumps(vrows, indent=1) if args.json else validate_table(vrows))
             return 0
         if args.liveness_train_gate:
             rows = liveness_train_gate(parse_processes(args.liveness_train_gate))

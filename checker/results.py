@@ -29,6 +29,8 @@ class Verdict(str, enum.Enum):
     """Bad input, bad usage, or a model run-time error."""
     INTERRUPTED = "interrupted"
     """SIGINT or SIGTERM."""
+    DEVIATES = "deviates"
+    """``validate``: a line of the log is not a step of any run of the spec."""
 
     def __str__(self) -> str:
         return self.value

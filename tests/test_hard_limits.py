@@ -129,6 +129,7 @@ _COMMANDS = {
     "check": ["check", DEFERRED],
     "prove": ["prove", DEFERRED, "--assume", "T_hold > 1"],
     "synth": ["synth", DEFERRED],
+    "validate": ["validate", DEFERRED, "tests/data/logs/deferred_release_ok.jsonl"],
 }
 
 

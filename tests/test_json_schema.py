@@ -88,6 +88,19 @@ CASES = [
     (["export", IMMEDIATE, "--tchecker", "{tmp}/m.tck", "--uppaal", "{tmp}/m.xml"], 0,
      "holds"),
     (["export", IMMEDIATE], 2, "error"),
+    (["validate", DEFERRED, "tests/data/logs/deferred_release_ok.jsonl"], 0, "holds"),
+    (["validate", DEFERRED, "tests/data/logs/deferred_early_release.jsonl"], 6, "deviates"),
+    (["validate", IMMEDIATE, "tests/data/logs/immediate_race.jsonl"], 1, "violated"),
+    (["validate", DEFERRED, "tests/data/logs/malformed.jsonl"], 2, "error"),
+    (["validate", "spec/vllm/lease_expired_read.kvr", "tests/data/logs/aws_do_eks_84_prefill.log",
+      "--map", "spec/mappings/vllm_nixl.toml", "--clock-error", "1", "--start",
+      "first-120:first"], 0, "holds"),
+    (["validate", DEFERRED, "tests/data/logs/deferred_release_ok.jsonl", "--free", "T_hold"], 0,
+     "holds"),
+    (["validate", DEFERRED, "tests/data/logs/never_allocated.jsonl", "--free", "T_hold"], 6,
+     "deviates"),
+    (["schedules", IMMEDIATE], 1, "violated"),
+    (["schedules", DEFERRED], 0, "holds"),
 ]
 
 

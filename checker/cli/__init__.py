@@ -7,6 +7,7 @@ Exit codes (the same for every subcommand):
 * 1 — a violation was found (with its trace); ``simulate``: a violation was sampled;
 * 2 — bad input or usage: a broken spec, an unknown parameter, a missing file;
 * 3 — inconclusive: a limit was hit (states, time, memory) or the solver said unknown;
+* 6 — ``validate``: the log deviates from the spec;
 * 70 — internal error: an exception escaped (a bug in kvrace) or memory ran out; never
   a verdict;
 * 130 / 143 — interrupted by SIGINT (Ctrl-C) / SIGTERM; one line says so.
@@ -18,7 +19,8 @@ stays the verdict's.
 The package is a parser (:mod:`checker.cli.parser`), the run of one command line
 (:mod:`checker.cli.app`: dispatch, and every failure as its message and exit
 code), and one module per command (``checker.cli.check``, ``prove``, ``synth``,
-``draw``, ``graph``, ``view``, ``simulate``, ``export``, ``lint``, ``show``), each
+``draw``, ``graph``, ``view``, ``simulate``, ``export``, ``validate``,
+``schedules``, ``lint``, ``show``), each
 with ``run(args, session) -> exit code``.  What they print is made by
 :mod:`checker.present` from the results.
 """
@@ -29,6 +31,7 @@ from checker import version
 from checker.cli.app import entry_point, main
 from checker.cli.common import (
     EXIT_BAD_INPUT,
+    EXIT_DEVIATES,
     EXIT_INCONCLUSIVE,
     EXIT_INTERNAL,
     EXIT_OK,
@@ -45,6 +48,7 @@ from checker.present.text import stats_line
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "EXIT_DEVIATES",
     "EXIT_INCONCLUSIVE",
     "EXIT_INTERNAL",
     "EXIT_OK",

@@ -30,6 +30,8 @@ EXIT_VACUOUS = 4
 EXIT_UNREACHABLE = 5
 """``check``: every property holds, but a ``reachable`` query is never reachable (with
 ``--query NAME``: that query is never reachable)."""
+EXIT_DEVIATES = 6
+"""``validate``: the log is not a run of the spec (a line deviates)."""
 EXIT_INTERNAL = 70
 """An internal error (a bug in kvrace, or out of memory): never a verdict."""
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction["_Parser"]
 
 COMMANDS = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view", "simulate",
-            "export", "fmt", "lsp")
+            "export", "fmt", "lsp", "validate", "schedules")
 """The subcommands; each is run by the module of its name in :mod:`checker.cli`."""
 
 
@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Model checking of release protocols for remotely written memory.",
         epilog="exit codes: 0 holds, 1 violation, 2 bad input, 3 inconclusive,"
         " 4 vacuous (check --strict), 5 a `reachable` query never reachable (check),"
+        " 6 the log deviates from the spec (validate),"
         " 70 internal error, 130 SIGINT, 143 SIGTERM",
     )
     p.add_argument("--version", action=_VersionAction, nargs=0, dest="show_version",
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_view_parser(sub)
     _add_simulate_parser(sub)
     _add_editor_parsers(sub)
+    _add_validate_parser(sub)
+    _add_schedules_parser(sub)
     return p
 
 
@@ -449,3 +452,64 @@ def _add_simulate_parser(sub: Subparsers) -> None:
                      help="with --sweep: do not compute the exact safe bound by synthesis")
     sim.add_argument("--json", action="store_true", help="print the result as JSON")
     sim.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+
+def _add_validate_parser(sub: Subparsers) -> None:
+    """``validate``."""
+    val = sub.add_parser(
+        "validate",
+        help="check that a log of the running system is a run of the spec",
+        description="Timed trace validation: follow the set of symbolic states of SPEC"
+        " consistent with LOG line by line (zones with an absolute-time clock), letting"
+        " unobservable events happen between lines.  LOG is JSON lines"
+        " ({\"t\": 881.28, \"event\": \"decode.release\", \"args\": {\"r\": \"A\"}}),"
+        " or text lines read through --map.  Exit 0 = the log conforms, 1 = it conforms"
+        " and every run consistent with it breaks a property, 2 = bad input,"
+        " 3 = inconclusive (a limit), 6 = the log deviates (the first line that is not"
+        " possible, and what was).",
+    )
+    val.add_argument("spec", metavar="SPEC")
+    val.add_argument("log", metavar="LOG")
+    _add_param_args(val)
+    val.add_argument("--map", metavar="MAP.toml",
+                     help="read LOG as text lines through this mapping (a regex per event)")
+    val.add_argument("--observable", action="append", default=[], metavar="EV,...",
+                     help="the events (actor.event, or one instance as the spec prints it:"
+                     " 'decode.allocate(B, s0)') the log records; others may happen"
+                     " unobserved between lines (default: every event the log, or the"
+                     " mapping, names)")
+    val.add_argument("--clock-error", metavar="SECONDS",
+                     help="uncertainty of each timestamp (default 0): an event logged at t"
+                     " happened in [t - e, t + e]")
+    val.add_argument("--start", metavar="T|LO:HI",
+                     help="the log time at which the model starts (default 0); LO:HI: at an"
+                     " unknown time between; either end may be relative to the first line,"
+                     " e.g. first-120:first (at most two minutes before it)")
+    val.add_argument("--free", action="append", default=[], metavar="NAMES",
+                     help="comma-separated parameters to leave open: print the region of"
+                     " their values for which the log is a run of the spec (polyhedra; for"
+                     " excerpts, not long logs)")
+    val.add_argument("--diagram", metavar="FILE",
+                     help="draw the run the log is consistent with (.dot, .svg, .png, .pdf);"
+                     " the run is kept in memory")
+    val.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_limit_args(val)
+    val.add_argument("--max-memory", type=positive_int, metavar="MIB",
+                     help="stop (inconclusive) when the process uses more memory")
+
+
+def _add_schedules_parser(sub: Subparsers) -> None:
+    """``schedules``."""
+    sch = sub.add_parser(
+        "schedules",
+        help="timed test schedules for the implementation, from the spec's counterexample",
+        description="Check SPEC and turn its timed counterexample into a test schedule:"
+        " each event at its time, a delivery (an event that receives an earlier one) as"
+        " the delay to inject after its sender.  Exit 1 with the schedule of a violation,"
+        " 0 when every property holds (no schedule), 2 = bad input, 3 = inconclusive.",
+    )
+    sch.add_argument("spec", metavar="SPEC")
+    _add_param_args(sch)
+    sch.add_argument("--json", action="store_true", help="print the schedules as JSON")
+    _add_limit_args(sch)
+    sch.set_defaults(max_memory=None)

@@ -47,10 +47,12 @@ HOLDS, VIOLATED, INCONCLUSIVE, ERROR, INTERRUPTED = (
     Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.ERROR, Verdict.INTERRUPTED)
 UNREACHABLE = Verdict.UNREACHABLE
 """``check`` only: every property holds, but a ``reachable`` query is never reachable."""
-VERDICTS = (HOLDS, VIOLATED, INCONCLUSIVE, ERROR, UNREACHABLE, INTERRUPTED)
+DEVIATES = Verdict.DEVIATES
+"""``validate`` only: the log is not a run of the spec."""
+VERDICTS = (HOLDS, VIOLATED, INCONCLUSIVE, ERROR, UNREACHABLE, INTERRUPTED, DEVIATES)
 """The verdict words, in the order of the schema's ``enum``."""
 
-EXIT_OF = {HOLDS: 0, VIOLATED: 1, ERROR: 2, INCONCLUSIVE: 3, UNREACHABLE: 5}
+EXIT_OF = {HOLDS: 0, VIOLATED: 1, ERROR: 2, INCONCLUSIVE: 3, UNREACHABLE: 5, DEVIATES: 6}
 """Exit code of each verdict (``interrupted`` is 130 or 143, an internal error 70;
 ``check --strict`` exits 4 for a vacuous HOLDS, whose verdict stays ``holds``)."""
 
@@ -59,7 +61,8 @@ def verdict_of_exit(code: int) -> Verdict:
     """The verdict a command's exit code stands for."""
     if code in (130, 143):
         return INTERRUPTED
-    return {0: HOLDS, 1: VIOLATED, 3: INCONCLUSIVE, 4: HOLDS, 5: UNREACHABLE}.get(code, ERROR)
+    return {0: HOLDS, 1: VIOLATED, 3: INCONCLUSIVE, 4: HOLDS, 5: UNREACHABLE,
+            6: DEVIATES}.get(code, ERROR)
 
 
 def error(code: str, message: str, file: str | None = None, line: int | None = None,

@@ -251,8 +251,10 @@ class Simulator:
             return lo - math.log1p(-u) / self.config.rate
         return lo + u * (hi - lo)
 
-    def run(self, index: int, rng: random.Random, keep_path: bool = True) -> RunResult:
-        """Draw run ``index`` with ``rng``; the path is returned only if it violates."""
+    def run(self, index: int, rng: random.Random, keep_path: bool = True,
+            every_path: bool = False) -> RunResult:
+        """Draw run ``index`` with ``rng``; the path is returned only if it violates
+        (with ``every_path``, whatever the end)."""
         cfg = self.config
         bound = INF if cfg.time_bound is None else cfg.time_bound
         bv = self.bound_values
@@ -266,7 +268,7 @@ class Simulator:
 
         def done(end: str, prop: str | None = None, message: str | None = None,
                  *, at: float) -> RunResult:
-            keep = keep_path and end == VIOLATION
+            keep = keep_path and (end == VIOLATION or every_path)
             return RunResult(index, end, prop, message, at, steps,
                              tuple(path) if keep else None)
 

@@ -1,0 +1,348 @@
+"""``kvrace validate``: logs of simulated runs conform, mutated ones deviate where the
+model says, hand-written logs are rejected at a known line, bad input is exit 2."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, run_cli
+
+from checker.language import load
+from checker.model.compiled import SpecModel
+from checker.validate import conform, simlog
+from checker.validate.log import read_json_lines
+
+IMMEDIATE = "spec/sglang/immediate_release.kvr"
+DEFERRED = "spec/sglang/deferred_release.kvr"
+LOGS = "tests/data/logs"
+MICRO = Fraction(1, 10**6)
+"""The clock error of a simulated log: its times are rounded to the microsecond."""
+
+
+def model_of(path: str) -> SpecModel:
+    return SpecModel(load(str(ROOT / path)), {})
+
+
+def every_event(model: SpecModel) -> frozenset[str]:
+    return frozenset(conform.EventIndex(model).names())
+
+
+def validate_lines(model: SpecModel, lines: list[str],
+                   observable: frozenset[str] | None = None,
+                   clock_error: Fraction = MICRO) -> conform.Report:
+    mon = conform.Monitor(model, "sim.jsonl", observable or every_event(model),
+                          clock_error=clock_error)
+    return conform.validate(mon, read_json_lines("sim.jsonl", lines))
+
+
+def as_lines(model: SpecModel, events: list[tuple[int, Fraction]]) -> list[str]:
+    return [simlog.log_line(model, e, t) for e, t in events]
+
+
+# ---- simulated runs ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec", [IMMEDIATE, DEFERRED])
+def test_every_simulated_run_conforms_and_agrees_on_violations(spec: str) -> None:
+    model = model_of(spec)
+    violating = 0
+    for run in simlog.simulated_runs(model, 7, 40):
+        events = simlog.run_lines(model, run)
+        rep = validate_lines(model, as_lines(model, events))
+        assert rep.outcome is conform.Outcome.CONFORMS, (run.index, rep.deviation)
+        assert rep.matched == len(events)
+        if run.end == "violation":
+            violating += 1
+            # The simulator stops at the failing write; the log's last line is it.
+            assert rep.broken is not None and rep.certainty is conform.Certainty.CERTAIN
+            assert rep.broken.line == len(events)
+            assert rep.broken.property.startswith("assert in decode.land(")
+        else:
+            assert rep.broken is None
+    # `check`: immediate release leaks, deferred release (T_hold = 8) does not.
+    assert (violating > 0) == (spec == IMMEDIATE)
+
+
+def test_a_log_of_many_runs_conforms() -> None:
+    model = model_of(IMMEDIATE)
+    lines = list(simlog.simulated_log(model, 3, 300))
+    rep = validate_lines(model, lines)
+    assert rep.outcome is conform.Outcome.CONFORMS
+    assert rep.runs == sum(1 for line in lines if line.startswith('{"run"')) + 1
+    assert rep.observations == sum(1 for line in lines if line.startswith('{"t"')) >= 300
+
+
+def _deferred_runs(count: int) -> list[list[tuple[int, Fraction]]]:
+    model = model_of(DEFERRED)
+    return [simlog.run_lines(model, r) for r in simlog.simulated_runs(model, 11, count)]
+
+
+def test_removing_the_first_allocation_deviates_at_once() -> None:
+    model = model_of(DEFERRED)
+    for events in _deferred_runs(10):
+        rep = validate_lines(model, as_lines(model, events[1:]))
+        assert rep.outcome is conform.Outcome.DEVIATES
+        assert rep.deviation is not None and rep.deviation.line == 1
+        assert rep.deviation.matched == 0
+
+
+def test_removing_a_learned_abort_deviates_once_its_deadline_passed() -> None:
+    """``learn_abort(r)`` must happen within T_prop = 2 of ``abort(r)``: without it the
+    first line later than that deviates (and nothing before it does)."""
+    model = model_of(DEFERRED)
+    names = model.event_names
+    checked = 0
+    for events in _deferred_runs(30):
+        labels = [names[e] for e, _ in events]
+        if "prefill.learn_abort(A)" not in labels:
+            continue
+        k = labels.index("prefill.learn_abort(A)")
+        t_abort = events[labels.index("router.abort(A)")][1]
+        cut = events[:k] + events[k + 1:]
+        late = [i for i, (_, t) in enumerate(cut, 1) if t > t_abort + 2 + 2 * MICRO]
+        rep = validate_lines(model, as_lines(model, cut))
+        if not late:
+            assert rep.outcome is conform.Outcome.CONFORMS
+            continue
+        assert rep.outcome is conform.Outcome.DEVIATES
+        assert rep.deviation is not None and rep.deviation.line == late[0]
+        assert rep.deviation.matched == late[0] - 1
+        checked += 1
+    assert checked >= 5
+
+
+def test_a_write_landing_past_its_flight_bound_deviates() -> None:
+    """Move ``land(r, k)`` to 0.01 s past ``post(r, k) + T_flight``: the first line later
+    than the bound deviates (the land itself, if nothing else comes first)."""
+    model = model_of(DEFERRED)
+    names = model.event_names
+    checked = 0
+    for events in _deferred_runs(20):
+        labels = [names[e] for e, _ in events]
+        k = labels.index("decode.land(A, 0)")
+        t_post = events[labels.index("prefill.post(A, 0)")][1]
+        bound = t_post + 3
+        moved = (events[k][0], bound + Fraction(1, 100))
+        rest = events[:k] + events[k + 1:]
+        mutated = sorted([*rest, moved], key=lambda x: x[1])
+        expected = next(i for i, (_, t) in enumerate(mutated, 1) if t > bound + 2 * MICRO)
+        rep = validate_lines(model, as_lines(model, mutated))
+        assert rep.outcome is conform.Outcome.DEVIATES
+        assert rep.deviation is not None and rep.deviation.line == expected
+        checked += 1
+    assert checked == 20
+
+
+def test_an_early_release_deviates_at_its_line() -> None:
+    """``release(r)`` needs ``since_abort[r] >= T_hold = 8``: moved to 1 s before that, it
+    is its own line that deviates."""
+    model = model_of(DEFERRED)
+    names = model.event_names
+    for events in _deferred_runs(10):
+        labels = [names[e] for e, _ in events]
+        if "decode.release(A)" not in labels:
+            continue
+        k = labels.index("decode.release(A)")
+        t_abort = events[labels.index("router.abort(A)")][1]
+        moved = (events[k][0], t_abort + 7)
+        mutated = sorted([*events[:k], moved], key=lambda x: x[1])
+        rep = validate_lines(model, as_lines(model, mutated))
+        assert rep.outcome is conform.Outcome.DEVIATES
+        assert rep.deviation is not None
+        assert rep.deviation.line == mutated.index(moved) + 1
+        assert names[moved[0]] == rep.deviation.observation.show()
+
+
+def test_unobserved_events_may_happen_between_lines() -> None:
+    """Drop every ``learn_abort``: with it unobservable (the default: the log never
+    names it) every simulated run still conforms; declared observable, most deviate."""
+    model = model_of(DEFERRED)
+    names = model.event_names
+    observable = every_event(model)
+    deviating = 0
+    for events in _deferred_runs(15):
+        cut = [(e, t) for e, t in events if not names[e].startswith("prefill.learn_abort")]
+        hidden = observable - {"prefill.learn_abort"}
+        assert validate_lines(model, as_lines(model, cut), hidden).outcome \
+            is conform.Outcome.CONFORMS
+        if validate_lines(model, as_lines(model, cut), observable).outcome \
+                is conform.Outcome.DEVIATES:
+            deviating += 1
+    assert deviating >= 10
+
+
+def test_the_tracked_set_stays_small_on_a_long_log() -> None:
+    model = model_of(IMMEDIATE)
+    rep = validate_lines(model, list(simlog.simulated_log(model, 5, 2000)))
+    assert rep.outcome is conform.Outcome.CONFORMS
+    assert rep.max_states == 1  # every event observed: one zone per line
+
+
+# ---- hand-written logs, on the command line ---------------------------------------------
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    return run_cli("validate", *argv)
+
+
+def test_a_release_earlier_than_its_guard_is_rejected() -> None:
+    code, out, _ = cli(DEFERRED, f"{LOGS}/deferred_early_release.jsonl")
+    assert code == 6
+    assert out.splitlines()[0] == (
+        "DEVIATES at tests/data/logs/deferred_early_release.jsonl:7: `decode.release(A)`"
+        " at t=6 is not possible here; possible next events were `prefill.post(A, 1)` at"
+        " t in [2.5, 4.5], `decode.release(A)` from t=9; the longest matching prefix ends"
+        " at line 6")
+    code, out, _ = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl")
+    assert code == 0 and out.startswith("CONFORMS: the 7 events of")
+
+
+def test_an_event_of_a_request_never_allocated_is_rejected() -> None:
+    code, out, _ = cli(DEFERRED, f"{LOGS}/never_allocated.jsonl")
+    assert code == 6
+    # Only allocate and post are observable: B can be allocated once A's abort and the
+    # hold of T_hold = 8 passed unobserved.
+    assert out.splitlines()[0] == (
+        "DEVIATES at tests/data/logs/never_allocated.jsonl:3: `prefill.post(B, 0)` at t=0.4"
+        " is not possible here; possible next events were `prefill.post(A, 0)` from t=0,"
+        " `decode.allocate(B, s0)` from t=8; the longest matching prefix ends at line 2")
+
+
+def test_a_timestamp_outside_the_uncertainty_is_rejected() -> None:
+    code, out, _ = cli(DEFERRED, f"{LOGS}/outside_uncertainty.jsonl", "--clock-error", "0.05")
+    assert code == 6
+    assert "outside_uncertainty.jsonl:5: `decode.land(A, 0)` at t=4.2" in out
+    assert "`decode.land(A, 0)` at t in [0.95, 4.05]" in out
+    code, out, _ = cli(DEFERRED, f"{LOGS}/outside_uncertainty.jsonl", "--clock-error", "0.1")
+    assert code == 0, out
+
+
+def test_a_log_with_the_race_conforms_and_says_so(tmp_path: Path) -> None:
+    diagram = tmp_path / "race.dot"
+    code, out, err = cli(IMMEDIATE, f"{LOGS}/immediate_race.jsonl", "--diagram", str(diagram))
+    assert code == 1
+    assert out.splitlines()[1] == (
+        "VIOLATED: this log contains a violation of assert in decode.land(A, 0) at"
+        " tests/data/logs/immediate_race.jsonl:8: write of A chunk 0 lands in slot s0 owned"
+        " by B")
+    dot = diagram.read_text(encoding="utf-8")
+    assert "lands in slot s0 owned by B" in dot and "t=1.3" in dot
+    assert "wrote" in err
+    # Deferred release has no such run: the same log deviates where A's slot is freed.
+    code, out, _ = cli(DEFERRED, f"{LOGS}/immediate_race.jsonl")
+    assert code == 6 and out.startswith(
+        "DEVIATES at tests/data/logs/immediate_race.jsonl:6: `decode.release(A)` at t=1 ")
+
+
+@pytest.mark.parametrize(("log", "message"), [
+    ("time_backwards.jsonl", "time_backwards.jsonl:2: error: time goes backwards: t=0.5 is"
+     " before the previous line's t=1 by more than the clock error (0 for two timestamps)"),
+    ("malformed.jsonl", "malformed.jsonl:2: error: not a JSON object: Expecting ','"
+     " delimiter"),
+    ("unknown_event.jsonl", "unknown_event.jsonl:2: error: unknown event `prefill.psot`: the"
+     " spec declares no such event; did you mean `prefill.post`?"),
+])
+def test_bad_logs_are_positioned_errors(log: str, message: str) -> None:
+    code, out, err = cli(DEFERRED, f"{LOGS}/{log}")
+    assert code == 2 and out == ""
+    assert err == f"{LOGS}/{message}\n"
+
+
+def test_bad_values_and_times(tmp_path: Path) -> None:
+    log = tmp_path / "x.jsonl"
+    cases = [
+        ('{"t": 0, "event": "decode.allocate", "args": {"r": "C"}}',
+         "`C` is not a value of parameter `r` of `decode.allocate` (its values: A, B)"),
+        ('{"t": 0, "event": "decode.allocate", "args": {"q": "A"}}',
+         "`decode.allocate` has no parameter `q` (its parameters: r, s)"),
+        ('{"t": "soon", "event": "decode.allocate"}', "timestamp `t` is not a number"),
+        ('[1, 2]', "not a JSON object"),
+        ('{"t": 1, "event": "decode.allocate", "extra": 1}', "unknown field `extra`"),
+        ('{"t": 1e300000, "event": "decode.allocate"}', "timestamp `t` is not a number"),
+    ]
+    for text, message in cases:
+        log.write_text(text + "\n", encoding="utf-8")
+        code, out, err = cli(DEFERRED, str(log))
+        assert code == 2, (text, out, err)
+        assert err.startswith(f"{log}:1: error: ") and message in err, err
+    code, _, err = cli(DEFERRED, str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "cannot read" in err
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--observable", "decode.x")
+    assert code == 2 and "unknown event `decode.x`" in err
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--clock-error", "-1")
+    assert code == 2 and "--clock-error" in err
+
+
+def test_an_event_not_declared_observable_is_refused() -> None:
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl",
+                       "--observable", "decode.allocate")
+    assert code == 2
+    assert ("deferred_release_ok.jsonl:3: error: `prefill.post(A, 0)` is not declared"
+            " observable") in err
+
+
+def test_json_output(tmp_path: Path) -> None:
+    code, out, _ = cli(DEFERRED, f"{LOGS}/deferred_early_release.jsonl", "--json")
+    doc = json.loads(out)
+    assert code == 6 and doc["verdict"] == "deviates" and doc["conformance"] == "deviates"
+    assert doc["deviation"]["line"] == 7 and doc["matched_until"] == 6
+    assert doc["deviation"]["possible"] == [
+        {"event": "prefill.post(A, 1)", "earliest": "2.5", "latest": "4.5"},
+        {"event": "decode.release(A)", "earliest": "9", "latest": None}]
+    code, out, _ = cli(IMMEDIATE, f"{LOGS}/immediate_race.jsonl", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["verdict"] == "violated" and doc["conformance"] == "conforms"
+    assert doc["violation"] == {
+        "line": 8, "property": "assert in decode.land(A, 0)", "property_kind": "assert",
+        "message": "write of A chunk 0 lands in slot s0 owned by B",
+        "event": "decode.land(A, 0)", "certainty": "certain"}
+
+
+def test_output_is_deterministic() -> None:
+    a = cli(DEFERRED, f"{LOGS}/never_allocated.jsonl")
+    b = cli(DEFERRED, f"{LOGS}/never_allocated.jsonl")
+    assert a == b
+
+
+def test_a_timeout_is_inconclusive(tmp_path: Path) -> None:
+    model = model_of(IMMEDIATE)
+    log = tmp_path / "long.jsonl"
+    log.write_text("\n".join(simlog.simulated_log(model, 1, 3000)) + "\n", encoding="utf-8")
+    code, out, _ = cli(IMMEDIATE, str(log), "--timeout", "0.05", "--clock-error", "0.000001")
+    assert code == 3
+    assert out.startswith("INCONCLUSIVE: time limit (0.05 s) reached; ")
+
+
+def test_logs_follow_the_log_schema() -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((ROOT / "docs" / "schema" / "kvrace-log-1.schema.json").read_text(
+        encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    check = Draft202012Validator(schema)
+    model = model_of(IMMEDIATE)
+    lines = list(simlog.simulated_log(model, 2, 100))
+    for path in sorted((ROOT / LOGS).glob("*.jsonl")):
+        if path.stem in ("malformed", "time_backwards", "unknown_event"):
+            continue
+        lines += [t for t in path.read_text(encoding="utf-8").splitlines()
+                  if t.strip() and not t.startswith("#")]
+    for text in lines:
+        assert not list(check.iter_errors(json.loads(text))), text
+    bad = [{"t": 1}, {"event": "a.b"}, {"t": 1, "event": "nodot"},
+           {"t": 1, "event": "a.b", "extra": 1}]
+    for doc in bad:
+        assert list(check.iter_errors(doc)), doc
+
+
+def test_a_state_limit_is_inconclusive() -> None:
+    """``--max-states``: the most symbolic states tracked at once (the unobserved
+    allocation, abort and posts before line 7 need more than 10, fewer than 40)."""
+    log = f"{LOGS}/sglang_35049_on.jsonl"
+    code, out, _ = cli(DEFERRED, log, "--max-states", "40", "-p", "T_flight=7")
+    assert code == 0
+    code, out, _ = cli(DEFERRED, log, "--max-states", "10", "-p", "T_flight=7")
+    assert code == 3
+    assert out == ("INCONCLUSIVE: state limit (10) reached; before any line of"
+                   " tests/data/logs/sglang_35049_on.jsonl was matched\n")

@@ -1,0 +1,155 @@
+"""``validate`` against an independent oracle: for a fully observed log, it is a run
+of the spec exactly when the discrete sequence of its events is a path of the model
+and the timing constraints of that path (``checker.model.timeline``, solved by Z3 in
+``checker.smt.timing``) have a solution with every event within the clock error of
+its logged time.  Logs are simulated runs with one line shifted or removed."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+import z3
+from helpers import ROOT
+
+from checker.language import load
+from checker.model.compiled import SpecModel
+from checker.model.interface import Edge, State
+from checker.model.timeline import TraceShape
+from checker.simulate.engine import SimConfig
+from checker.smt.timing import _constraints
+from checker.validate import conform, simlog
+from checker.validate.log import read_json_lines
+
+SPECS = ["spec/sglang/immediate_release.kvr", "spec/sglang/deferred_release.kvr",
+         "spec/sglang/drained_ack_or_timeout.kvr", "spec/classic/fischer.kvr",
+         "spec/classic/train_gate.kvr"]
+"""The flagships, a spec with acknowledgements and timeouts, and two cyclic ones
+(runs cut at 30 events: their clocks pass the model's largest constant, where the
+zones are abstracted)."""
+
+
+def _paths(model: SpecModel, events: list[int]) -> list[tuple[list[State], list[Edge]]]:
+    """Every discrete path of the model that fires ``events`` in order (one per choice
+    of guard branch)."""
+    out: list[tuple[list[State], list[Edge]]] = []
+    s0 = model.initial_states()[0]
+
+    def walk(states: list[State], edges: list[Edge]) -> None:
+        if len(edges) == len(events):
+            out.append((states, edges))
+            return
+        for e in model.edges(states[-1]):
+            if e.event == events[len(edges)]:
+                walk([*states, e.target], [*edges, e])
+
+    walk([s0], [])
+    return out
+
+
+def oracle(model: SpecModel, lines: list[tuple[int, Fraction]], err: Fraction) -> bool | None:
+    """Whether some path firing the logged events has times within ``err`` of the log;
+    None when a path goes on after a failing assert (the timeline ends a run there,
+    ``validate`` follows the log on)."""
+    concrete = [b.evaluate(model.values) for b in model.bounds]
+    paths = _paths(model, [e for e, _ in lines])
+    if any(e.failure is not None for _, edges in paths for e in edges[:-1]):
+        return None
+    for states, edges in paths:
+        shape = TraceShape(states, edges)
+        times, cons = _constraints(model, shape,
+                                   lambda i: z3.RealVal(str(concrete[i])), None)
+        solver = z3.Solver()
+        solver.add(*cons)
+        for t, (_, logged) in zip(times[1:], lines, strict=True):
+            solver.add(t >= z3.RealVal(str(logged - err)), t <= z3.RealVal(str(logged + err)))
+        got = solver.check()
+        assert got != z3.unknown
+        if got == z3.sat:
+            return True
+    return False
+
+
+def validate(model: SpecModel, lines: list[tuple[int, Fraction]], err: Fraction) -> bool:
+    text = [simlog.log_line(model, e, t) for e, t in lines]
+    mon = conform.Monitor(model, "x", frozenset(conform.EventIndex(model).names()),
+                          clock_error=err)
+    rep = conform.validate(mon, read_json_lines("x", text))
+    return rep.outcome is conform.Outcome.CONFORMS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS)
+def test_validate_agrees_with_the_timing_oracle(spec: str) -> None:
+    model = SpecModel(load(str(ROOT / spec)), {})
+    rng = random.Random(f"validate-differential:{spec}")
+    agree = {True: 0, False: 0}
+    for run in simlog.simulated_runs(model, 3, 60, SimConfig(max_steps=30)):
+        base = simlog.run_lines(model, run)
+        if len(base) < 2:
+            continue
+        for _ in range(6):
+            err = rng.choice([Fraction(1, 10**6), Fraction(1, 20), Fraction(0)])
+            lines = list(base)
+            k = rng.randrange(len(lines))
+            if rng.random() < 0.3:
+                del lines[k]
+            else:
+                shift = Fraction(rng.randint(-3000, 3000), 1000)
+                lines[k] = (lines[k][0], max(Fraction(0), lines[k][1] + shift))
+                lines.sort(key=lambda x: x[1])
+            if err == 0:
+                # A simulated time is rounded to the microsecond: exact times only
+                # where the model cannot tell.
+                err = Fraction(1, 10**6)
+            expected = oracle(model, lines, err)
+            if expected is None:
+                continue
+            assert validate(model, lines, err) == expected, (run.index, lines, err)
+            agree[expected] += 1
+    assert agree[True] >= 10 and agree[False] >= 10, agree
+
+
+def _inside(pieces: list[list[object]], point: dict[str, Fraction]) -> bool:
+    """Whether the parameter valuation lies in the union of polyhedra."""
+    def holds(c: object) -> bool:
+        total = c.const + sum(a * point[v.removeprefix("p:")]  # type: ignore[attr-defined]
+                              for v, a in c.coefs)  # type: ignore[attr-defined]
+        return total < 0 if c.strict else total <= 0  # type: ignore[attr-defined]
+
+    return any(all(holds(c) for c in piece) for piece in pieces)
+
+
+@pytest.mark.slow
+def test_the_region_agrees_with_validation_at_its_points() -> None:
+    """``--free``: a valuation is in the region a log implies exactly when ``validate``
+    at that valuation says the log conforms (deferred release, the hold and the flight
+    left open, logs of simulated runs with one line shifted)."""
+    from checker.smt.conform import RegionMonitor, validate_region
+
+    spec = load(str(ROOT / "spec/sglang/deferred_release.kvr"))
+    base_model = SpecModel(spec, {})
+    rng = random.Random("validate-region")
+    free = ("T_flight", "T_hold")
+    checked = {True: 0, False: 0}
+    for run in simlog.simulated_runs(base_model, 5, 8):
+        lines = simlog.run_lines(base_model, run)[:8]
+        k = rng.randrange(len(lines))
+        lines[k] = (lines[k][0], max(Fraction(0), lines[k][1]
+                                     + Fraction(rng.randint(-2000, 2000), 1000)))
+        lines.sort(key=lambda x: x[1])
+        text = [simlog.log_line(base_model, e, t) for e, t in lines]
+        err = Fraction(1, 1000)
+        mon = RegionMonitor(base_model, "x", frozenset(conform.EventIndex(base_model).names()),
+                            free, clock_error=err)
+        region = validate_region(mon, read_json_lines("x", text))
+        for _ in range(4):
+            point = {"T_flight": Fraction(rng.randint(1, 100), 10),
+                     "T_hold": Fraction(rng.randint(0, 200), 10)}
+            model = SpecModel(spec, point)
+            expected = _inside(region.pieces, point) if region.outcome is \
+                conform.Outcome.CONFORMS else False
+            assert validate(model, lines, err) == expected, (run.index, point, region.text())
+            checked[expected] += 1
+    assert checked[True] >= 5 and checked[False] >= 5, checked

@@ -1,0 +1,165 @@
+"""``kvrace validate`` on log excerpts from public threads and on text logs read
+through the shipped mappings (``spec/mappings``); see ``tests/data/logs/README.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, run_cli
+
+LOGS = "tests/data/logs"
+LEASE = "spec/vllm/lease_expired_read.kvr"
+IMMEDIATE = "spec/sglang/immediate_release.kvr"
+DEFERRED = "spec/sglang/deferred_release.kvr"
+OFF_OBSERVABLE = "prefill.post,decode.release,decode.land,decode.allocate(B, s0)"
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    return run_cli("validate", *argv)
+
+
+def vllm_84(*extra: str) -> tuple[int, str, str]:
+    return cli(LEASE, f"{LOGS}/aws_do_eks_84_prefill.log", "--map",
+               "spec/mappings/vllm_nixl.toml", "--clock-error", "1", "--start",
+               "first-120:first", *extra)
+
+
+def test_aws_do_eks_84_conforms_and_may_contain_the_stale_read() -> None:
+    code, out, _ = vllm_84()
+    assert code == 0
+    assert out.splitlines()[:2] == [
+        "CONFORMS: the 2 events of tests/data/logs/aws_do_eks_84_prefill.log are a run of"
+        " the spec",
+        "warning: some runs consistent with this log break assert in decode.respond() at"
+        " tests/data/logs/aws_do_eks_84_prefill.log:2: client of A gets HTTP 200 from KV"
+        " blocks P released and gave to B (P logged it: true); others do not"]
+
+
+def test_aws_do_eks_84_is_not_a_run_with_the_longer_lease() -> None:
+    code, out, _ = vllm_84("-p", "L=300")
+    assert code == 6
+    assert out.splitlines()[0] == (
+        "DEVIATES at tests/data/logs/aws_do_eks_84_prefill.log:1: `prefill.expire` at"
+        " t=08-16 08:09:07 is not possible here; possible next events were"
+        " `decode.read_done()` at t in [08-16 08:07:57, 08-16 08:10:10]; no line matches")
+
+
+def test_sglang_35049_off_needs_a_longer_flight_and_then_shows_the_race() -> None:
+    log = f"{LOGS}/sglang_35049_off.jsonl"
+    code, out, _ = cli(IMMEDIATE, log, "--observable", OFF_OBSERVABLE, "--clock-error", "0.01")
+    assert code == 6
+    assert out.startswith("DEVIATES at tests/data/logs/sglang_35049_off.jsonl:11:"
+                          " `decode.land(A, 0)` at t=884.8 is not possible here; possible next"
+                          " events were `decode.land(A, 0)` at t in [881.3, 881.81]")
+    code, out, _ = cli(IMMEDIATE, log, "--observable", OFF_OBSERVABLE, "--clock-error", "0.01",
+                       "-p", "T_flight=7")
+    assert code == 1
+    assert out.splitlines()[1] == (
+        "VIOLATED: this log contains a violation of assert in decode.land(A, 0) at"
+        " tests/data/logs/sglang_35049_off.jsonl:11: write of A chunk 0 lands in slot s0"
+        " owned by B")
+    code, out, _ = cli(DEFERRED, log, "--observable", OFF_OBSERVABLE, "--clock-error", "0.01",
+                       "-p", "T_flight=7", "-p", "T_hold=30")
+    assert code == 6
+    assert out.startswith("DEVIATES at tests/data/logs/sglang_35049_off.jsonl:9:"
+                          " `decode.release(A)` at t=881.28 is not possible here;")
+
+
+def test_sglang_35049_on_conforms() -> None:
+    code, out, _ = cli(DEFERRED, f"{LOGS}/sglang_35049_on.jsonl", "--clock-error", "0.01",
+                       "-p", "T_flight=7", "-p", "T_hold=30")
+    assert code == 0
+    assert out.splitlines()[0] == ("CONFORMS: the 2 events of"
+                                   " tests/data/logs/sglang_35049_on.jsonl are a run of the spec")
+    assert len(out.splitlines()) == 2  # no violation line
+
+
+@pytest.mark.parametrize(("log", "code", "first"), [
+    ("sglang_deferred_format.log", 0,
+     "CONFORMS: the 3 events of tests/data/logs/sglang_deferred_format.log are a run of the"
+     " spec"),
+    ("sglang_deferred_format_early.log", 6,
+     "DEVIATES at tests/data/logs/sglang_deferred_format_early.log:5: `decode.release(A)` at"
+     " t=2026-08-17 10:00:20 is not possible here; possible next events were"
+     " `decode.release(A)` from t=2026-08-17 10:00:29; the longest matching prefix ends at"
+     " line 3"),
+])
+def test_sglang_text_logs_through_the_mapping(log: str, code: int, first: str) -> None:
+    got, out, _ = cli(DEFERRED, f"{LOGS}/{log}", "--map", "spec/mappings/sglang.toml",
+                      "--clock-error", "1", "--start", "first-60:first", "-p", "T_hold=30")
+    assert got == code
+    assert out.splitlines()[0] == first
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    ('unit = "s"\n\n[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9.]+) (?P<r>"\n',
+     5, "the regex of decode.release does not compile: missing ), unterminated subpattern"),
+    ('unit = "s"\n\n[[event]]\nevent = "decode.relase"\nregex = "(?P<t>[0-9.]+) x"\n',
+     5, "unknown event `decode.relase`: the spec declares no such event; did you mean"
+        " `decode.release`?"),
+    ('unit = "s"\n[[event]]\nevent = "decode.release"\nregex = "release"\n',
+     4, "the regex of decode.release has no timestamp group (?P<t>...)"),
+    ('unit = "fortnights"\n[[event]]\nevent = "decode.release"\nregex = "(?P<t>x)"\n',
+     1, "unknown time unit 'fortnights'"),
+    ('unit = "s"\n[[event]\n', 2, "not a TOML mapping"),
+])
+def test_bad_mappings_name_their_line(tmp_path: Path, text: str, line: int,
+                                      message: str) -> None:
+    mapping = tmp_path / "map.toml"
+    mapping.write_text(text, encoding="utf-8")
+    code, out, err = cli(DEFERRED, f"{LOGS}/sglang_deferred_format.log", "--map", str(mapping))
+    assert code == 2 and out == ""
+    assert err.startswith(f"{mapping}:{line}: error: ") and message in err, err
+
+
+def test_a_bad_timestamp_in_a_text_log(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("[2026-13-45 99:00:00 TP0] Deferred KV release for room 1 timed out\n",
+                   encoding="utf-8")
+    code, _, err = cli(DEFERRED, str(log), "--map", "spec/mappings/sglang.toml")
+    assert code == 2
+    assert err.startswith(f"{log}:1: error: timestamp '2026-13-45 99:00:00' does not match")
+
+
+# ---- --free: the parameter region a log implies ------------------------------------------
+
+@pytest.mark.parametrize(("argv", "code", "first"), [
+    ([IMMEDIATE, f"{LOGS}/sglang_35049_off.jsonl", "--observable", OFF_OBSERVABLE,
+      "--clock-error", "0.01", "--free", "T_flight"], 0,
+     "CONFORMS: the 4 events of tests/data/logs/sglang_35049_off.jsonl are a run of the spec"
+     " exactly when T_flight >= 5.98"),
+    ([LEASE, f"{LOGS}/aws_do_eks_84_prefill.log", "--map", "spec/mappings/vllm_nixl.toml",
+      "--clock-error", "1", "--start", "first-120:first", "--free", "L,Q_max"], 0,
+     "CONFORMS: the 2 events of tests/data/logs/aws_do_eks_84_prefill.log are a run of the"
+     " spec exactly when L <= Q_max - 18 and Q_max >= 50"),
+    ([DEFERRED, f"{LOGS}/deferred_early_release.jsonl", "--free", "T_hold"], 0,
+     "CONFORMS: the 6 events of tests/data/logs/deferred_early_release.jsonl are a run of the"
+     " spec exactly when T_hold <= 5"),
+    ([DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--free", "T_hold,T_prop"], 0,
+     "CONFORMS: the 7 events of tests/data/logs/deferred_release_ok.jsonl are a run of the"
+     " spec exactly when T_hold <= 8 and T_prop >= 1.5"),
+    ([DEFERRED, f"{LOGS}/never_allocated.jsonl", "--free", "T_hold,T_flight"], 6,
+     "DEVIATES at tests/data/logs/never_allocated.jsonl:3: `prefill.post(B, 0)` at t=0.4 is"
+     " not possible for any value of T_flight, T_hold within their ranges; the longest"
+     " matching prefix ends at line 2"),
+])
+def test_the_region_a_log_implies(argv: list[str], code: int, first: str) -> None:
+    got, out, _ = cli(*argv)
+    assert got == code
+    assert out.splitlines()[0] == first
+
+
+def test_free_refuses_a_diagram_and_unknown_parameters() -> None:
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--free", "T_hold",
+                       "--diagram", "x.svg")
+    assert code == 2 and "--diagram does not go with --free" in err
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--free", "T_nope")
+    assert code == 2 and "unknown parameter `T_nope`" in err
+
+
+def test_the_tutorial_logs_are_the_tested_ones() -> None:
+    """``docs/logs/`` (what the tutorial shows) holds copies of logs tested here."""
+    docs = ROOT / "docs" / "logs"
+    for path in sorted(docs.iterdir()):
+        assert path.read_bytes() == (ROOT / LOGS / path.name).read_bytes(), path.name
