@@ -47,6 +47,7 @@ from checker.model.interface import (
     Hazard,
     LinExpr,
     Param,
+    ParamConstraint,
     State,
     Symmetry,
     Violation,
@@ -194,6 +195,11 @@ class _NowModel:
     def params(self) -> dict[str, Param]:
         """The model's parameters."""
         return dict(self.inner.params)
+
+    @property
+    def param_constraints(self) -> Sequence[ParamConstraint]:
+        """The model's ``assume`` constraints."""
+        return self.inner.param_constraints
 
     @property
     def values(self) -> dict[str, Fraction]:
