@@ -338,7 +338,7 @@ def _add_cluster_args(p: argparse.ArgumentParser) -> None:
                    " per CPU unless --workers says")
 
 
-MEMORY_LIMITED = ("check", "simulate")
+MEMORY_LIMITED = ("check", "simulate", "validate")
 """The commands with ``--max-memory`` (the advice of an out-of-memory message names it
 only for them)."""
 
