@@ -32,12 +32,13 @@ from functools import lru_cache
 
 from checker.diagnostics import Diagnostic, SpecError
 from checker.language.syntax import parse
+from checker.numbers import LITERAL
 
 _TOKEN = re.compile(
     r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'  # a string (the parser has rejected an open one)
     r"|#[^\n]*"
     r"|[A-Za-z_][A-Za-z0-9_]*"
-    r"|[0-9]+(?:\.[0-9]+)?"
+    rf"|{LITERAL}"  # the grammar's number literal (exponents included)
     r"|:=|=>|->|==|!=|<=|>=|\.\."
     r"|\S"
 )
