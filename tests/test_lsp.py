@@ -271,3 +271,28 @@ async def test_server_survives_a_stream_of_broken_edits(client: LanguageClient,
     outline = await client.text_document_document_symbol_async(
         lsp.DocumentSymbolParams(text_document=_doc(path)))
     assert outline is not None
+
+
+def test_analysis_of_a_process_spec() -> None:
+    # In process: constants, locations, process-local names and `Proc.local` uses.
+    path = ROOT / "spec" / "classic" / "fischer_processes.kvr"
+    a = Analysis(path.read_text(encoding="utf-8"), path.name)
+    assert a.diagnostics == []
+    const = next(i for i, ln in enumerate(a.lines) if ln.startswith("const N"))
+    assert a.hover((const, 6)) == (
+        "```kvrace\nconst N in 2..8 = 3\n```\n\n*const*\n\n"
+        "structural constant = 3, in 2..8 (-p N=VALUE sets it)")
+    worker = a.by_key["Worker"]
+    assert worker.kind is Kind.PROCESS
+    locals_ = {c.key: c.kind for c in worker.children}
+    assert locals_["Worker.idle"] is Kind.LOCATION
+    uses = [i for i, ln in enumerate(a.lines) if "Worker.loc" in ln]
+    assert uses  # `Worker.loc` is the location variable, declared by no one
+    loc = a.lines[uses[0]].index("Worker.loc")
+    assert a.symbol_at((uses[0], loc)) is worker
+    assert a.symbol_at((uses[0], loc + len("Worker.") + 1)) is None
+    idle = next(i for i, ln in enumerate(a.lines) if "location idle" in ln)
+    assert len(a.uses("Worker.idle")) > 1
+    assert a.hover((idle, a.lines[idle].index("idle") + 1)) is not None
+    items = dict(a.completions((uses[0], loc + len("Worker."))))
+    assert items.get("idle") is Kind.LOCATION
