@@ -204,6 +204,18 @@ async def test_formatting_and_the_check_code_lens(client: LanguageClient,
     assert any("violated" in m.message for m in client.messages)
 
 
+def _lint_positions(text: str) -> list[tuple[str, int, int]]:
+    """What lint reports on ``text``: code and 0-based start of each diagnostic."""
+    try:
+        load_text(text, "mutant.kvr")
+    except SpecError as err:
+        return [(d.code, d.span.line - 1 if d.span else 0, d.span.column - 1 if d.span else 0)
+                for d in err.diagnostics]
+    except RecursionError:
+        return [("KVR005", 0, 0)]
+    return []
+
+
 def _mutant_edits(count: int) -> list[str]:
     seeds = fuzz.corpus()
     return [fuzz.lint_input(33, i, seeds)[1] for i in range(count)]
@@ -237,18 +249,50 @@ def test_analysis_survives_half_typed_files(count: int) -> None:
     assert worst < 1.0, f"the slowest analysis took {worst:.2f} s"
 
 
+@pytest.mark.parametrize("count", [pytest.param(60, id="quick"),
+                                   pytest.param(2000, id="slow", marks=pytest.mark.slow)])
 @pytest.mark.asyncio
-async def test_server_survives_a_stream_of_broken_edits(client: LanguageClient) -> None:
+async def test_server_survives_a_stream_of_broken_edits(client: LanguageClient,
+                                                        count: int) -> None:
     path = ROOT / "mutant.kvr"
     uri = path.as_uri()
     await _open(client, path, "model m\n")
-    for version, text in enumerate(_mutant_edits(60), start=2):
+    for version, text in enumerate(_mutant_edits(count), start=2):
         client.text_document_did_change(lsp.DidChangeTextDocumentParams(
             text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
             content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
         await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if version % 10 == 0:  # the same diagnostics as lint
+            got = [(d.code, d.range.start.line, d.range.start.character)
+                   for d in client.diagnostics[uri]]
+            assert got == _lint_positions(text), text
         await client.text_document_hover_async(
             lsp.HoverParams(text_document=_doc(path), position=_pos(0, 1)))
     outline = await client.text_document_document_symbol_async(
         lsp.DocumentSymbolParams(text_document=_doc(path)))
     assert outline is not None
+
+
+def test_analysis_of_a_process_spec() -> None:
+    # In process: constants, locations, process-local names and `Proc.local` uses.
+    path = ROOT / "spec" / "classic" / "fischer_processes.kvr"
+    a = Analysis(path.read_text(encoding="utf-8"), path.name)
+    assert a.diagnostics == []
+    const = next(i for i, ln in enumerate(a.lines) if ln.startswith("const N"))
+    assert a.hover((const, 6)) == (
+        "```kvrace\nconst N in 2..8 = 3\n```\n\n*const*\n\n"
+        "structural constant = 3, in 2..8 (-p N=VALUE sets it)")
+    worker = a.by_key["Worker"]
+    assert worker.kind is Kind.PROCESS
+    locals_ = {c.key: c.kind for c in worker.children}
+    assert locals_["Worker.idle"] is Kind.LOCATION
+    uses = [i for i, ln in enumerate(a.lines) if "Worker.loc" in ln]
+    assert uses  # `Worker.loc` is the location variable, declared by no one
+    loc = a.lines[uses[0]].index("Worker.loc")
+    assert a.symbol_at((uses[0], loc)) is worker
+    assert a.symbol_at((uses[0], loc + len("Worker.") + 1)) is None
+    idle = next(i for i, ln in enumerate(a.lines) if "location idle" in ln)
+    assert len(a.uses("Worker.idle")) > 1
+    assert a.hover((idle, a.lines[idle].index("idle") + 1)) is not None
+    items = dict(a.completions((uses[0], loc + len("Worker."))))
+    assert items.get("idle") is Kind.LOCATION

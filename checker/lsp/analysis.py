@@ -304,6 +304,12 @@ class Analysis:
             if sym is not None and sym.kind is Kind.PARAM:
                 rng = p.range_text() or "(unbounded)"
                 sym.detail = f"timing parameter in {rng}, default {p.default}"
+        for c in spec.consts:
+            sym = self.by_key.get(c.name)
+            if sym is not None and sym.kind is Kind.CONST:
+                sym.detail = (f"structural constant = {c.value}"
+                              + (f", in {c.range_text()}" if c.range_text() else "")
+                              + f" (-p {c.name}=VALUE sets it)")
 
     def _var_details(self, spec: ir.Spec) -> None:
         for v in spec.vars:

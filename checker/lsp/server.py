@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,7 @@ _COMPLETION_KINDS = {
     Kind.LOCATION: lsp.CompletionItemKind.Field, Kind.BINDER: lsp.CompletionItemKind.Variable,
 }
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VERDICTS = {0: "holds", 1: "violated", 2: "bad input", 3: "inconclusive", 4: "vacuous",
              5: "unreachable"}
 """What ``check``'s exit codes mean."""
@@ -71,8 +73,16 @@ class KvraceServer(LanguageServer):
     def analyse(self, uri: str) -> Analysis:
         """Analyse the document's current text and publish its diagnostics."""
         doc = self.workspace.get_text_document(uri)
-        path = doc.path if doc.path else uri
-        analysis = Analysis(doc.source, os.path.basename(path), self.analyses.get(uri))
+        path = os.path.basename(doc.path if doc.path else uri)
+        try:
+            analysis = Analysis(doc.source, path, self.analyses.get(uri))
+        except Exception as exc:  # a bug in kvrace: say so in the editor, stay up
+            log.exception("kvrace lsp: analysis failed")
+            analysis = Analysis("", path, self.analyses.get(uri))
+            analysis.text, analysis.lines = doc.source, doc.source.split("\n")
+            analysis.diagnostics = [Diagnostic(
+                "KVR000", f"internal error: {type(exc).__name__}: {exc} (a bug in kvrace;"
+                " please report it with the spec)", path)]
         self.analyses[uri] = analysis
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
             uri=uri, version=doc.version,
@@ -262,10 +272,14 @@ def _editing(server: KvraceServer) -> None:
     def code_action(ls: KvraceServer, params: lsp.CodeActionParams
                     ) -> list[lsp.CodeAction] | None:
         actions = []
+        lines = ls.workspace.get_text_document(params.text_document.uri).source.split("\n")
         for d in params.context.diagnostics:
             proposed = d.data.get("replacement") if isinstance(d.data, dict) else None
-            if not proposed:
+            start, end = d.range.start, d.range.end
+            if not proposed or start.line != end.line or start.line >= len(lines):
                 continue
+            if not _NAME.fullmatch(lines[start.line][start.character:end.character]):
+                continue  # the diagnostic does not point at the name to replace
             edit = lsp.WorkspaceEdit(changes={params.text_document.uri: [
                 lsp.TextEdit(range=d.range, new_text=proposed)]})
             actions.append(lsp.CodeAction(title=f"Replace with `{proposed}`",
