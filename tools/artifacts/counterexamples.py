@@ -297,7 +297,8 @@ VERSION_MATRIX = [
     " the WRITE runs) | push | 30 s lease | `push_write_after_expiry` | violated (HTTP 200;"
     " safe iff R_max + T_enter + T_hs + T_write < L) | pinned |",
     "| **open** #53244 (heartbeat matched by base id) | push | heartbeats reach P |"
-    " `push_write_after_expiry` with `hb_renews` | holds (safe iff T_enter + T_hb + H < L)"
+    " `push_write_after_expiry` with `hb_renews` | holds (safe iff T_enter + H + T_hb < L"
+    " and H + T_hb < E)"
     " | pinned |",
     "| **open** #55470 (no deferred WRITE after the request ended) | push | 30 s lease |"
     " `push_write_after_expiry` with `drop_after_end` | violated (a WRITE already posted"
