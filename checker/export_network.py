@@ -376,9 +376,8 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C90
             label = _ident(resp.name + "_" + "_".join(t.show(x) for t, x in zip(dom, idx,
                                                                              strict=True)))
             observers.append((resp, dict(enumerate(idx)), f"pend_{label}", f"obs_{label}"))
-    init_cells = _initial_cells(spec)
     for resp, env, pend, _ in observers:
-        start = _eval_initial(b, resp, env, init_cells)
+        start = _eval_initial(b, resp, env)
         lines.append(f"int:1:0:1:{start}:{pend}")
     # Clocks.
     for clk in spec.clocks:
@@ -402,7 +401,7 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C90
             lines.append(f"location:{name}:run{{initial:}}")
     # Events.
     events: list[tuple[str, str, list[str]]] = []
-    """(event name, owner process, other processes that take part strongly / weakly)."""
+    """(TChecker event name, kvrace event instance, unused)."""
     edge_lines: list[str] = []
     syncs: list[tuple[str, list[str], list[str]]] = []
     n_event = 0
@@ -597,12 +596,7 @@ def _observe_text(b: _Builder, observers: list[tuple[ir.Response, dict[int, int]
     return out
 
 
-def _initial_cells(spec: ir.Spec) -> dict[str, list[int]]:
-    return {v.name: [v.init] * ir.domain_size(v.domain) for v in spec.vars}
-
-
-def _eval_initial(b: _Builder, resp: ir.Response, env: dict[int, int],
-                  cells: dict[str, list[int]]) -> int:
+def _eval_initial(b: _Builder, resp: ir.Response, env: dict[int, int]) -> int:
     """Whether the observer of ``resp`` is pending in the initial state."""
     from checker.model.interp import InterpretedModel
 
