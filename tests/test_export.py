@@ -387,3 +387,17 @@ def test_cli_writes_the_network(tmp_path: Path) -> None:
     code, _, err = run_cli("export", str(ROOT / "spec/sglang/all_ranks_ack.kvr"),
                            "--tchecker", str(out), "--flat", "--max-locations", "100")
     assert code == 2 and "more than 100 discrete states" in err
+
+
+@pytest.mark.slow
+@needs_tchecker
+def test_tchecker_answers_the_queries(tmp_path: Path) -> None:
+    assert TCK is not None
+    model = SpecModel(load_text(QUERY_SPEC.replace("x == 2", "x == 2\nreachable past: x > 2"),
+                                "q.kvr"))
+    f = tmp_path / "q.tck"
+    f.write_text(tchecker_network(model.spec, model.values).text, encoding="utf-8")
+    for label, want in (("granted", "true"), ("past", "false"), ("bad", "false")):
+        proc = subprocess.run([TCK, "-a", "covreach", "-l", label, str(f)],
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert f"REACHABLE {want}" in proc.stdout, (label, proc.stdout, proc.stderr)
