@@ -146,7 +146,8 @@ def as_model(tck: Tck) -> TableModel:
         edges.setdefault(index[src], []).append(
             (f"{ev}@{src}", _atoms(attrs.get("provided")), resets, index[dst]))
     deadlines = {index[n]: _atoms(a.get("invariant")) for n, a in tck.locations.items()}
-    violations = {index[n]: [a["labels"]] for n, a in tck.locations.items() if "labels" in a}
+    violations = {index[n]: ["bad"] for n, a in tck.locations.items()
+                  if "bad" in a.get("labels", "").split(",")}
     return TableModel([f"c{i}" for i in range(tck.clocks.get("c", 0))], edges, deadlines,
                       violations)
 
@@ -401,3 +402,17 @@ def test_tchecker_answers_the_queries(tmp_path: Path) -> None:
         proc = subprocess.run([TCK, "-a", "covreach", "-l", label, str(f)],
                               capture_output=True, text=True, timeout=60, check=False)
         assert f"REACHABLE {want}" in proc.stdout, (label, proc.stdout, proc.stderr)
+
+
+def test_the_flat_form_carries_the_queries(tmp_path: Path) -> None:
+    text = (QUERY_SPEC.replace("x == 2", "x == 2\nreachable past: x > 2")
+            .replace("var x", "clock t\nvar x").replace("when x < 2 do x := x + 1",
+                                                       "when x < 2 and t >= 1 do x := x + 1"))
+    model = SpecModel(load_text(text, "q.kvr"))
+    auto = unfold(model)
+    assert auto.queries == (("granted", (2,)), ("past", ()))
+    text = tchecker_text(auto)
+    assert "location:P:s2{labels:granted}" in text
+    root = check_uppaal(uppaal_xml(auto))
+    assert [q.findtext("formula") for q in root.iter("query")] == [
+        "E<> Model.violation", "E<> (Model.s2)", "E<> (false)"]
