@@ -36,6 +36,7 @@ values only: it never runs an engine.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ from fractions import Fraction
 from checker.errors import KvraceError
 from checker.model import ir
 from checker.model.interface import LinExpr, scaled_bounds
+
+_COMPARE = {ir.BinaryOp.EQ: operator.eq, ir.BinaryOp.NE: operator.ne,
+            ir.BinaryOp.LT: operator.lt, ir.BinaryOp.LE: operator.le,
+            ir.BinaryOp.GT: operator.gt, ir.BinaryOp.GE: operator.ge}
 
 Term = int | str
 """A TChecker integer term, or a constant folded at export time."""
@@ -191,7 +196,7 @@ class _Builder:
         sym = {ir.BinaryOp.EQ: "==", ir.BinaryOp.NE: "!=", ir.BinaryOp.LT: "<",
                ir.BinaryOp.LE: "<=", ir.BinaryOp.GT: ">", ir.BinaryOp.GE: ">="}[op]
         if isinstance(a, int) and isinstance(b, int):
-            return int(eval(f"{a}{sym}{b}"))
+            return int(_COMPARE[op](a, b))
         return _ite(f"{a}{sym}{b}", 1, 0)
 
     def binary(self, e: ir.Binary, env: dict[int, int]) -> Term:
