@@ -24,6 +24,7 @@ hits its time cap is reported as ``inconclusive`` with what it explored.
     python benchmarks/bench.py --fischer 6,8,10   # Fischer, with and without symmetry
     python benchmarks/bench.py --fischer 4 --dbm-compare   # compiled DBM core vs Python
     python benchmarks/bench.py --tchecker         # zone counts next to TChecker's
+    python benchmarks/bench.py --peer tchecker    # run TChecker itself on the exports
     python benchmarks/bench.py --targets          # the engine's time targets, PASS/MISS
     python benchmarks/bench.py --prove-synth --no-table
     python benchmarks/bench.py --editor           # fmt on spec/, LSP diagnostics latency
@@ -874,6 +875,86 @@ def tchecker_table(found: Callable[[Case], dict[str, Any] | None]) -> str:
     return _render(header, body, right=set(range(1, 7)))
 
 
+PEER_ROWS: tuple[tuple[str, Case | Path], ...] = (
+    ("flagship 2/1/2", Case(r=2, s=1, c=2)),
+    ("flagship 2/2/2", Case(r=2, s=2, c=2)),
+    ("flagship 3/1/2", Case(r=3, s=1, c=2)),
+    ("flagship 3/2/2", Case(r=3, s=2, c=2)),
+    ("fischer", REPO / "spec" / "classic" / "fischer.kvr"),
+    ("train_gate", REPO / "spec" / "classic" / "train_gate.kvr"),
+    ("csma_cd", REPO / "spec" / "classic" / "csma_cd.kvr"),
+)
+"""The rows of ``--peer tchecker``: flagship variants and classic models."""
+
+
+def tck_reach() -> str | None:
+    """TChecker's ``tck-reach``: ``$TCK_REACH``, or on PATH."""
+    import shutil
+
+    path = os.environ.get("TCK_REACH") or shutil.which("tck-reach")
+    return path if path and os.access(path, os.X_OK) else None
+
+
+def _child_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def peer_row(name: str, source: Case | Path, tck: str, cap: float) -> dict[str, Any]:
+    """One model explored by kvrace (no symmetry, no deadlock check: TChecker has
+    neither) and, exported as a network of processes, by ``tck-reach -a covreach``."""
+    import tempfile
+
+    from checker.api import check
+    from checker.engines import Limits, Options
+    from checker.export_network import tchecker_network
+    from checker.language import load
+    from checker.model.compiled import SpecModel
+
+    spec = build(source) if isinstance(source, Case) else load(source)
+    model = SpecModel(spec)
+    row: dict[str, Any] = {"row": name}
+    cpu = time.process_time()
+    out = check(spec, limits=Limits(timeout=cap), options=Options(symmetry=False,
+                                                                 deadlock=False))
+    row["kvrace_cpu"] = round(time.process_time() - cpu, 3)
+    row["kvrace_verdict"] = str(out.verdict.value)
+    row["kvrace_states"] = out.raw[1].stats.zones if out.raw is not None else None
+    text = tchecker_network(spec, model.values, queries=False).text
+    with tempfile.NamedTemporaryFile("w", suffix=".tck", delete=False) as f:
+        f.write(text)
+    before = _child_cpu()
+    try:
+        proc = subprocess.run([tck, "-a", "covreach", "-l", "bad", f.name],
+                              capture_output=True, text=True, timeout=cap, check=False)
+        got = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+        row["tchecker_verdict"] = {"true": "violated", "false": "holds"}.get(
+            got.get("REACHABLE", ""), "error")
+        row["tchecker_states"] = int(got["STORED_STATES"]) if "STORED_STATES" in got else None
+    except subprocess.TimeoutExpired:
+        row["tchecker_verdict"], row["tchecker_states"] = "timeout", None
+    finally:
+        os.unlink(f.name)
+    row["tchecker_cpu"] = round(_child_cpu() - before, 3)
+    ks, ts = row["kvrace_states"], row["tchecker_states"]
+    row["states_ratio"] = round(ks / ts, 3) if ks and ts else None
+    kc, tc = row["kvrace_cpu"], row["tchecker_cpu"]
+    row["cpu_ratio"] = round(kc / tc, 2) if kc and tc else None
+    return row
+
+
+def peer_table(rows: Sequence[dict[str, Any]]) -> str:
+    """kvrace next to TChecker: verdicts, stored states, CPU seconds, ratios."""
+    header = ["model", "kvrace", "TChecker", "kvrace states", "TChecker states",
+              "states ratio", "kvrace cpu s", "TChecker cpu s", "cpu ratio"]
+    body = [[r["row"], r["kvrace_verdict"], r["tchecker_verdict"], _num(r["kvrace_states"]),
+             _num(r["tchecker_states"]),
+             "-" if r["states_ratio"] is None else f"{r['states_ratio']:.3f}",
+             _num(r["kvrace_cpu"], 2), _num(r["tchecker_cpu"], 2),
+             "-" if r["cpu_ratio"] is None else f"{r['cpu_ratio']:.2f}"] for r in rows]
+    return _render(header, body, right=set(range(3, 9)))
+
+
 @dataclass(frozen=True)
 class Target:
     """A time the engine should stay under, on one case."""
@@ -1350,6 +1431,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--tchecker", action="store_true",
                     help="the flagship at 2/1/2, 2/2/2, 3/1/2, 3/2/2 without symmetry and"
                     " deadlock check, and with defaults, next to TChecker's stored states")
+    ap.add_argument("--peer", choices=["tchecker"],
+                    help="run each model of the peer table (flagship 2/1/2 .. 3/2/2,"
+                    " fischer, train_gate, csma_cd) in kvrace and, exported as a network of"
+                    " processes, in TChecker's tck-reach -a covreach ($TCK_REACH or PATH):"
+                    " verdicts, stored states, CPU seconds and their ratios")
     ap.add_argument("--targets", action="store_true",
                     help="run the engine's time targets and print PASS or MISS for each")
     ap.add_argument("--prove-synth", action="store_true",
@@ -1403,6 +1489,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  for p in args.validate.split(",") if p.strip()})
                 vrows = validate_bench(counts, Path(tmp))
             print(json.dumps(vrows, indent=1) if args.json else validate_table(vrows))
+            return 0
+        if args.peer == "tchecker":
+            tck = tck_reach()
+            if tck is None:
+                raise BenchError("--peer tchecker: tck-reach is not on PATH (nor $TCK_REACH)")
+            rows = []
+            for name, source in PEER_ROWS:
+                rows.append(peer_row(name, source, tck, args.cap))
+                print(f"bench: {name} done", file=sys.stderr, flush=True)
+            print(json.dumps(rows, indent=1) if args.json else peer_table(rows))
             return 0
         if args.liveness_train_gate:
             rows = liveness_train_gate(parse_processes(args.liveness_train_gate))

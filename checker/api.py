@@ -542,8 +542,8 @@ def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry:
     ``highlight`` (on check's counterexample path) and ``assert_failure`` (True for
     the one extra node a failed assert leads to, drawn so that the failing event is
     an edge); edge attributes ``label`` and ``highlight``.  Graph attributes:
-    ``verdict`` (``holds`` or ``violated``), and with a violation ``property`` and
-    ``message``.
+    ``verdict`` (``holds``, ``violated``, or ``error`` for a model error), and with a
+    violation or an error ``property`` and ``message``.
     """
     import networkx as nx  # here: importing it costs every other command half a second
 
@@ -557,7 +557,7 @@ def state_graph(model: SpecModel, max_nodes: int, zones: bool = False, symmetry:
     g = nx.DiGraph()
     verdict = Verdict(result.verdict)
     g.graph["verdict"] = verdict.value
-    if verdict is Verdict.VIOLATED:
+    if verdict in (Verdict.VIOLATED, Verdict.ERROR):
         g.graph["property"] = result.prop or ""
         g.graph["message"] = result.message or ""
     on_path = set(sg.violation)

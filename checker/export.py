@@ -1,4 +1,8 @@
-"""Export a compiled spec as a timed automaton for UPPAAL or TChecker.
+"""Export a compiled spec as one flat timed automaton for UPPAAL or TChecker.
+
+This is the form of ``kvrace export --uppaal`` and of ``--tchecker --flat``; the
+default TChecker export is a network of processes (:mod:`checker.export_network`),
+which stays the size of the spec where this one grows with its discrete states.
 
 A kvrace spec compiles to a :class:`~checker.model.interface.TimedModel`: a
 timed automaton with data.  Other tools have their own data languages, so the
@@ -94,6 +98,8 @@ class Automaton:
     """The common denominator the bounds were multiplied by."""
     params: tuple[tuple[str, str], ...]
     has_fault: bool
+    queries: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Each ``reachable`` query and the locations whose discrete state satisfies it."""
 
 
 def unfold(model: TimedModel, max_locations: int = MAX_LOCATIONS) -> Automaton:
@@ -164,7 +170,24 @@ def unfold(model: TimedModel, max_locations: int = MAX_LOCATIONS) -> Automaton:
         transitions=tuple(transitions), bounds=tuple(bounds), scale=scale,
         params=tuple((k, _fraction_text(v)) for k, v in model.values.items()),
         has_fault=has_fault,
+        queries=_query_locations(model, order),
     )
+
+
+def _query_locations(model: TimedModel, order: Sequence[State]
+                     ) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each ``reachable`` query of ``model`` and the locations (positions in
+    ``order``) whose state satisfies it."""
+    names: list[str] = list(getattr(model, "query_names", ()))
+    hits: list[list[int]] = [[] for _ in names]
+    if names:
+        for k, s in enumerate(order):
+            try:
+                for q in model.queries(s):  # type: ignore[attr-defined]
+                    hits[q].append(k)
+            except ModelRuntimeError:
+                pass  # its edges already lead to `fault`
+    return tuple((n, tuple(h)) for n, h in zip(names, hits, strict=True))
 
 
 def _show(v: object) -> str:
@@ -208,7 +231,8 @@ def _header(a: Automaton, comment: str) -> list[str]:
 
 
 def tchecker_text(a: Automaton) -> str:
-    """``a`` in TChecker's system format (``tck-reach -a reach -l bad``)."""
+    """``a`` in TChecker's system format (``tck-reach -a reach -l bad``; a location
+    whose state satisfies a ``reachable`` query carries its name as a label)."""
     out = _header(a, "#")
     name = _ident(a.name)
     out.append(f"system:{name}")
@@ -222,10 +246,16 @@ def tchecker_text(a: Automaton) -> str:
         out.append(f"# {event_id[label]} is {_comment_text(label)}")
         out.append(f"event:{event_id[label]}")
     out.append("")
+    labels: dict[int, list[str]] = {}
+    for qname, where in a.queries:
+        for k in where:
+            labels.setdefault(k, []).append(_ident(qname))
     for i, inv in enumerate(a.invariants):
         attrs = ["initial:"] if i == 0 else []
         if inv:
             attrs.append("invariant:" + "&&".join(_tck_atom(x, a.bounds) for x in inv))
+        if i in labels:
+            attrs.append("labels:" + ",".join(labels[i]))
         out.append(f"# s{i}: {_comment_text(a.describe[i])}")
         out.append(f"location:P:s{i}{{{' : '.join(attrs)}}}")
     out.append("location:P:violation{labels:bad}")
@@ -303,6 +333,12 @@ def uppaal_xml(a: Automaton) -> str:
     out.append(f"      <formula>{escape('E<> Model.violation')}</formula>")
     out.append(f"      <comment>{escape('a violation is reachable')}</comment>")
     out.append("    </query>")
+    for qname, where in a.queries:
+        states = " || ".join(f"Model.s{k}" for k in where) or "false"
+        out.append("    <query>")
+        out.append(f"      <formula>{escape(f'E<> ({states})')}</formula>")
+        out.append(f"      <comment>{escape(f'reachable {_comment_text(qname)}')}</comment>")
+        out.append("    </query>")
     out.append("  </queries>")
     out.append("</nta>")
     return "\n".join(out) + "\n"

@@ -36,6 +36,7 @@ values only: it never runs an engine.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ from fractions import Fraction
 from checker.errors import KvraceError
 from checker.model import ir
 from checker.model.interface import LinExpr, scaled_bounds
+
+_COMPARE = {ir.BinaryOp.EQ: operator.eq, ir.BinaryOp.NE: operator.ne,
+            ir.BinaryOp.LT: operator.lt, ir.BinaryOp.LE: operator.le,
+            ir.BinaryOp.GT: operator.gt, ir.BinaryOp.GE: operator.ge}
 
 Term = int | str
 """A TChecker integer term, or a constant folded at export time."""
@@ -191,7 +196,7 @@ class _Builder:
         sym = {ir.BinaryOp.EQ: "==", ir.BinaryOp.NE: "!=", ir.BinaryOp.LT: "<",
                ir.BinaryOp.LE: "<=", ir.BinaryOp.GT: ">", ir.BinaryOp.GE: ">="}[op]
         if isinstance(a, int) and isinstance(b, int):
-            return int(eval(f"{a}{sym}{b}"))
+            return int(_COMPARE[op](a, b))
         return _ite(f"{a}{sym}{b}", 1, 0)
 
     def binary(self, e: ir.Binary, env: dict[int, int]) -> Term:
@@ -344,14 +349,85 @@ def _proc(actor: str, dom: tuple[ir.FiniteType, ...], value: int | None) -> str:
     return "P_" + _ident(f"{actor}_{dom[0].show(value)}")
 
 
-def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C901, PLR0915
+Observer = tuple[ir.Response, dict[int, int], str, str]
+"""A bounded response instance: the response, its locals, its int and its clock."""
+Cells = set[tuple[str, int | None]]
+
+
+@dataclass
+class _Events:
+    """The event instances as edges and synchronisations."""
+
+    names: list[tuple[str, str]] = field(default_factory=list)
+    """(TChecker event, kvrace event instance)."""
+    edges: list[str] = field(default_factory=list)
+    syncs: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
+    """(event, processes taking part strongly, weakly)."""
+    writes: dict[str, Cells] = field(default_factory=dict)
+    failing: list[tuple[str, str, list[str], list[str]]] = field(default_factory=list)
+    """The failing twin of each event with an assert: (event, instance, strong, weak)."""
+
+
+@dataclass
+class _Deadlines:
+    """The deadline processes: their declarations and the cells their conditions read."""
+
+    lines: list[str] = field(default_factory=list)
+    procs: list[str] = field(default_factory=list)
+    reads: dict[str, Cells] = field(default_factory=dict)
+
+
+def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
                      queries: bool = True) -> Network:
     """``spec`` at parameter ``values`` as a network of TChecker processes (see the
     module docstring).  Raises :class:`NetworkError` for what it cannot express."""
     b = _Builder(spec, values, queries)
     inst = _instances(spec)
-    lines: list[str] = [f"# kvrace model {spec.name} as a network of processes"
-                        " (kvrace export --tchecker)"]
+    observers = _observers(spec)
+    lines = _header(spec, values, b)
+    lines.extend(_declarations(spec, b, observers))
+    processes: list[str] = []
+    for actor in spec.actors:
+        dom = inst[actor]
+        for value in (dom[0].values() if dom else [None]):
+            name = _proc(actor, dom, value)
+            processes.append(name)
+            lines.append(f"process:{name}")
+            lines.append(f"location:{name}:run{{initial:}}")
+    ev = _events(spec, b, inst, _observe_text(b, observers))
+    dl = _deadlines(spec, b)
+    lines.extend(dl.lines)
+    lines.append("process:verdict")
+    lines.append("location:verdict:ok{initial: : invariant:failed==0}")
+    lines.append("location:verdict:bad{committed: : labels:bad : invariant:failed==1}")
+    lines.append("location:verdict:broken{committed: : labels:bad}")
+    query_procs: list[tuple[str, str, str]] = []
+    if queries:
+        for q in spec.queries:
+            t = b.term(q.expr, {})
+            if t != 0:
+                query_procs.append(("Q_" + _ident(q.name), _ident(q.name), _cond(t)))
+    for pname, label, _ in query_procs:
+        lines.append(f"process:{pname}")
+        lines.append(f"location:{pname}:no{{initial:}}")
+        lines.append(f"location:{pname}:yes{{committed: : labels:{label}}}")
+    lines.append("")
+    for name, label in ev.names:
+        lines.append(f"# {name} is {label}")
+        lines.append(f"event:{name}")
+    lines.extend(_properties(spec, b, observers, query_procs, ev.edges))
+    lines.append("")
+    for fname, label, _, _ in ev.failing:
+        lines.append(f"# {fname} is {label} failing an assert")
+        lines.append(f"event:{fname}")
+    lines.extend(_wiring(ev, dl))
+    return Network("\n".join(lines) + "\n",
+                   processes + dl.procs + ["verdict"] + [p for p, _, _ in query_procs],
+                   len(ev.edges), len(ev.names))
+
+
+def _header(spec: ir.Spec, values: Mapping[str, Fraction], b: _Builder) -> list[str]:
+    lines = [f"# kvrace model {spec.name} as a network of processes (kvrace export --tchecker)"]
     if values:
         lines.append("# parameters: " + ", ".join(
             f"{k}={v.numerator if v.denominator == 1 else f'{v.numerator}/{v.denominator}'}"
@@ -360,7 +436,23 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C90
     lines.append("# check: tck-reach -a covreach -l bad FILE")
     lines.append(f"system:{_ident(spec.name)}")
     lines.append("")
-    # Variables.
+    return lines
+
+
+def _observers(spec: ir.Spec) -> list[Observer]:
+    out: list[Observer] = []
+    for resp in spec.responses:
+        dom = tuple(ft for _, ft in resp.params)
+        for idx in ir.domain_points(dom):
+            label = _ident(resp.name + "_" + "_".join(t.show(x) for t, x in zip(dom, idx,
+                                                                             strict=True)))
+            out.append((resp, dict(enumerate(idx)), f"pend_{label}", f"obs_{label}"))
+    return out
+
+
+def _declarations(spec: ir.Spec, b: _Builder, observers: list[Observer]) -> list[str]:
+    """The ints (variables, ``failed``, observers) and the clocks."""
+    lines: list[str] = []
     for v in spec.vars:
         base = v.value.base
         lo = min(base.lo, ir.NONE) if v.value.optional else base.lo
@@ -368,19 +460,8 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C90
         lines.append(f"# {b.var_name[v.name]} is {v.name} ({v.value})")
         lines.append(f"int:{size}:{lo}:{base.hi}:{v.init}:{b.var_name[v.name]}")
     lines.append("int:1:0:1:0:failed")
-    # Observers of bounded responses.
-    observers: list[tuple[ir.Response, dict[int, int], str, str]] = []
-    for resp in spec.responses:
-        dom = tuple(ft for _, ft in resp.params)
-        for idx in ir.domain_points(dom):
-            label = _ident(resp.name + "_" + "_".join(t.show(x) for t, x in zip(dom, idx,
-                                                                             strict=True)))
-            observers.append((resp, dict(enumerate(idx)), f"pend_{label}", f"obs_{label}"))
-    init_cells = _initial_cells(spec)
     for resp, env, pend, _ in observers:
-        start = _eval_initial(b, resp, env, init_cells)
-        lines.append(f"int:1:0:1:{start}:{pend}")
-    # Clocks.
+        lines.append(f"int:1:0:1:{_eval_initial(b, resp, env)}:{pend}")
     for clk in spec.clocks:
         if clk.name == URGENT_CLOCK and not clk.domain:
             continue
@@ -391,52 +472,48 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C90
     for _, _, _, obs in observers:
         lines.append(f"clock:1:{obs}")
     lines.append("")
-    # Processes of the actors.
-    processes: list[str] = []
-    for actor in spec.actors:
-        dom = inst[actor]
-        for value in (dom[0].values() if dom else [None]):
-            name = _proc(actor, dom, value)
-            processes.append(name)
-            lines.append(f"process:{name}")
-            lines.append(f"location:{name}:run{{initial:}}")
-    # Events.
-    events: list[tuple[str, str, list[str]]] = []
-    """(event name, owner process, other processes that take part strongly / weakly)."""
-    edge_lines: list[str] = []
-    syncs: list[tuple[str, list[str], list[str]]] = []
+    return lines
+
+
+def _parties(ev: ir.Event, idx: tuple[int, ...], inst: Mapping[str, tuple[ir.FiniteType, ...]]
+             ) -> tuple[str, list[str], list[str]]:
+    """The process firing an event instance, and those synchronising with it strongly
+    (a handshake's receiver) and weakly (a broadcast's receivers)."""
+    sender = ev.sync.sender if ev.sync is not None else ev.actor
+    sdom = inst.get(sender, ())
+    owner = _proc(sender, sdom, idx[0] if sdom and idx else None)
+    strong: list[str] = []
+    weak: list[str] = []
+    if ev.sync is not None:
+        for rcv in ev.sync.receivers:
+            rdom = inst.get(rcv, ())
+            if ev.sync.broadcast:
+                weak.extend(_proc(rcv, rdom, x) for x in (rdom[0].values() if rdom else [None]))
+            elif rdom and ev.sync.receiver_args:
+                strong.append(_proc(rcv, rdom, idx[ev.sync.receiver_args[0]]))
+            else:
+                strong.append(_proc(rcv, rdom, None))
+    strong = [p for p in strong if p != owner]
+    weak = [p for p in weak if p != owner and p not in strong]
+    return owner, strong, weak
+
+
+def _events(spec: ir.Spec, b: _Builder, inst: Mapping[str, tuple[ir.FiniteType, ...]],
+            observe: list[str]) -> _Events:
+    out = _Events()
     n_event = 0
-    observe = _observe_text(b, observers)
-    footprint: dict[str, set[tuple[str, int | None]]] = {}
-    failing: list[tuple[str, str, list[str], list[str]]] = []
     for ev in spec.events:
         dom = tuple(ft for _, ft in ev.params)
         for idx in ir.domain_points(dom):
             env = dict(enumerate(idx))
             label = ev.label + ir.show_index(dom, idx)
-            sender = ev.sync.sender if ev.sync is not None else ev.actor
-            sdom = inst.get(sender, ())
-            owner = _proc(sender, sdom, idx[0] if sdom and idx else None)
-            strong: list[str] = []
-            weak: list[str] = []
-            if ev.sync is not None:
-                for rcv in ev.sync.receivers:
-                    rdom = inst.get(rcv, ())
-                    if ev.sync.broadcast:
-                        weak.extend(_proc(rcv, rdom, x) for x in
-                                    (rdom[0].values() if rdom else [None]))
-                    elif rdom and ev.sync.receiver_args:
-                        strong.append(_proc(rcv, rdom, idx[ev.sync.receiver_args[0]]))
-                    else:
-                        strong.append(_proc(rcv, rdom, None))
-            strong = [p for p in strong if p != owner]
-            weak = [p for p in weak if p != owner and p not in strong]
+            owner, strong, weak = _parties(ev, idx, inst)
             do = b.body(ev.body, env)
             if observe:
                 do.append(f"if failed==0 then {';'.join(observe)} end")
             name = f"e{n_event}"
             n_event += 1
-            wrote = False
+            mine: list[str] = []
             for br in ev.branches:
                 data = b.term(br.data, env)
                 if data == 0:
@@ -448,29 +525,26 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C90
                     attrs.append("provided:" + "&&".join(conj))
                 if do:
                     attrs.append("do:" + ";".join(do))
-                edge_lines.append(f"edge:{owner}:run:run:{name}{{{' : '.join(attrs)}}}")
-                wrote = True
-            if not wrote:
+                mine.append(f"{{{' : '.join(attrs)}}}")
+            if not mine:
                 continue
-            events.append((name, label, []))
-            for p in strong + weak:
-                edge_lines.append(f"edge:{p}:run:run:{name}")
-            syncs.append((name, [owner, *strong], weak))
-            footprint[name] = b.writes(ev.body, env)
+            out.names.append((name, label))
+            out.edges.extend(f"edge:{owner}:run:run:{name}{a}" for a in mine)
+            out.edges.extend(f"edge:{p}:run:run:{name}" for p in strong + weak)
+            out.syncs.append((name, [owner, *strong], weak))
+            out.writes[name] = b.writes(ev.body, env)
             if any(b.may_fail(st) for st in ev.body):
                 # The same event, when an assert fails: the verdict goes to `bad`
                 # and every deadline process out of the way.
                 fname = f"f{name[1:]}"
-                for line in list(edge_lines):
-                    if line.startswith(f"edge:{owner}:run:run:{name}{{") or \
-                            line == f"edge:{owner}:run:run:{name}":
-                        edge_lines.append(line.replace(f":{name}", f":{fname}", 1))
-                for p in strong + weak:
-                    edge_lines.append(f"edge:{p}:run:run:{fname}")
-                failing.append((fname, label, [owner, *strong], weak))
-    # Deadline processes.
-    deadline_procs: list[str] = []
-    deadline_reads: dict[str, set[tuple[str, int | None]]] = {}
+                out.edges.extend(f"edge:{owner}:run:run:{fname}{a}" for a in mine)
+                out.edges.extend(f"edge:{p}:run:run:{fname}" for p in strong + weak)
+                out.failing.append((fname, label, [owner, *strong], weak))
+    return out
+
+
+def _deadlines(spec: ir.Spec, b: _Builder) -> _Deadlines:
+    out = _Deadlines()
     for dl in spec.deadlines:
         dom = tuple(ft for _, ft in dl.params)
         for idx in ir.domain_points(dom):
@@ -481,41 +555,27 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C90
             pname = "D_" + _ident(dl.name + ("_" + "_".join(t.show(x) for t, x in
                                                            zip(dom, idx, strict=True))
                                              if idx else ""))
-            live = cond
-            deadline_reads[pname] = b.reads(dl.cond, env)
+            out.reads[pname] = b.reads(dl.cond, env)
             urgent = [ct for ct in dl.atoms if ct.clock.name == URGENT_CLOCK
                       and not ct.clock.domain]
             timed = [b.atom(ct, env) for ct in dl.atoms if ct not in urgent]
-            on = [f"invariant:{_cond(live)}" + "".join("&&" + a for a in timed)]
+            on = [f"invariant:{_cond(cond)}" + "".join("&&" + a for a in timed)]
             if urgent:
                 on.append("urgent:")
-            deadline_procs.append(pname)
-            lines.append(f"process:{pname}")
-            lines.append(f"# {pname}: deadline {dl.name}{ir.show_index(dom, idx)}")
-            lines.append(f"location:{pname}:off{{initial: : invariant:{live}==0}}")
-            lines.append(f"location:{pname}:on{{initial: : {' : '.join(on)}}}")
-            lines.append(f"location:{pname}:gone{{}}")
-    # The verdict.
-    lines.append("process:verdict")
-    lines.append("location:verdict:ok{initial: : invariant:failed==0}")
-    lines.append("location:verdict:bad{committed: : labels:bad : invariant:failed==1}")
-    lines.append("location:verdict:broken{committed: : labels:bad}")
-    query_procs: list[tuple[str, str, str]] = []
-    if queries:
-        for q in spec.queries:
-            pname = "Q_" + _ident(q.name)
-            t = b.term(q.expr, {})
-            if t == 0:
-                continue
-            query_procs.append((pname, _ident(q.name), _cond(t)))
-            lines.append(f"process:{pname}")
-            lines.append(f"location:{pname}:no{{initial:}}")
-            lines.append(f"location:{pname}:yes{{committed: : labels:{_ident(q.name)}}}")
-    lines.append("")
-    for name, label, _ in events:
-        lines.append(f"# {name} is {label}")
-        lines.append(f"event:{name}")
-    extra_events: list[str] = []
+            out.procs.append(pname)
+            out.lines.append(f"process:{pname}")
+            out.lines.append(f"# {pname}: deadline {dl.name}{ir.show_index(dom, idx)}")
+            out.lines.append(f"location:{pname}:off{{initial: : invariant:{cond}==0}}")
+            out.lines.append(f"location:{pname}:on{{initial: : {' : '.join(on)}}}")
+            out.lines.append(f"location:{pname}:gone{{}}")
+    return out
+
+
+def _properties(spec: ir.Spec, b: _Builder, observers: list[Observer],
+                query_procs: list[tuple[str, str, str]], edges: list[str]) -> list[str]:
+    """The events of broken invariants, late responses and reached queries (their
+    edges are appended to ``edges``)."""
+    lines: list[str] = []
     for inv in spec.invariants:
         dom = tuple(ft for _, ft in inv.params)
         for idx in ir.domain_points(dom):
@@ -523,54 +583,51 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],  # noqa: C90
             if t == 1:
                 continue
             ename = f"violates_{_ident(inv.name + '_' + '_'.join(str(x) for x in idx))}"
-            extra_events.append(ename)
             lines.append(f"event:{ename}")
             guard = "" if t == 0 else f"{{provided:{t}==0}}"
-            edge_lines.append(f"edge:verdict:ok:broken:{ename}{guard}")
+            edges.append(f"edge:verdict:ok:broken:{ename}{guard}")
     for resp, _, pend, obs in observers:
         ename = f"late_{pend[5:]}"
         lines.append(f"event:{ename}")
-        edge_lines.append(f"edge:verdict:ok:broken:{ename}"
-                          f"{{provided:{pend}==1&&{obs}>{b.bound[resp.within]}}}")
+        edges.append(f"edge:verdict:ok:broken:{ename}"
+                     f"{{provided:{pend}==1&&{obs}>{b.bound[resp.within]}}}")
     for pname, qname, cond in query_procs:
         ename = f"reach_{qname}"
         lines.append(f"event:{ename}")
-        edge_lines.append(f"edge:{pname}:no:yes:{ename}{{provided:{cond}}}")
-    lines.append("")
-    for fname, label, _, _ in failing:
-        lines.append(f"# {fname} is {label} failing an assert")
-        lines.append(f"event:{fname}")
+        edges.append(f"edge:{pname}:no:yes:{ename}{{provided:{cond}}}")
+    return lines
+
+
+def _wiring(ev: _Events, dl: _Deadlines) -> list[str]:
+    """Every edge, then the synchronisations: an event with the deadline processes
+    whose condition reads a cell it may write (each choosing off or on; the others
+    keep their location) and with the verdict; a failing twin with every deadline
+    process (to ``gone``) and the verdict (to ``bad``)."""
     affected: dict[str, list[str]] = {}
-    for name, _, _ in events:
-        # Only the deadlines whose condition reads a cell the event may write follow
-        # it (each choosing off or on); the others keep their location.
-        writes = footprint[name]
-        mine = [p for p in deadline_procs if _overlap(writes, deadline_reads[p])]
+    for name, _ in ev.names:
+        mine = [p for p in dl.procs if _overlap(ev.writes[name], dl.reads[p])]
         affected[name] = mine
         for p in mine:
             for src in ("off", "on"):
                 for dst in ("off", "on"):
-                    edge_lines.append(f"edge:{p}:{src}:{dst}:{name}")
-        edge_lines.append(f"edge:verdict:ok:ok:{name}")
-    for fname, _, _, _ in failing:
-        for p in deadline_procs:
-            edge_lines.append(f"edge:{p}:off:gone:{fname}")
-            edge_lines.append(f"edge:{p}:on:gone:{fname}")
-        edge_lines.append(f"edge:verdict:ok:bad:{fname}")
-    lines.extend(edge_lines)
-    lines.append("")
-    for name, strong, weak in syncs:
+                    ev.edges.append(f"edge:{p}:{src}:{dst}:{name}")
+        ev.edges.append(f"edge:verdict:ok:ok:{name}")
+    for fname, _, _, _ in ev.failing:
+        for p in dl.procs:
+            ev.edges.append(f"edge:{p}:off:gone:{fname}")
+            ev.edges.append(f"edge:{p}:on:gone:{fname}")
+        ev.edges.append(f"edge:verdict:ok:bad:{fname}")
+    lines = [*ev.edges, ""]
+    for name, strong, weak in ev.syncs:
         parts = [f"{p}@{name}" for p in strong]
         parts += [f"{p}@{name}?" for p in [*weak, *affected[name]]]
         parts.append(f"verdict@{name}")
         lines.append("sync:" + ":".join(parts))
-    for fname, _, strong, weak in failing:
-        parts = [f"{p}@{fname}" for p in [*strong, *deadline_procs, "verdict"]]
+    for fname, _, strong, weak in ev.failing:
+        parts = [f"{p}@{fname}" for p in [*strong, *dl.procs, "verdict"]]
         parts += [f"{p}@{fname}?" for p in weak]
         lines.append("sync:" + ":".join(parts))
-    return Network("\n".join(lines) + "\n",
-                   processes + deadline_procs + ["verdict"] + [p for p, _, _ in query_procs],
-                   sum(1 for x in edge_lines), len(events))
+    return lines
 
 
 def _overlap(a: set[tuple[str, int | None]], b: set[tuple[str, int | None]]) -> bool:
@@ -597,12 +654,7 @@ def _observe_text(b: _Builder, observers: list[tuple[ir.Response, dict[int, int]
     return out
 
 
-def _initial_cells(spec: ir.Spec) -> dict[str, list[int]]:
-    return {v.name: [v.init] * ir.domain_size(v.domain) for v in spec.vars}
-
-
-def _eval_initial(b: _Builder, resp: ir.Response, env: dict[int, int],
-                  cells: dict[str, list[int]]) -> int:
+def _eval_initial(b: _Builder, resp: ir.Response, env: dict[int, int]) -> int:
     """Whether the observer of ``resp`` is pending in the initial state."""
     from checker.model.interp import InterpretedModel
 

@@ -173,3 +173,14 @@ def test_graph_json_reports_the_holding_verdict(tmp_path: Path) -> None:
     doc = json.loads(out)
     assert (code, doc["verdict"], doc["states"]) == (0, "holds", 120)
     assert doc["property"] is None and doc["violation_path"] == []
+
+
+def test_graph_of_a_model_error_says_so(tmp_path: Path) -> None:
+    spec = tmp_path / "err.kvr"
+    spec.write_text("model err\nactor a\nvar x : 0..2 = 0\n"
+                    "event a.step() when true do x := x + 1\n")
+    code, out, _ = run_cli("graph", str(spec), "-o", str(tmp_path / "g.dot"), "--json")
+    doc = json.loads(out)
+    assert (code, doc["verdict"]) == (2, "error")  # as check: exit 2, not "holds"
+    assert doc["errors"][0]["code"] == "model-error"
+    assert "value 3 outside 0..2" in doc["errors"][0]["message"]

@@ -10,6 +10,7 @@ from checker import graphs
 from checker.api import state_graph
 from checker.cli.common import EXIT_OK, EXIT_VIOLATION, Session, load_spec, make_parent, params_of
 from checker.errors import UsageError
+from checker.model.interface import ModelRuntimeError
 from checker.present import dot, jsonout
 
 if TYPE_CHECKING:
@@ -31,6 +32,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
         raise UsageError(f"kvrace graph: the state graph has more than {args.max_nodes}"
                          " symbolic states; it would be unreadable.  Raise --max-nodes or"
                          " draw a smaller model.")
+    if g.graph.get("verdict") == "error":
+        # As `check` says it: a model error, not a graph to read a verdict from.
+        raise ModelRuntimeError(g.graph.get("message", ""))
     summary = graphs.summarise(g)
     # The graph's exploration is check's: a violation it shows is check's verdict.
     violated = g.graph.get("verdict") == "violated"
