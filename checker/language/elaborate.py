@@ -34,6 +34,8 @@ MAX_ERRORS = 50
 MAX_LOOP_STATEMENTS = 4096
 """Statements one ``for`` loop may unroll into (nested loops and ``if`` branches
 counted)."""
+MAX_UNROLLED_STATEMENTS = 65_536
+"""Statements all the ``for`` loops of a spec may unroll into together."""
 
 _CLOCK_HELP = {
     "an invariant": "help: an invariant is about data; to bound a clock, write"
@@ -161,6 +163,9 @@ class Elaborator:
         """Where the receiver's slots start in each handshake event (by label)."""
         self.urgent_events: set[tuple[str, str]] = set()
         self.committed_events: set[tuple[str, str]] = set()
+        self.unrolled = 0
+        """Statements the outermost ``for`` loops unrolled into so far."""
+        self.loop_depth = 0
         """``committed event``s (also in :attr:`urgent_events`)."""
         self.sync_args: dict[int, tuple[ir.Expr, ...]] = {}
         """The channel arguments of each synchronising event (by ``id`` of its
@@ -1252,7 +1257,11 @@ class Elaborator:
         else:
             slot = self.bind(b.name, b.span, ft)
         n_before = len(self.diags)
-        body = self.stmts(s.body)
+        self.loop_depth += 1
+        try:
+            body = self.stmts(s.body)
+        finally:
+            self.loop_depth -= 1
         self.scope.names = saved_names
         self.scope.next_slot = saved_next
         self.scope.poisoned = saved_poisoned
@@ -1274,6 +1283,17 @@ class Elaborator:
                 "help: loop over a smaller type, or split the work into several events",
             )
             return []
+        if self.loop_depth == 0:
+            self.unrolled += size * ft.size
+            if self.unrolled > MAX_UNROLLED_STATEMENTS:
+                if self.unrolled - size * ft.size > MAX_UNROLLED_STATEMENTS:
+                    return []  # reported at the loop that went over
+                self.error(
+                    "KVR301", f"the loops of this spec unroll into more than"
+                    f" {MAX_UNROLLED_STATEMENTS} statements", s.span,
+                    "help: loop over smaller types, or write fewer loops",
+                )
+                return []
         out: list[ir.Stmt] = []
         for v in ft.values():
             out.extend(ir.substitute_stmt(st, slot, v) for st in body)
