@@ -676,7 +676,10 @@ def render_model(r: random.Random, extended: bool = False) -> str:
             src = r.choice(sigs[:k])
             args = ", ".join(g.value(t, scope, 1) for t in src.params)
             head += f" receives {src.actor}.{src.name}({args})"
-        if r.random() < 0.9:
+        committed = extended and r.random() < 0.15
+        if committed:  # urgent and with priority: its guard may only test data
+            head = f"committed {head}\n  when {g.cond(scope)}"
+        elif r.random() < 0.9:
             head += f"\n  when {g.guard(scope)}"
         body = [g.stmt(scope) for _ in range(r.randint(1, 3))]
         if r.random() < 0.5:
@@ -745,7 +748,7 @@ FEATURES = (
     "guard: data or clock", "guard: clock or data", "guard: data and clock",
     "guard: clock and data", "guard: data => clock", "guard: none or clock",
     "guard: several branches", "guard: quantifier over clocks",
-    "reachable: data", "reachable: clock atom", "for loop",
+    "reachable: data", "reachable: clock atom", "for loop", "committed event",
 )
 
 
@@ -894,6 +897,7 @@ def features(text: str) -> Counter[str]:
                 got["param in clock bound"] += 1
     forms = _guard_forms([c.name for c in spec.clocks]) if spec.clocks else {}
     got["for loop"] += len(re.findall(r"\bfor \w+: \w+ \{", text))
+    got["committed event"] += len(re.findall(r"^committed event ", text, re.M))
     for line in text.splitlines():
         words = set(re.findall(r"[A-Za-z_]\w*", line))
         if "none" in words:

@@ -22,24 +22,24 @@ parameters:
   T_flight in (0, 10] = 3
 @HOLD@actors: router, prefill, decode
 variables:
-  owner : Slot -> Req? = none  [1 cell(s)]
-  slot : Req -> Slot? = none  [2 cell(s)]
-  phase : Req -> {waiting, transferring, aborted, done, freed} = waiting  [2 cell(s)]
-  sent : Req -> 0..2 = 0  [2 cell(s)]
-  write : (Req, Chunk) -> {unsent, flying, landed} = unsent  [4 cell(s)]
-  told : Req -> bool = false  [2 cell(s)]
+  owner : Slot -> Req? = none  [1 cell]
+  slot : Req -> Slot? = none  [2 cells]
+  phase : Req -> {waiting, transferring, aborted, done, freed} = waiting  [2 cells]
+  sent : Req -> 0..2 = 0  [2 cells]
+  write : (Req, Chunk) -> {unsent, flying, landed} = unsent  [4 cells]
+  told : Req -> bool = false  [2 cells]
 clocks:
-  since_abort : Req  [2 instance(s)]
-  since_told : Req  [2 instance(s)]
-  since_post : Req, Chunk  [4 instance(s)]
+  since_abort : Req  [2 instances]
+  since_told : Req  [2 instances]
+  since_post : Req, Chunk  [4 instances]
 events:
-  decode.allocate(r: Req, s: Slot)  [2 instance(s)]
-  prefill.post(r: Req, k: Chunk)  [4 instance(s), 2 convex guard branches]
-  decode.land(r: Req, k: Chunk) receives prefill.post  [4 instance(s)]
-  router.abort(r: Req)  [2 instance(s)]
-  prefill.learn_abort(r: Req) receives router.abort  [2 instance(s)]
-  decode.release(r: Req)  [2 instance(s)]
-  decode.finish(r: Req)  [2 instance(s)]
+  decode.allocate(r: Req, s: Slot)  [2 instances]
+  prefill.post(r: Req, k: Chunk)  [4 instances, 2 convex guard branches]
+  decode.land(r: Req, k: Chunk) receives prefill.post  [4 instances]
+  router.abort(r: Req)  [2 instances]
+  prefill.learn_abort(r: Req) receives router.abort  [2 instances]
+  decode.release(r: Req)  [2 instances]
+  decode.finish(r: Req)  [2 instances]
 deadlines: @DEADLINES@
 properties: every assert, deadlock freedom
 size: 18 event instances, 8 clock instances, 13 state cells

@@ -114,3 +114,14 @@ def test_loop_errors(body: str, code: str, message: str) -> None:
         load_text(HEAD + "symmetric type Req = {A, B}\n" + f"event p.go do {body}\n", "e.kvr")
     d = exc.value.diagnostics[0]
     assert (d.code, d.message) == (code, message)
+
+
+def test_the_loops_of_a_spec_unroll_into_a_bounded_total() -> None:
+    events = "".join(f"event p.e{i} do for a: 0..63 {{ for b: 0..63 {{ n := 0 }} }}\n"
+                     for i in range(20))
+    with pytest.raises(SpecError) as exc:
+        load_text(HEAD + events, "big.kvr")
+    (d,) = exc.value.diagnostics  # reported once, at the loop that goes over
+    assert (d.code, d.message) == (
+        "KVR301", "the loops of this spec unroll into more than 65536 statements")
+    assert d.span is not None and d.span.line == HEAD.count("\n") + 17

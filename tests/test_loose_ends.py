@@ -173,3 +173,20 @@ def test_a_refutation_whose_concrete_check_hits_a_limit_is_not_a_disagreement() 
             " did not decide (state limit (10) reached)") in text
     holds = dataclasses.replace(limited, verdict=Verdict.HOLDS, message=None)
     assert "disagree" in prove_text(dataclasses.replace(report, witness=holds))
+
+
+def test_interrupt_and_synth_lines_count_in_the_singular() -> None:
+    from checker.cli.signals import explored_text, interrupted_line
+    from checker.engines import Stats
+    from checker.present.text import parametric_stats_text
+    from checker.smt.synth import SynthStats
+
+    one = Stats(states=1, zones=1, seconds=0.5)
+    assert explored_text(one) == ("; had explored at least 1 state, 1 zone in 0.5 s, with no"
+                                  " violation")
+    assert interrupted_line("check", 2, one).endswith(
+        "(had explored at least 1 state, 1 zone in 0.5 s)")
+    assert parametric_stats_text(SynthStats(1, 1, 0, 1, 0.5)) == (
+        "1 discrete state, 1 symbolic state, 1 solver query, 0.5 s")
+    assert parametric_stats_text(SynthStats(2, 3, 0, 4, 1.0)) == (
+        "2 discrete states, 3 symbolic states, 4 solver queries, 1.0 s")

@@ -72,6 +72,7 @@ event a0.go(i: P)
   do o := i; reset c[forall q: P . f[q]]
      if n < 1 { n := n + 1 } else { g[ph in {s1}] := 1 - n }
      assert exists q: K . g[q == ku] == 0 : "n is {n}, o is {o}"
+committed event a1.tidy when n == 2 do n := 1
 event a1.back(i: P) receives a0.go(i)
   when (f[i] => c[ph in {s0}] >= 1) or (exists q: P . c[f[q]] >= T1)
   do o := none; ph := s1; for k: K { skip }

@@ -118,7 +118,7 @@ def test_cli_check_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert "explored 23 states, 26 zones, 66 transitions" in out
     assert main(["show", str(CLASSIC / "train_gate.kvr")]) == 0
     shown = capsys.readouterr().out
-    assert "Train.approach+Gate.admit(self: TrainId)  [3 instance(s)]" in shown
+    assert "Train.approach+Gate.admit(self: TrainId)  [3 instances]" in shown
     assert "Gate.loc : {free, occupied, notified} = free" in shown
 
 

@@ -326,6 +326,9 @@ class EventDecl(Decl):
     process: str | None = None
     fair: Span | None = None
     """Where ``fair`` is written, when the event is weakly fair."""
+    committed: Span | None = None
+    """Where ``committed`` is written: the event is urgent and, while it is enabled,
+    only committed events may fire."""
 
 
 @dataclass(frozen=True)
@@ -396,6 +399,7 @@ class LocalEventDecl(Decl):
     guard: Expr | None
     body: tuple[Stmt, ...]
     fair: Span | None = None
+    committed: Span | None = None
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ counted)."""
 MAX_BINDINGS = 1 << 20
 """Bindings one expression's quantifiers may evaluate, nested ones multiplied: each
 state evaluates them all, and no time limit can stop one evaluation half-way."""
+MAX_UNROLLED_STATEMENTS = 65_536
+"""Statements all the ``for`` loops of a spec may unroll into together."""
 
 _CLOCK_HELP = {
     "an invariant": "help: an invariant is about data; to bound a clock, write"
@@ -175,6 +177,11 @@ class Elaborator:
         self.receiver_slot: dict[str, int] = {}
         """Where the receiver's slots start in each handshake event (by label)."""
         self.urgent_events: set[tuple[str, str]] = set()
+        self.committed_events: set[tuple[str, str]] = set()
+        self.unrolled = 0
+        """Statements the outermost ``for`` loops unrolled into so far."""
+        self.loop_depth = 0
+        """``committed event``s (also in :attr:`urgent_events`)."""
         self.sync_args: dict[int, tuple[ir.Expr, ...]] = {}
         """The channel arguments of each synchronising event (by ``id`` of its
         declaration)."""
@@ -296,6 +303,8 @@ class Elaborator:
                     queries.append(query)
         if synced or self.channels:
             events = self.synchronise(events, synced)
+        if not self.diags:
+            events = self.commit_events(events)
         if not self.diags:
             events = self.commit(events)
             self.urgency(events, deadlines)
@@ -780,6 +789,13 @@ class Elaborator:
         body = self.stmts(d.body)
         if d.urgent:
             self.urgent_events.add((d.actor, d.name))
+        if d.committed is not None:
+            self.committed_events.add((d.actor, d.name))
+            if d.sync is not None:
+                self.error("KVR011", f"the committed event `{d.actor}.{d.name}` cannot take"
+                           " part in a channel", d.committed,
+                           "help: make the channel `urgent`, or move the synchronisation to"
+                           " an event of its own")
         if d.sync is not None:
             self.place = "the arguments of a channel"
             args = self.channel_args(d.sync)
@@ -1094,6 +1110,47 @@ class Elaborator:
                                            nslots=fresh + 1))
         return out
 
+    def is_committed(self, ev: ir.Event) -> bool:
+        return (ev.actor, ev.name.split("+", 1)[0]) in self.committed_events
+
+    def commit_events(self, events: list[ir.Event]) -> list[ir.Event]:
+        """The events, restricted as committed events demand: while some committed event
+        is enabled (its guard, about data only, holds for some parameters), only
+        committed events may fire.  (Time stops then too: see :meth:`urgency`.)"""
+        enabled: list[tuple[ir.Expr, int]] = []
+        for ev in events:
+            if not self.is_committed(ev):
+                continue
+            if ir.has_clock(ev.guard):
+                self.error("KVR305", f"the committed event `{ev.label}` tests a clock in its"
+                           " guard", ev.span,
+                           "help: a committed event stops time as soon as it is enabled, so"
+                           " its guard may only test data (as an urgent event's)")
+                continue
+            code = ev.guard
+            for slot, (_, ft) in reversed(list(enumerate(ev.params))):
+                code = ir.Quant(ir.Quantifier.EXISTS, slot, ft, code)
+            enabled.append((code, ev.nslots))
+        if not enabled or self.diags:
+            return events
+        out: list[ir.Event] = []
+        for ev in events:
+            if self.is_committed(ev):
+                out.append(ev)
+                continue
+            # The committed guards are closed (every local is bound inside them): moved
+            # past the event's own slots, they share the slots above.
+            fresh = ev.nslots
+            busy = _disj([ir.relocate(code, fresh) for code, _ in enabled])
+            guard = _conj([ev.guard, ir.Unary(ir.UnaryOp.NOT, busy)])
+            branches = self.split(guard, ev.span)
+            if branches is None:
+                continue
+            out.append(dataclasses.replace(
+                ev, guard=guard, branches=branches,
+                nslots=fresh + max(n for _, n in enabled)))
+        return out
+
     def involvement(self, ev: ir.Event) -> ir.Expr | None:
         """Whether one of the event's instances is in a committed location, or None if
         none of them can be."""
@@ -1220,7 +1277,11 @@ class Elaborator:
         else:
             slot = self.bind(b.name, b.span, ft)
         n_before = len(self.diags)
-        body = self.stmts(s.body)
+        self.loop_depth += 1
+        try:
+            body = self.stmts(s.body)
+        finally:
+            self.loop_depth -= 1
         self.scope.names = saved_names
         self.scope.next_slot = saved_next
         self.scope.poisoned = saved_poisoned
@@ -1242,6 +1303,17 @@ class Elaborator:
                 "help: loop over a smaller type, or split the work into several events",
             )
             return []
+        if self.loop_depth == 0:
+            self.unrolled += size * ft.size
+            if self.unrolled > MAX_UNROLLED_STATEMENTS:
+                if self.unrolled - size * ft.size > MAX_UNROLLED_STATEMENTS:
+                    return []  # reported at the loop that went over
+                self.error(
+                    "KVR301", f"the loops of this spec unroll into more than"
+                    f" {MAX_UNROLLED_STATEMENTS} statements", s.span,
+                    "help: loop over smaller types, or write fewer loops",
+                )
+                return []
         out: list[ir.Stmt] = []
         for v in ft.values():
             out.extend(ir.substitute_stmt(st, slot, v) for st in body)

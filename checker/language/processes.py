@@ -301,7 +301,8 @@ class _Process:
             sync = ast.SyncClause(e.sync.direction, e.sync.channel, e.sync.channel_span,
                                   tuple(self.expr(a, bound) for a in e.sync.args), e.sync.span)
         return ast.EventDecl(e.span, self.name, self.d.name_span, e.name, e.name_span, params,
-                             None, guard, body, sync, e.urgent, self.name, e.fair)
+                             None, guard, body, sync, e.urgent, self.name, e.fair,
+                             e.committed)
 
 
 def flatten(spec: ast.SpecFile, source: str) -> ast.SpecFile:

@@ -540,6 +540,14 @@ class _Converter:
     def domain(self, t: Tree[Any]) -> tuple[ast.TypeExpr, ...]:
         return tuple(self.type(c) for c in t.children)
 
+    def event_mode(self, mode: Tree[Any] | None) -> tuple[bool, Span | None]:
+        """``urgent`` or ``committed`` before ``event``: whether the event is urgent (a
+        committed one is), and where ``committed`` is written."""
+        if mode is None:
+            return False, None
+        tok = mode.children[0]
+        return True, self.span(tok) if str(tok) == "committed" else None
+
     # ---- statements ----
     def stmts(self, t: Tree[Any] | None) -> tuple[ast.Stmt, ...]:
         if t is None:
@@ -654,7 +662,8 @@ class _Converter:
             domain = self.domain(doms[0]) if doms else ()
             return ast.ClockDecl(sp, names, domain)
         if d == "event_decl":
-            fair, urgent, actor, name, formals, recv, sync, guard, body = c
+            fair, mode, actor, name, formals, recv, sync, guard, body = c
+            is_urgent, committed = self.event_mode(mode)
             sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
             params = tuple(self.binder(f) for f in formals.children) if formals else ()
             receives = None
@@ -667,8 +676,8 @@ class _Converter:
             g = self.expr(guard.children[0]) if guard is not None else None
             return ast.EventDecl(
                 sp, str(actor), self.span(actor), str(name), self.span(name), params,
-                receives, g, self.do_part(body), self.sync(sync), urgent is not None,
-                fair=self.span(fair) if fair is not None else None,
+                receives, g, self.do_part(body), self.sync(sync), is_urgent,
+                fair=self.span(fair) if fair is not None else None, committed=committed,
             )
         if d == "chan_decl":
             urgent, bcast, *items = c
@@ -691,17 +700,19 @@ class _Converter:
                 self.expr(inv) if inv is not None else None,
             )
         if d == "local_event":
-            fair, urgent, name, formals, src, dst, sync, guard, body = c
+            fair, mode, name, formals, src, dst, sync, guard, body = c
+            is_urgent, committed = self.event_mode(mode)
             sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
             params = tuple(self.binder(f) for f in formals.children) if formals else ()
             return ast.LocalEventDecl(
-                sp, str(name), self.span(name), params, urgent is not None,
+                sp, str(name), self.span(name), params, is_urgent,
                 tuple((str(n), self.span(n)) for n in src.children) if src is not None else (),
                 (str(dst.children[0]), self.span(dst.children[0])) if dst is not None else None,
                 self.sync(sync),
                 self.expr(guard.children[0]) if guard is not None else None,
                 self.do_part(body),
                 self.span(fair) if fair is not None else None,
+                committed,
             )
         if d == "deadline_decl":
             name, binders, bound, wp = c

@@ -56,11 +56,12 @@ def describe_spec(spec: ir.Spec, model: SpecModel) -> str:
         if v.domain:
             names = ", ".join(str(t) for t in v.domain)
             dom = f"({names}) -> " if len(v.domain) > 1 else f"{names} -> "
-        lines.append(f"  {v.name} : {dom}{v.value} = {v.value.show(v.init)}  [{v.size} cell(s)]")
+        cells = count(v.size, "cell")
+        lines.append(f"  {v.name} : {dom}{v.value} = {v.value.show(v.init)}  [{cells}]")
     lines.append("clocks:")
     for c in spec.clocks:
         dom = " : " + ", ".join(str(t) for t in c.domain) if c.domain else ""
-        lines.append(f"  {c.name}{dom}  [{c.size} instance(s)]")
+        lines.append(f"  {c.name}{dom}  [{count(c.size, 'instance')}]")
     lines.append("events:")
     counts: dict[str, int] = {}
     for name in model.event_names:
@@ -71,7 +72,7 @@ def describe_spec(spec: ir.Spec, model: SpecModel) -> str:
         recv = f" receives {ev.receives[0]}" if ev.receives else ""
         nb = len(ev.branches)
         br = f", {nb} convex guard branches" if nb > 1 else ""
-        lines.append(f"  {ev.label}({params}){recv}  [{counts[ev.label]} instance(s){br}]")
+        lines.append(f"  {ev.label}({params}){recv}  [{count(counts[ev.label], 'instance')}{br}]")
     lines.append("deadlines: " + (", ".join(d.name for d in spec.deadlines) or "none"))
     props = [f"invariant {i.name}" for i in spec.invariants]
     props += [f"response {r.name}" for r in spec.responses]
