@@ -140,3 +140,35 @@ def test_a_product_of_quantifiers_past_the_bound_is_refused_at_once(tmp_path: Pa
             lint_seconds = seconds
         # refused as fast as lint refuses it, whatever the machine's load
         assert seconds <= lint_seconds + 1, f"{command}: {seconds:.1f} s, lint {lint_seconds:.1f} s"
+
+
+@pytest.mark.parametrize(("text", "argv", "limit"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_time_limits_hold(tmp_path: Path, text: str, argv: tuple[str, ...], limit: float
+                          ) -> None:
+    argv = tuple(a.replace("{tmp}", str(tmp_path)) for a in argv)
+    code, out, err, seconds, _ = run(tmp_path, text, *argv)
+    assert code == 3, f"exit {code}\n{out}\n{err}"
+    assert "INCONCLUSIVE" in out or "inconclusive" in (out + err).lower()
+    assert "Traceback" not in err
+    assert seconds <= limit + 1 + STARTUP, f"{seconds:.1f} s for a {limit} s limit"
+
+
+@pytest.mark.parametrize(("text", "argv"), [
+    (WIDE_CLOCKS, ("check", "--max-memory", "300", "--timeout", "20")),
+    (scaled_flagship(6, 4), ("check", "--max-memory", "150", "--timeout", "60")),
+], ids=["65,536 clocks", "flagship 6x4"])
+def test_memory_limit_holds(tmp_path: Path, text: str, argv: tuple[str, ...]) -> None:
+    code, out, err, _, _ = run(tmp_path, text, *argv)
+    peak = peak_of(out)
+    budget = int(argv[argv.index("--max-memory") + 1])
+    assert code == 3, f"exit {code}\n{out}\n{err}"
+    assert "memory limit" in out
+    assert peak <= budget * 1.1, f"peak {peak:.0f} MiB for --max-memory {budget}"
+
+
+def test_nested_quantifiers_over_clocks_are_refused_quickly(tmp_path: Path) -> None:
+    code, out, err, seconds, _ = run(tmp_path, nested_quantifiers(24), "lint")
+    assert code == 2 and "error[KVR208]" in out + err, out + err
+    assert "m.kvr:4:" in out + err
+    assert seconds <= 1 + STARTUP
