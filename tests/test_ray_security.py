@@ -181,7 +181,18 @@ mine = {p for p, _ in descendants()} | {os.getpid()}
 ss = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout.splitlines()
 listening = sorted({line.split()[3] for line in ss if any(f"pid={p}," in line for p in mine)})
 token = Path.home() / ".ray" / "auth_token"
-print(json.dumps({"auth": raysession.auth_is_on(), "listening": listening,
+import urllib.error, urllib.request
+http = {}
+for line in ss:
+    if any(f"pid={p}," in line for p in mine) and "RuntimeEnv" in line:
+        addr = line.split()[3]
+        try:
+            urllib.request.urlopen(urllib.request.Request(f"http://{addr}/get_or_create_runtime_env",
+                                                          data=b"x", method="POST"), timeout=10)
+            http[addr] = 200
+        except urllib.error.HTTPError as e:
+            http[addr] = e.code
+print(json.dumps({"auth": raysession.auth_is_on(), "listening": listening, "http": http,
                   "gcs": ray.get_runtime_context().gcs_address,
                   "token_mode": oct(stat.S_IMODE(token.stat().st_mode))}))
 sys.stdout.flush()
@@ -209,6 +220,8 @@ def test_the_local_instance_needs_the_token_on_every_port(tmp_path: Path) -> Non
     assert first["auth"] is True
     assert first["token_mode"] == "0o600"
     assert first["listening"], "no listening socket found for the Ray instance"
+    # the runtime-environment agent's HTTP port wants the token too
+    assert first["http"] and set(first["http"].values()) == {401}, first["http"]
     # Ray binds its servers to every interface (it maps a loopback node address to the
     # node's own): the token is what keeps others out.
     assert second["intruder_in"] is False and second["intruder_code"] != 0
