@@ -84,6 +84,8 @@ CASES = [
     # A simulation never says holds: no violation sampled is an estimate (exit 0).
     (["simulate", IMMEDIATE, "--runs", "200", "--seed", "1", "-q"], 1, "violated"),
     (["simulate", DEFERRED, "--runs", "50", "--seed", "1", "-q"], 0, "inconclusive"),
+    (["simulate", DEFERRED, "--runs", "100000000000", "--timeout", "0.5", "-q"], 3,
+     "inconclusive"),
     (["simulate", IMMEDIATE, "--delay", "T_nope=exp(1)"], 2, "error"),
     (["export", IMMEDIATE, "--tchecker", "{tmp}/m.tck", "--uppaal", "{tmp}/m.xml"], 0,
      "holds"),

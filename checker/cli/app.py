@@ -186,4 +186,10 @@ def entry_point(early_signals: Sequence[int] = ()) -> None:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError):
             pass
+    if "ray" in sys.modules:
+        # Ray's C++ threads can crash the interpreter's finalisation (SIGSEGV, exit -11)
+        # after ray.shutdown(): everything is written and Ray is stopped, so end here.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from checker.present.words import count
+from checker.proctree import descendants, kill
 
 if TYPE_CHECKING:
     from checker.engines import Stats
@@ -111,6 +112,7 @@ class SignalWatcher:
                 with contextlib.suppress(OSError):
                     os.write(2, f"kvrace: interrupted by {signal_name(signum)}; stopped\n"
                              .encode())
+                kill(descendants())  # e.g. a Ray instance caught half-way starting
                 os._exit(128 + signum)
             if not self.reporting:
                 _thread.interrupt_main(signal.Signals(signum))
