@@ -611,8 +611,10 @@ def synth(spec: str | Path | ir.Spec, params: Mapping[str, ParamValue] | None = 
     names = _free_params(sp, free)
     model = SpecModel(sp, values, concrete=False)
     result = sy.explore_parametric(model, names, (), max_states, timeout, deadlock=deadlock)
+    from checker.smt.regions import readable
+
     cov = sy.coverage(result)
-    region = (sy.region_text(sy.safe_region(result), [p.name for p in sp.params])
+    region = (readable(result).text([p.name for p in sp.params])
               if result.complete or cov is Coverage.NONE else None)
     fixed = {k: v for k, v in model.values.items() if k not in names}
     return Synthesis(sp, names, fixed, result.complete, region, result.limit, result, cov)

@@ -26,6 +26,7 @@ from checker.present.reports import SynthReport
 from checker.progress import Progress
 from checker.results import Coverage
 from checker.smt import synth as sy
+from checker.smt.regions import readable
 
 
 @contextlib.contextmanager
@@ -94,8 +95,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
         else:
             cov = sy.coverage(result)
             cnf = sy.safe_region(result)
-            region = sy.region_text(cnf, order)
             known = result.complete or cov is Coverage.NONE
+            region = readable(result).text(order) if known else sy.region_text(cnf, order)
             smtlib = sy.region_smtlib(cnf, result.ranges, free) if known else None
     report = SynthReport(
         model=spec.name, free=free,
