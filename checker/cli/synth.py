@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 
 from checker.cli.common import (
@@ -16,17 +17,19 @@ from checker.cli.common import (
     load_spec,
     params_of,
     query_name,
+    side_output,
 )
 from checker.errors import UsageError
 from checker.model import ir
 from checker.model.interface import TimedModel
 from checker.model.trace import fmt_time
 from checker.present import jsonout, text
+from checker.present.regionplot import FORMATS, region_plot
 from checker.present.reports import SynthReport
 from checker.progress import Progress
 from checker.results import Coverage
 from checker.smt import synth as sy
-from checker.smt.regions import readable
+from checker.smt.regions import polygons, readable
 
 
 @contextlib.contextmanager
@@ -75,6 +78,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     spec = load_spec(args.spec, args)
     free = free_params(args, spec)
     target = _target(args, spec)
+    if args.plot is not None:
+        _check_plot(args.plot, spec, free)
     display = session.progress("synth", args.quiet)
     with display, watching_synth(display):
         display.phase("building the model")
@@ -114,7 +119,40 @@ def run(args: argparse.Namespace, session: Session) -> int:
                                                                                report)))
     else:
         session.out.write(text.synth_text(report))
+    if args.plot is not None:
+        side_output(session.err, args.plot,
+                    lambda: _plot(args.plot, model, free, result, report, known))
     return code
+
+
+def _check_plot(path: str, spec: ir.Spec, free: Sequence[str]) -> None:
+    """Refuse, before any work, a plot that cannot be drawn."""
+    if os.path.splitext(path)[1].lower() not in FORMATS:
+        raise UsageError(f"--plot {path}: use .svg, .png or .pdf")
+    if len(free) != 2:
+        raise UsageError(f"--plot needs exactly two free parameters (here: {len(free)});"
+                         " choose them with --free A,B")
+    params = {p.name: p for p in spec.params}
+    for p in free:
+        if params[p].lo is None or params[p].hi is None:
+            raise UsageError(f"--plot: parameter `{p}` has no bounded range")
+
+
+def _plot(path: str, model: TimedModel, free: Sequence[str], result: sy.SynthResult,
+          report: SynthReport, known: bool) -> str:
+    """Draw the region (the pieces found) over the two free parameters."""
+    if not known:
+        raise UsageError(f"--plot {path}: the synthesis did not finish, no region to draw")
+    x, y = free
+    px, py = model.params[x], model.params[y]
+    assert px.lo is not None and px.hi is not None and py.lo is not None and py.hi is not None
+    pieces = polygons(result.bad.pieces, x, y, (px.lo, px.hi, py.lo, py.hi))
+    what = f" for `reachable {report.query}`" if report.query else (
+        f" for property {report.property}" if report.property else "")
+    region_plot(path, x, y, (px.lo, px.hi, py.lo, py.hi), pieces,
+                f"{report.model}: synthesis over {x}, {y}{what}", report.region,
+                report.query)
+    return f"wrote {path}"
 
 
 def _exit_code(complete: bool, cov: Coverage | None, query: bool = False) -> int:

@@ -25,11 +25,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import z3
 
 from checker.results import Coverage
-from checker.smt.poly import Lin, Z3Context
+from checker.smt.poly import Lin, Z3Context, param_var
 from checker.smt.synth import (
     SynthResult,
     coverage,
@@ -173,3 +174,94 @@ def _dnf(ctx: Z3Context, ranges: list[Lin], bad: Sequence[Sequence[Lin]],
         else:
             j += 1
     return grown
+
+
+# ---- the region in the plane of two parameters ------------------------------------------------
+
+Point = tuple[Fraction, Fraction]
+
+
+@dataclass(frozen=True)
+class Polygon:
+    """A convex piece of a region over two parameters, clipped to their box: its
+    vertices in order, and for the edge from vertex ``i`` to ``i + 1`` whether it lies
+    on a strict constraint of the piece (True: the boundary is not in the piece), on a
+    non-strict one (False), or on the box (None)."""
+
+    vertices: tuple[Point, ...]
+    strict: tuple[bool | None, ...]
+
+
+def polygons(pieces: Sequence[Sequence[Lin]], x: str, y: str,
+             box: tuple[Fraction, Fraction, Fraction, Fraction]) -> list[Polygon]:
+    """Each convex piece over parameters ``x`` and ``y`` (other variables must not
+    occur) clipped to ``box`` = (x_lo, x_hi, y_lo, y_hi); empty or flat pieces are
+    left out.  Exact (Sutherland–Hodgman on rationals)."""
+    x_lo, x_hi, y_lo, y_hi = box
+    out: list[Polygon] = []
+    vx, vy = param_var(x), param_var(y)
+    for piece in pieces:
+        verts: list[Point] = [(x_lo, y_lo), (x_hi, y_lo), (x_hi, y_hi), (x_lo, y_hi)]
+        marks: list[bool | None] = [None, None, None, None]
+        for c in piece:
+            if any(v not in (vx, vy) for v, _ in c.coefs):
+                raise ValueError(f"a constraint over more than {x} and {y}")
+            a, b = c.coef(vx), c.coef(vy)
+            verts, marks = _clip(verts, marks, a, b, c.const, c.strict)
+            if len(verts) < 3:
+                break
+        if len(verts) >= 3 and _area2(verts) != 0:
+            out.append(Polygon(tuple(verts), tuple(marks)))
+    return out
+
+
+def _clip(verts: list[Point], marks: list[bool | None], a: Fraction, b: Fraction,
+          k: Fraction, strict: bool) -> tuple[list[Point], list[bool | None]]:
+    """The convex polygon cut by ``a*x + b*y + k <= 0``; the new edge is marked
+    ``strict``."""
+    def val(p: Point) -> Fraction:
+        return a * p[0] + b * p[1] + k
+
+    n = len(verts)
+    new_v: list[Point] = []
+    new_m: list[bool | None] = []
+
+    def emit(v: Point, m: bool | None) -> None:
+        new_v.append(v)
+        new_m.append(m)
+
+    for i in range(n):
+        p, q, m = verts[i], verts[(i + 1) % n], marks[i]
+        vp, vq = val(p), val(q)
+        if vp <= 0 and vq <= 0:
+            emit(p, m)
+        elif vp <= 0:  # leaving the half-plane: then along its boundary line
+            if vp < 0:
+                emit(p, m)
+                t = vp / (vp - vq)
+                emit((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])), strict)
+            else:
+                emit(p, strict)
+        elif vq < 0:  # entering it
+            t = vp / (vp - vq)
+            emit((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])), m)
+    # Drop repeated vertices (a cut through a vertex).
+    keep_v: list[Point] = []
+    keep_m: list[bool | None] = []
+    for v, m in zip(new_v, new_m, strict=True):
+        if keep_v and keep_v[-1] == v:
+            keep_m[-1] = m
+            continue
+        keep_v.append(v)
+        keep_m.append(m)
+    if len(keep_v) > 1 and keep_v[0] == keep_v[-1]:
+        keep_v.pop()
+        keep_m.pop()
+    return keep_v, keep_m
+
+
+def _area2(verts: Sequence[Point]) -> Fraction:
+    """Twice the signed area."""
+    n = len(verts)
+    return sum((verts[i][0] * verts[(i + 1) % n][1] - verts[(i + 1) % n][0] * verts[i][1]
+                for i in range(n)), Fraction(0))
