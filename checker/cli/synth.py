@@ -22,6 +22,7 @@ from checker.cli.common import (
 from checker.errors import UsageError
 from checker.model import ir
 from checker.model.interface import TimedModel
+from checker.model.provenance import Source, provenance, sources
 from checker.model.trace import fmt_time
 from checker.present import jsonout, text
 from checker.present.regionplot import FORMATS, region_plot
@@ -29,6 +30,7 @@ from checker.present.reports import SynthReport
 from checker.progress import Progress
 from checker.results import Coverage
 from checker.smt import synth as sy
+from checker.smt.lin import Lin
 from checker.smt.regions import polygons, readable
 
 
@@ -97,11 +99,14 @@ def run(args: argparse.Namespace, session: Session) -> int:
             region = sy.dnf_text(dnf, order)
             known = result.complete or cov is Coverage.ALL
             smtlib = sy.dnf_smtlib(dnf, result.ranges, free) if known else None
+            printed = [c for piece in dnf for c in piece] if known else []
         else:
             cov = sy.coverage(result)
             cnf = sy.safe_region(result)
             known = result.complete or cov is Coverage.NONE
-            region = readable(result).text(order) if known else sy.region_text(cnf, order)
+            shown = readable(result) if known else None
+            region = shown.text(order) if shown is not None else sy.region_text(cnf, order)
+            printed = [c for part in shown.parts for c in part] if shown is not None else []
             smtlib = sy.region_smtlib(cnf, result.ranges, free) if known else None
     report = SynthReport(
         model=spec.name, free=free,
@@ -112,7 +117,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
         bad=[[sy.lin_text(c, order) for c in piece] for piece in result.bad.pieces],
         stats=result.stats, no_deadlock=args.no_deadlock,
         liveness=len(spec.leadsto), coverage=cov,
-        property=args.property, query=args.query)
+        property=args.property, query=args.query,
+        provenance=_provenance(spec, printed, order), show_provenance=args.provenance)
     code = _exit_code(result.complete, cov, target.kind is sy.TargetKind.QUERY)
     if args.json:
         session.out.write(jsonout.document("synth", code, jsonout.synth_fields(args.spec,
@@ -123,6 +129,22 @@ def run(args: argparse.Namespace, session: Session) -> int:
         side_output(session.err, args.plot,
                     lambda: _plot(args.plot, model, free, result, report, known))
     return code
+
+
+def _provenance(spec: ir.Spec, printed: Sequence[Lin], order: Sequence[str]
+                ) -> list[tuple[str, list[Source]]]:
+    """Each constraint of the printed region (once, in order) with the model elements
+    whose bounds mention its parameters."""
+    among = sources(spec)
+    out: list[tuple[str, list[Source]]] = []
+    seen: set[str] = set()
+    for c in printed:
+        text_c = sy.lin_text(c, order)
+        if text_c in seen:
+            continue
+        seen.add(text_c)
+        out.append((text_c, provenance([v.removeprefix("p:") for v, _ in c.coefs], among)))
+    return out
 
 
 def _check_plot(path: str, spec: ir.Spec, free: Sequence[str]) -> None:
