@@ -107,6 +107,7 @@ def test_provenance_names_the_elements_bounding_each_constraint() -> None:
     flagship = str(ROOT / "spec/sglang/deferred_release.kvr")
     code, out, _ = run_cli("synth", flagship, "--provenance", "--json")
     doc = json.loads(out)
+    assert code == 0
     [entry] = doc["provenance"]
     assert entry["constraint"] == doc["safe_region"] == "T_hold > T_prop + T_chunk + T_flight"
     got = {(s["kind"], s["element"], s["bound"], s["line"]) for s in entry["sources"]}
@@ -117,7 +118,7 @@ def test_provenance_names_the_elements_bounding_each_constraint() -> None:
     lines = (ROOT / "spec/sglang/deferred_release.kvr").read_text().splitlines()
     for s in entry["sources"]:  # each place holds the element it names
         assert s["element"].split()[-1].split(".")[-1] in lines[s["line"] - 1], s
-    code, out, _ = run_cli("synth", flagship, "--provenance")
+    _, out, _ = run_cli("synth", flagship, "--provenance")
     assert ("provenance (the model elements whose bounds mention each constraint's"
             " parameters):\n  T_hold > T_prop + T_chunk + T_flight\n") in out, out
     assert "    deadline in_flight: since_post <= T_flight (" in out
