@@ -821,10 +821,12 @@ def safe_threshold(spec: ir.Spec, param: str, params: Mapping[str, ParamValue] |
         return None
     if not result.complete:
         return None
-    cnf = sy.safe_region(result)
-    if len(cnf) != 1 or len(cnf[0]) != 1:
+    from checker.smt.regions import readable
+
+    shown = readable(result)
+    if len(shown.parts) != 1 or len(shown.parts[0]) != 1:
         return None
-    c = cnf[0][0]
+    c = shown.parts[0][0]
     if len(c.coefs) != 1:
         return None
     a = c.coefs[0][1]
