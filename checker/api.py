@@ -662,8 +662,10 @@ def synth(spec: str | Path | ir.Spec, params: Mapping[str, ParamValue] | None = 
     names = _free_params(sp, free)
     model = SpecModel(sp, values, concrete=False)
     result = sy.explore_parametric(model, names, (), max_states, timeout, deadlock=deadlock)
+    from checker.smt.regions import readable
+
     cov = sy.coverage(result)
-    region = (sy.region_text(sy.safe_region(result), [p.name for p in sp.params])
+    region = (readable(result).text([p.name for p in sp.params])
               if result.complete or cov is Coverage.NONE else None)
     fixed = {k: v for k, v in model.values.items() if k not in names}
     return Synthesis(sp, names, fixed, result.complete, region, result.limit, result, cov)
@@ -923,10 +925,12 @@ def safe_threshold(spec: ir.Spec, param: str, params: Mapping[str, ParamValue] |
         return None
     if not result.complete:
         return None
-    cnf = sy.safe_region(result)
-    if len(cnf) != 1 or len(cnf[0]) != 1:
+    from checker.smt.regions import readable
+
+    shown = readable(result)
+    if len(shown.parts) != 1 or len(shown.parts[0]) != 1:
         return None
-    c = cnf[0][0]
+    c = shown.parts[0][0]
     if len(c.coefs) != 1:
         return None
     a = c.coefs[0][1]

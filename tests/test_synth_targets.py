@@ -101,3 +101,26 @@ def test_bad_target_names(tmp_path: Path) -> None:
     assert code == 2, err
     code, _, err = run_cli("synth", spec, "--property", "deadlock", "--no-deadlock")
     assert code == 2, err
+
+
+def test_provenance_names_the_elements_bounding_each_constraint() -> None:
+    flagship = str(ROOT / "spec/sglang/deferred_release.kvr")
+    code, out, _ = run_cli("synth", flagship, "--provenance", "--json")
+    doc = json.loads(out)
+    assert code == 0
+    [entry] = doc["provenance"]
+    assert entry["constraint"] == doc["safe_region"] == "T_hold > T_prop + T_chunk + T_flight"
+    got = {(s["kind"], s["element"], s["bound"], s["line"]) for s in entry["sources"]}
+    assert got == {("guard", "event prefill.post", "since_told <= T_chunk", 62),
+                   ("deadline", "deadline in_flight", "since_post <= T_flight", 74),
+                   ("deadline", "deadline propagation", "since_abort <= T_prop", 85),
+                   ("guard", "event decode.release", "since_abort >= T_hold", 88)}
+    lines = (ROOT / "spec/sglang/deferred_release.kvr").read_text().splitlines()
+    for s in entry["sources"]:  # each place holds the element it names
+        assert s["element"].split()[-1].split(".")[-1] in lines[s["line"] - 1], s
+    _, out, _ = run_cli("synth", flagship, "--provenance")
+    assert ("provenance (the model elements whose bounds mention each constraint's"
+            " parameters):\n  T_hold > T_prop + T_chunk + T_flight\n") in out, out
+    assert "    deadline in_flight: since_post <= T_flight (" in out
+    _, out, _ = run_cli("synth", flagship)
+    assert "provenance" not in out  # only when asked for, in the text

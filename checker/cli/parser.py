@@ -221,6 +221,13 @@ def _add_synth_parser(sub: Subparsers) -> None:
     target.add_argument("--query", metavar="NAME",
                         help="the region in which the state of `reachable NAME` is reachable"
                         " (IMITATOR's EF synthesis); no property is checked")
+    synth.add_argument("--provenance", action="store_true",
+                       help="after the region, each of its constraints with the guards,"
+                       " deadlines, bounds and `assume` constraints (file:line) whose bounds"
+                       " mention its parameters (always in --json)")
+    synth.add_argument("--plot", metavar="FILE",
+                       help="with exactly two free parameters with bounded ranges: draw the"
+                       " region in their plane (.svg, .png or .pdf)")
     synth.add_argument("--json", action="store_true",
                        help="print the result as JSON, with the region in SMT-LIB")
     _add_limit_args(synth)

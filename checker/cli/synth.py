@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 
 from checker.cli.common import (
@@ -16,16 +17,21 @@ from checker.cli.common import (
     load_spec,
     params_of,
     query_name,
+    side_output,
 )
 from checker.errors import UsageError
 from checker.model import ir
 from checker.model.interface import TimedModel
+from checker.model.provenance import Source, provenance, sources
 from checker.model.trace import fmt_time
 from checker.present import jsonout, text
+from checker.present.regionplot import FORMATS, region_plot
 from checker.present.reports import SynthReport
 from checker.progress import Progress
 from checker.results import Coverage
 from checker.smt import synth as sy
+from checker.smt.lin import Lin
+from checker.smt.regions import polygons, readable
 
 
 @contextlib.contextmanager
@@ -74,6 +80,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     spec = load_spec(args.spec, args)
     free = free_params(args, spec)
     target = _target(args, spec)
+    if args.plot is not None:
+        _check_plot(args.plot, spec, free)
     display = session.progress("synth", args.quiet)
     with display, watching_synth(display):
         display.phase("building the model")
@@ -91,11 +99,14 @@ def run(args: argparse.Namespace, session: Session) -> int:
             region = sy.dnf_text(dnf, order)
             known = result.complete or cov is Coverage.ALL
             smtlib = sy.dnf_smtlib(dnf, result.ranges, free) if known else None
+            printed = [c for piece in dnf for c in piece] if known else []
         else:
             cov = sy.coverage(result)
             cnf = sy.safe_region(result)
-            region = sy.region_text(cnf, order)
             known = result.complete or cov is Coverage.NONE
+            shown = readable(result) if known else None
+            region = shown.text(order) if shown is not None else sy.region_text(cnf, order)
+            printed = [c for part in shown.parts for c in part] if shown is not None else []
             smtlib = sy.region_smtlib(cnf, result.ranges, free) if known else None
     report = SynthReport(
         model=spec.name, free=free,
@@ -106,14 +117,64 @@ def run(args: argparse.Namespace, session: Session) -> int:
         bad=[[sy.lin_text(c, order) for c in piece] for piece in result.bad.pieces],
         stats=result.stats, no_deadlock=args.no_deadlock,
         liveness=len(spec.leadsto), coverage=cov,
-        property=args.property, query=args.query)
+        property=args.property, query=args.query,
+        provenance=_provenance(spec, printed, order), show_provenance=args.provenance)
     code = _exit_code(result.complete, cov, target.kind is sy.TargetKind.QUERY)
     if args.json:
         session.out.write(jsonout.document("synth", code, jsonout.synth_fields(args.spec,
                                                                                report)))
     else:
         session.out.write(text.synth_text(report))
+    if args.plot is not None:
+        side_output(session.err, args.plot,
+                    lambda: _plot(args.plot, model, free, result, report, known))
     return code
+
+
+def _provenance(spec: ir.Spec, printed: Sequence[Lin], order: Sequence[str]
+                ) -> list[tuple[str, list[Source]]]:
+    """Each constraint of the printed region (once, in order) with the model elements
+    whose bounds mention its parameters."""
+    among = sources(spec)
+    out: list[tuple[str, list[Source]]] = []
+    seen: set[str] = set()
+    for c in printed:
+        text_c = sy.lin_text(c, order)
+        if text_c in seen:
+            continue
+        seen.add(text_c)
+        out.append((text_c, provenance([v.removeprefix("p:") for v, _ in c.coefs], among)))
+    return out
+
+
+def _check_plot(path: str, spec: ir.Spec, free: Sequence[str]) -> None:
+    """Refuse, before any work, a plot that cannot be drawn."""
+    if os.path.splitext(path)[1].lower() not in FORMATS:
+        raise UsageError(f"--plot {path}: use .svg, .png or .pdf")
+    if len(free) != 2:
+        raise UsageError(f"--plot needs exactly two free parameters (here: {len(free)});"
+                         " choose them with --free A,B")
+    params = {p.name: p for p in spec.params}
+    for p in free:
+        if params[p].lo is None or params[p].hi is None:
+            raise UsageError(f"--plot: parameter `{p}` has no bounded range")
+
+
+def _plot(path: str, model: TimedModel, free: Sequence[str], result: sy.SynthResult,
+          report: SynthReport, known: bool) -> str:
+    """Draw the region (the pieces found) over the two free parameters."""
+    if not known:
+        raise UsageError(f"--plot {path}: the synthesis did not finish, no region to draw")
+    x, y = free
+    px, py = model.params[x], model.params[y]
+    assert px.lo is not None and px.hi is not None and py.lo is not None and py.hi is not None
+    pieces = polygons(result.bad.pieces, x, y, (px.lo, px.hi, py.lo, py.hi))
+    what = f" for `reachable {report.query}`" if report.query else (
+        f" for property {report.property}" if report.property else "")
+    region_plot(path, x, y, (px.lo, px.hi, py.lo, py.hi), pieces,
+                f"{report.model}: synthesis over {x}, {y}{what}", report.region,
+                report.query)
+    return f"wrote {path}"
 
 
 def _exit_code(complete: bool, cov: Coverage | None, query: bool = False) -> int:

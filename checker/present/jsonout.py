@@ -266,6 +266,12 @@ def synth_fields(path: str, r: SynthReport) -> dict[str, object]:
         "complete": r.complete, "limit": r.limit,
         "coverage": r.coverage,
         **_target_fields(r),
+        "provenance": [
+            {"constraint": c, "sources": [
+                {"kind": s.kind, "element": s.name, "bound": s.text,
+                 "file": s.where.rsplit(":", 1)[0], "line": int(s.where.rsplit(":", 1)[1])}
+                for s in found]}
+            for c, found in r.provenance],
         "smtlib": r.smtlib,
         "bad_region_so_far": r.bad,
         "stats": parametric_stats_json(r.stats),

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -11,6 +11,7 @@ from checker.results import Coverage, ProofStatus, Verdict
 
 if TYPE_CHECKING:
     from checker.api import Outcome
+    from checker.model.provenance import Source
     from checker.simulate import SimConfig
     from checker.simulate.plot import Threshold
     from checker.simulate.runner import SimResult
@@ -46,6 +47,11 @@ class SynthReport:
     query: str | None = None
     """With ``--query``: the ``reachable`` query; :attr:`region` is where it is reachable
     and :attr:`bad` what was found reachable so far."""
+    provenance: list[tuple[str, list[Source]]] = field(default_factory=list)
+    """Each constraint of the printed region with the model elements whose bounds mention
+    its parameters (:mod:`checker.model.provenance`)."""
+    show_provenance: bool = False
+    """Whether the text output lists :attr:`provenance` (``--provenance``)."""
 
 
 @dataclass

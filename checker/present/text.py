@@ -364,6 +364,14 @@ def synth_text(r: SynthReport) -> str:
                  "deadlock freedom only" if r.property == "deadlock" else "every assert only")
     else:
         scope = covers(r.no_deadlock, r.liveness)
+    if r.show_provenance and r.provenance:
+        out.append("provenance (the model elements whose bounds mention each constraint's"
+                   " parameters):\n")
+        for constraint, found in r.provenance:
+            out.append(f"  {constraint}\n")
+            out.extend(f"    {s.describe()}\n" for s in found)
+            if not found:
+                out.append("    (no element bounds these parameters)\n")
     out.append(f"\nalgorithm: parametric zone exploration (EFsynth), {status};"
                f" {parametric_stats_text(r.stats)}\n"
                f"covers: {scope}\n")

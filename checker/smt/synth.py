@@ -38,6 +38,7 @@ region; the safe region is the declared ranges minus the bad region.
 from __future__ import annotations
 
 import enum
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -468,18 +469,33 @@ _FLIP_OP = {"<": ">", "<=": ">="}
 
 def lin_text(c: Lin, order: Sequence[str] = ()) -> str:
     """A parameter constraint as a person writes it, e.g. ``T_hold > T_prop + T_flight``
-    or ``T_a < 1/3`` (terms in the parameters' declaration ``order``; exact numbers)."""
-    pos = _ordered([(v, a) for v, a in c.coefs if a > 0], order)
-    neg = _ordered([(v, -a) for v, a in c.coefs if a < 0], order)
+    or ``T_a < 1/3`` (terms in the parameters' declaration ``order``; exact numbers).
+
+    Coefficients are whole numbers (``2*D <= G``, not ``D <= 0.5*G``); the side with
+    fewer terms comes first, and of two sides with as many terms the one whose
+    coefficients are all 1 (``G >= 2*D``)."""
+    coefs, const = c.coefs, c.const
+    scale = math.lcm(*(a.denominator for _, a in coefs)) if coefs else 1
+    if scale != 1:
+        coefs = tuple((v, a * scale) for v, a in coefs)
+        const = const * scale
+    pos = _ordered([(v, a) for v, a in coefs if a > 0], order)
+    neg = _ordered([(v, -a) for v, a in coefs if a < 0], order)
     op = "<" if c.strict else "<="
     # The constraint reads: pos + const  op  neg.
     if not neg:
-        return f"{_side(pos)} {op} {_side([], -c.const)}"
+        return f"{_side(pos)} {op} {_side([], -const)}"
     if not pos:
-        return f"{_side(neg)} {_FLIP_OP[op]} {_side([], c.const)}"
-    if len(neg) < len(pos) or (len(neg) == len(pos) and neg[0][0] < pos[0][0]):
-        return f"{_side(neg)} {_FLIP_OP[op]} {_side(pos, c.const)}"
-    return f"{_side(pos)} {op} {_side(neg, -c.const)}"
+        return f"{_side(neg)} {_FLIP_OP[op]} {_side([], const)}"
+    neg_first = len(neg) < len(pos)
+    if len(neg) == len(pos):
+        unit_pos = all(a == 1 for _, a in pos)
+        unit_neg = all(a == 1 for _, a in neg)
+        neg_first = unit_neg and not unit_pos if unit_pos != unit_neg \
+            else neg[0][0] < pos[0][0]
+    if neg_first:
+        return f"{_side(neg)} {_FLIP_OP[op]} {_side(pos, const)}"
+    return f"{_side(pos)} {op} {_side(neg, -const)}"
 
 
 def essential(ctx: Z3Context, piece: Sequence[Lin], ranges: Sequence[Lin]) -> list[Lin]:

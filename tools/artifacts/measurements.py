@@ -39,6 +39,7 @@ from checker import api
 from checker.engines import Options
 from checker.model.compiled import SpecModel
 from checker.smt import synth as sy
+from checker.smt.regions import readable
 from tools.artifacts.counterexamples import liveness_violation, summary_line
 
 SPECS = Path("spec") / "sglang"
@@ -177,7 +178,7 @@ def synth_rows(root: Path, stems: tuple[str, ...] | None = None) -> list[dict[st
                                "limit": result.limit}
         if result.complete:
             cnf = sy.safe_region(result)
-            row["region"] = sy.region_text(cnf, free)
+            row["region"] = readable(result).text(free)
             row["clauses"] = [[sy.lin_text(c, free) for c in clause] for clause in cnf]
         row.update({"discrete_states": result.stats.states,
                     "symbolic_states": result.stats.symbolic_states,
