@@ -346,3 +346,28 @@ def test_a_state_limit_is_inconclusive() -> None:
     assert code == 3
     assert out == ("INCONCLUSIVE: state limit (10) reached; before any line of"
                    " tests/data/logs/sglang_35049_on.jsonl was matched\n")
+
+
+def test_every_run_of_a_log_starts_where_it_says(tmp_path: Path) -> None:
+    """A ``run`` line restarts the model: at its ``t``, or relative to its first line
+    with ``--start first-...``, or at ``--start``."""
+    log = tmp_path / "runs.jsonl"
+    log.write_text(
+        '{"t": 10, "event": "decode.allocate", "args": {"r": "A", "s": "s0"}}\n'
+        '{"t": 10.5, "event": "prefill.post", "args": {"r": "A", "k": 0}}\n'
+        '{"run": 2}\n'
+        '{"t": 50, "event": "decode.allocate", "args": {"r": "A", "s": "s0"}}\n'
+        '{"t": 50.5, "event": "prefill.post", "args": {"r": "A", "k": 0}}\n',
+        encoding="utf-8")
+    code, out, _ = cli(DEFERRED, str(log), "--start", "first-1:first")
+    assert code == 0
+    assert out.startswith(f"CONFORMS: the 4 events of {log} in 2 runs are runs of the spec")
+    # From 0 (the default), A's allocation at t=50 is possible too: nothing bounds it.
+    code, _, _ = cli(DEFERRED, str(log))
+    assert code == 0
+    # A run line's own start after its first event: that event is before the run.
+    log.write_text(log.read_text(encoding="utf-8").replace('{"run": 2}',
+                                                           '{"run": 2, "t": 60}'),
+                   encoding="utf-8")
+    code, _, err = cli(DEFERRED, str(log))
+    assert code == 2 and "is before the run's start (t=60)" in err

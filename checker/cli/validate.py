@@ -317,9 +317,9 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None,
                      f" t={clock(obs.time)} is not possible here;"
                      f" {_possible_text(report, clock)}; {prefix}")
     else:
-        runs = f" in {report.runs} runs" if report.runs > 1 else ""
-        lines.append(f"CONFORMS: the {report.observations} events of {args.log}{runs} are a"
-                     " run of the spec")
+        what = (f" in {report.runs} runs are runs" if report.runs > 1 else " are a run")
+        lines.append(f"CONFORMS: the {report.observations} events of {args.log}{what} of"
+                     " the spec")
     b = report.broken
     if b is not None and report.outcome is Outcome.CONFORMS:
         where = f"{args.log}:{b.line}"

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from checker.errors import UsageError
 from checker.explorer import backend, dbm
 from checker.explorer.clockbounds import Liveness
 from checker.explorer.limits import Budget
@@ -411,7 +412,10 @@ class Monitor:
         self.start = start
         self.budget = budget
         self.keep_path = keep_path
-        bounds, scale = scaled_bounds(model.bounds, model.values)
+        try:
+            bounds, scale = scaled_bounds(model.bounds, model.values)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         self.ticks = scale * TICKS_PER_SECOND // math.gcd(scale, TICKS_PER_SECOND)
         factor = self.ticks // scale
         self.bounds = [b * factor for b in bounds]
@@ -447,6 +451,7 @@ class Monitor:
         self.err_ticks = math.ceil(clock_error * self.ticks)
         self.start_latest = start_latest
         self.start_window: tuple[Fraction, Fraction | None] | None = start_after_first
+        self.relative_start = start_after_first
         self.restart(start, start_latest)
 
     # ---- runs ---------------------------------------------------------------------------
@@ -492,10 +497,12 @@ class Monitor:
         self.report.matched = line
         self._last_time = None
         self._last_lo = 0
-        if start is None:
-            self.restart(self.start, self.start_latest)
-        else:
+        if start is not None:
             self.restart(start)
+        elif self.relative_start is not None:
+            self.start_window = self.relative_start  # resolved at the run's first line
+        else:
+            self.restart(self.start, self.start_latest)
 
     # ---- the zone operations on ``now`` -------------------------------------------------
     def _at_most(self, z: dbm.Dbm, hi: int) -> dbm.Dbm | None:
