@@ -371,3 +371,14 @@ def test_every_run_of_a_log_starts_where_it_says(tmp_path: Path) -> None:
                    encoding="utf-8")
     code, _, err = cli(DEFERRED, str(log))
     assert code == 2 and "is before the run's start (t=60)" in err
+
+
+def test_a_diagram_of_a_deviating_log_draws_the_matched_prefix(tmp_path: Path) -> None:
+    diagram = tmp_path / "dev.dot"
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_early_release.jsonl", "--diagram",
+                       str(diagram))
+    assert code == 6 and "wrote" in err
+    dot = diagram.read_text(encoding="utf-8")
+    assert ("the log deviates at line 7: decode.release(A) at t=6 is not possible after"
+            " this run") in dot
+    assert "learn_abort(A)" in dot and "t=2.5" in dot

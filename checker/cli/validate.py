@@ -397,7 +397,15 @@ def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
             pending = []
             times.append(step.time)
     b = report.broken
-    verdict = jsonout.VIOLATED if b is not None else jsonout.HOLDS
+    dev = report.deviation
+    verdict: str
+    if dev is not None:
+        verdict = (f"the log deviates at line {dev.line}: {dev.observation.show()} at"
+                   f" t={fmt_time(dev.observation.time)} is not possible after this run")
+    elif b is not None:
+        verdict = jsonout.VIOLATED
+    else:
+        verdict = f"the log conforms: a run of the spec ({report.observations} events)"
     return tr.build(model.spec, model.values, verdict, b.name if b else None,
                     b.message if b else None, labels, states, events,  # type: ignore[arg-type]
                     receives, failures, times)  # type: ignore[arg-type]
