@@ -382,3 +382,40 @@ def test_a_diagram_of_a_deviating_log_draws_the_matched_prefix(tmp_path: Path) -
     assert ("the log deviates at line 7: decode.release(A) at t=6 is not possible after"
             " this run") in dot
     assert "learn_abort(A)" in dot and "t=2.5" in dot
+
+
+def test_a_skewed_clock_is_an_unknown_offset() -> None:
+    """decode's lines stamped 0.3 s ahead: the release is 0.3 s after the abort it must
+    coincide with.  ``--skew decode=0.3`` explains it; 0.2 does not."""
+    log = f"{LOGS}/immediate_race_skewed.jsonl"
+    code, out, _ = cli(IMMEDIATE, log)
+    assert code == 6 and out.startswith(
+        "DEVIATES at tests/data/logs/immediate_race_skewed.jsonl:5: `decode.release(A)` at"
+        " t=1.3 is not possible here;")
+    code, out, _ = cli(IMMEDIATE, log, "--skew", "decode=0.3")
+    assert code == 1 and "VIOLATED: this log contains a violation of assert in" in out
+    code, _, _ = cli(IMMEDIATE, log, "--skew", "decode=0.2")
+    assert code == 6
+    code, _, err = cli(IMMEDIATE, log, "--skew", "decoder=0.2")
+    assert code == 2 and "no actor `decoder`; did you mean `decode`?" in err
+
+
+@pytest.mark.parametrize("spec", [IMMEDIATE, DEFERRED])
+def test_shifting_one_actor_within_its_skew_keeps_a_run_a_run(spec: str) -> None:
+    """Metamorphic: every line of one actor moved by the same offset, declared as that
+    actor's skew, leaves a simulated run conforming (and its verdict on properties)."""
+    model = model_of(spec)
+    offsets = [Fraction(-1, 2), Fraction(7, 10), Fraction(3)]
+    for i, run in enumerate(simlog.simulated_runs(model, 17, 12)):
+        events = simlog.run_lines(model, run)
+        actor = ["decode", "prefill", "router"][i % 3]
+        off = offsets[i % 3]
+        moved = [(e, t + off if model.instance(e)[0].actor == actor else t)
+                 for e, t in events]
+        lines = [simlog.log_line(model, e, t) for e, t in moved]
+        mon = conform.Monitor(model, "x", every_event(model), clock_error=MICRO,
+                              skew={actor: abs(off)})
+        rep = conform.validate(mon, read_json_lines("x", lines))
+        assert rep.outcome is conform.Outcome.CONFORMS, (i, actor, rep.deviation)
+        plain = validate_lines(model, as_lines(model, events))
+        assert (rep.broken is None) == (plain.broken is None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -43,6 +44,26 @@ def _seconds(text: str | None, option: str) -> Fraction:
     except ValueError as exc:
         raise UsageError(f"{option}: {exc}") from None
     return value
+
+
+def _skews(args: argparse.Namespace, model: SpecModel) -> dict[str, Fraction]:
+    """``--skew ACTOR=SECONDS``: the most each actor's clock is offset from the log's."""
+    out: dict[str, Fraction] = {}
+    actors = list(model.spec.actors)
+    for text in args.skew:
+        actor, eq, value = text.partition("=")
+        actor = actor.strip()
+        if not eq:
+            raise UsageError(f"--skew expects ACTOR=SECONDS, got {text!r}")
+        if actor not in actors:
+            close = difflib.get_close_matches(actor, actors, n=1, cutoff=0.6)
+            hint = f"; did you mean `{close[0]}`?" if close else f" (actors: {', '.join(actors)})"
+            raise UsageError(f"--skew: the spec has no actor `{actor}`{hint}")
+        seconds = _seconds(value, "--skew")
+        if seconds < 0:
+            raise UsageError("--skew: an offset bound is 0 or more seconds")
+        out[actor] = seconds
+    return out
 
 
 def _split(text: str) -> list[str]:
@@ -168,7 +189,8 @@ def _run(args: argparse.Namespace, session: Session) -> int:
             observable = _observable(args, index, mapping)
             monitor = Monitor(model, args.log, observable, clock_error=clock_error,
                               start=start, start_latest=latest, start_after_first=relative,
-                              budget=budget, keep_path=bool(args.diagram))
+                              skew=_skews(args, model), budget=budget,
+                              keep_path=bool(args.diagram))
             report = validate(monitor, _entries(args, mapping, index))
         except LimitHit as lim:
             reason = lim.what
@@ -223,6 +245,8 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
 
     if args.diagram:
         raise UsageError("--diagram does not go with --free")
+    if args.skew:
+        raise UsageError("--skew does not go with --free yet")
     free = free_params(args, model.spec)
     limits = session.limits(args)
     budget = Budget(limits, session.started)
