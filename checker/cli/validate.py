@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import math
+import re
 import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -130,11 +131,17 @@ def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | 
     if mapping is not None:
         return frozenset(n for n in mapping.events() if n in index.instances)
     seen: set[str] = set()
-    for entry in read_json_lines(args.log, _lines(args.log)):
-        event = getattr(entry, "event", None)
-        if event is not None and event in index.instances:
-            seen.add(event)
+    known = index.instances
+    for line in _lines(args.log):
+        # An event name is an identifier pair: no escapes, so a plain search finds it
+        # (a malformed line is reported, with its place, by the main pass).
+        for m in _EVENT_FIELD.finditer(line):
+            if m.group(1) in known:
+                seen.add(m.group(1))
     return frozenset(seen)
+
+
+_EVENT_FIELD = re.compile(r'"event"\s*:\s*"([A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)"')
 
 
 def _entries(args: argparse.Namespace, mapping: Mapping | None, index: EventIndex

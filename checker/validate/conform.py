@@ -546,6 +546,18 @@ class Monitor:
         inf = dbm.INF
         two = 2 * d
         times = self.times
+        if len(times) == 1:
+            i = times[0]
+            row = i * n
+            for j in range(n):
+                if j != i:
+                    b = z[row + j]
+                    if b != inf:
+                        z[row + j] = b - two
+                    b = z[j * n + i]
+                    if b != inf:
+                        z[j * n + i] = b + two
+            return
         for i in times:
             row = i * n
             for j in range(n):
