@@ -1386,15 +1386,17 @@ def validate_bench(counts: Sequence[int], work: Path) -> list[dict[str, Any]]:
                      "conformance": doc.get("conformance"),
                      "exit_code": os.waitstatus_to_exitcode(status),
                      "wall_s": round(wall, 2), "validate_s": doc.get("seconds"),
+                     "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
                      "max_states": doc.get("max_states"),
                      "peak_mib": round(usage.ru_maxrss / 1024.0, 1)})
     return rows
 
 
 def validate_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows of :func:`validate_bench`, with PASS or MISS at 100,000 lines."""
-    header = ["events", "lines", "runs", "result", "validate s", "process s", "peak MiB",
-              "target"]
+    """The rows of :func:`validate_bench`, with PASS or MISS at 100,000 lines (on the
+    validation's wall time: on a loaded machine, compare its CPU time)."""
+    header = ["events", "lines", "runs", "result", "validate s", "process s", "cpu s",
+              "peak MiB", "target"]
     body = []
     for r in rows:
         target = ""
@@ -1402,8 +1404,8 @@ def validate_table(rows: Sequence[dict[str, Any]]) -> str:
             target = "PASS" if (r["validate_s"] or 1e9) < VALIDATE_TARGET_S else "MISS"
         body.append([_num(r["lines"]), _num(r["log_lines"]), _num(r["runs"]),
                      str(r["conformance"]), f"{r['validate_s']:.2f}", f"{r['wall_s']:.2f}",
-                     f"{r['peak_mib']:.0f}", target])
-    return _render(header, body, {0, 1, 2, 4, 5, 6})
+                     f"{r['cpu_s']:.2f}", f"{r['peak_mib']:.0f}", target])
+    return _render(header, body, {0, 1, 2, 4, 5, 6, 7})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

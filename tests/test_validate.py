@@ -346,3 +346,76 @@ def test_a_state_limit_is_inconclusive() -> None:
     assert code == 3
     assert out == ("INCONCLUSIVE: state limit (10) reached; before any line of"
                    " tests/data/logs/sglang_35049_on.jsonl was matched\n")
+
+
+def test_every_run_of_a_log_starts_where_it_says(tmp_path: Path) -> None:
+    """A ``run`` line restarts the model: at its ``t``, or relative to its first line
+    with ``--start first-...``, or at ``--start``."""
+    log = tmp_path / "runs.jsonl"
+    log.write_text(
+        '{"t": 10, "event": "decode.allocate", "args": {"r": "A", "s": "s0"}}\n'
+        '{"t": 10.5, "event": "prefill.post", "args": {"r": "A", "k": 0}}\n'
+        '{"run": 2}\n'
+        '{"t": 50, "event": "decode.allocate", "args": {"r": "A", "s": "s0"}}\n'
+        '{"t": 50.5, "event": "prefill.post", "args": {"r": "A", "k": 0}}\n',
+        encoding="utf-8")
+    code, out, _ = cli(DEFERRED, str(log), "--start", "first-1:first")
+    assert code == 0
+    assert out.startswith(f"CONFORMS: the 4 events of {log} in 2 runs are runs of the spec")
+    # From 0 (the default), A's allocation at t=50 is possible too: nothing bounds it.
+    code, _, _ = cli(DEFERRED, str(log))
+    assert code == 0
+    # A run line's own start after its first event: that event is before the run.
+    log.write_text(log.read_text(encoding="utf-8").replace('{"run": 2}',
+                                                           '{"run": 2, "t": 60}'),
+                   encoding="utf-8")
+    code, _, err = cli(DEFERRED, str(log))
+    assert code == 2 and "is before the run's start (t=60)" in err
+
+
+def test_a_diagram_of_a_deviating_log_draws_the_matched_prefix(tmp_path: Path) -> None:
+    diagram = tmp_path / "dev.dot"
+    code, _, err = cli(DEFERRED, f"{LOGS}/deferred_early_release.jsonl", "--diagram",
+                       str(diagram))
+    assert code == 6 and "wrote" in err
+    dot = diagram.read_text(encoding="utf-8")
+    assert ("the log deviates at line 7: decode.release(A) at t=6 is not possible after"
+            " this run") in dot
+    assert "learn_abort(A)" in dot and "t=2.5" in dot
+
+
+def test_a_skewed_clock_is_an_unknown_offset() -> None:
+    """decode's lines stamped 0.3 s ahead: the release is 0.3 s after the abort it must
+    coincide with.  ``--skew decode=0.3`` explains it; 0.2 does not."""
+    log = f"{LOGS}/immediate_race_skewed.jsonl"
+    code, out, _ = cli(IMMEDIATE, log)
+    assert code == 6 and out.startswith(
+        "DEVIATES at tests/data/logs/immediate_race_skewed.jsonl:5: `decode.release(A)` at"
+        " t=1.3 is not possible here;")
+    code, out, _ = cli(IMMEDIATE, log, "--skew", "decode=0.3")
+    assert code == 1 and "VIOLATED: this log contains a violation of assert in" in out
+    code, _, _ = cli(IMMEDIATE, log, "--skew", "decode=0.2")
+    assert code == 6
+    code, _, err = cli(IMMEDIATE, log, "--skew", "decoder=0.2")
+    assert code == 2 and "no actor `decoder`; did you mean `decode`?" in err
+
+
+@pytest.mark.parametrize("spec", [IMMEDIATE, DEFERRED])
+def test_shifting_one_actor_within_its_skew_keeps_a_run_a_run(spec: str) -> None:
+    """Metamorphic: every line of one actor moved by the same offset, declared as that
+    actor's skew, leaves a simulated run conforming (and its verdict on properties)."""
+    model = model_of(spec)
+    offsets = [Fraction(-1, 2), Fraction(7, 10), Fraction(3)]
+    for i, run in enumerate(simlog.simulated_runs(model, 17, 12)):
+        events = simlog.run_lines(model, run)
+        actor = ["decode", "prefill", "router"][i % 3]
+        off = offsets[i % 3]
+        moved = [(e, t + off if model.instance(e)[0].actor == actor else t)
+                 for e, t in events]
+        lines = [simlog.log_line(model, e, t) for e, t in moved]
+        mon = conform.Monitor(model, "x", every_event(model), clock_error=MICRO,
+                              skew={actor: abs(off)})
+        rep = conform.validate(mon, read_json_lines("x", lines))
+        assert rep.outcome is conform.Outcome.CONFORMS, (i, actor, rep.deviation)
+        plain = validate_lines(model, as_lines(model, events))
+        assert (rep.broken is None) == (plain.broken is None)

@@ -33,11 +33,12 @@ import difflib
 import enum
 import math
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from checker.domains import backend, dbm
+from checker.errors import UsageError
 from checker.limits import Budget
 from checker.model.compiled import SpecModel
 from checker.model.interface import (
@@ -172,9 +173,10 @@ class _NowModel:
     """The model with one more clock (``now``) that no event resets and no deadline
     reads; every other question is the model's."""
 
-    def __init__(self, model: SpecModel) -> None:
+    def __init__(self, model: SpecModel, skewed: Sequence[str] = ()) -> None:
         self.inner = model
-        self.clock_names: list[str] = [*model.clock_names, NOW]
+        self.clock_names: list[str] = [*model.clock_names, NOW,
+                                       *(f"{NOW}@{a}" for a in skewed)]
 
     @property
     def name(self) -> str:
@@ -394,13 +396,16 @@ class Monitor:
     seconds.  ``start``: the log time at which the model starts (with
     ``start_latest``: at an unknown time between the two); ``start_after_first``:
     the start relative to the first line's time instead (``(-120, 0)``: at most two
-    minutes before it).  ``keep_path``: remember a run (for a diagram; memory then
-    grows with the log)."""
+    minutes before it).  ``skew``: per actor, the most its log clock may be offset from
+    the log's reference clock (an unknown constant within ``[-S, S]``; each skewed
+    actor gets one more time clock, ``now`` plus its offset).  ``keep_path``: remember
+    a run (for a diagram; memory then grows with the log)."""
 
     def __init__(self, model: SpecModel, file: str, observable: frozenset[str], *,
                  clock_error: Fraction = Fraction(0), start: Fraction = Fraction(0),
                  start_latest: Fraction | None = None,
                  start_after_first: tuple[Fraction, Fraction | None] | None = None,
+                 skew: Mapping[str, Fraction] | None = None,
                  budget: Budget | None = None, keep_path: bool = False) -> None:
         self.model = model
         self.file = file
@@ -417,7 +422,10 @@ class Monitor:
         self.start = start
         self.budget = budget
         self.keep_path = keep_path
-        bounds, scale = scaled_bounds(model.bounds, model.values)
+        try:
+            bounds, scale = scaled_bounds(model.bounds, model.values)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         self.ticks = scale * TICKS_PER_SECOND // math.gcd(scale, TICKS_PER_SECOND)
         factor = self.ticks // scale
         self.bounds = [b * factor for b in bounds]
@@ -427,18 +435,24 @@ class Monitor:
         top = max((abs(b) for b in self.bounds), default=0)
         self.top = top
         n_clocks = len(model.clock_names)
-        live = Liveness(n_clocks + 1, None, top)
-        live.lower[n_clocks] = live.upper[n_clocks] = NOW_LIMIT * 2
+        self.skew = {a: math.ceil(v * self.ticks) for a, v in sorted((skew or {}).items())}
+        extra = 1 + len(self.skew)
+        live = Liveness(n_clocks + extra, None, top)
+        for c in range(n_clocks, n_clocks + extra):
+            live.lower[c] = live.upper[c] = NOW_LIMIT * 2
         ops = backend.select(None if backend.fits(max(top, NOW_LIMIT * 2)) else "python")
-        self.ts = _ObservedTS(_NowModel(model), self.bounds, live,
+        self.ts = _ObservedTS(_NowModel(model, tuple(self.skew)), self.bounds, live,
                               extrapolation=Extrapolation.M, canonical=None,
                               labels=frozenset({LabelKind.INVARIANT, LabelKind.HAZARD}),
                               ops=ops)
         self.ts.m = [-1, *(max(lo, up) for lo, up in zip(live.lower, live.upper, strict=True))]
         self.D = ops
-        self.n = n_clocks + 2
+        self.n = n_clocks + 1 + extra
         self.now = n_clocks + 1
         """The DBM index of ``now`` (every clock is live: clock ``c`` is index c + 1)."""
+        self.skewed = {a: self.now + 1 + k for k, a in enumerate(self.skew)}
+        """The DBM index of each skewed actor's time clock (``now`` + offset + S)."""
+        self.times = (self.now, *self.skewed.values())
         by_event = {e: self.model.instance(e)[0].label for e in range(len(model.event_names))}
         self.hidden = frozenset(e for e, name in by_event.items()
                                 if name not in observable
@@ -453,6 +467,7 @@ class Monitor:
         self.err_ticks = math.ceil(clock_error * self.ticks)
         self.start_latest = start_latest
         self.start_window: tuple[Fraction, Fraction | None] | None = start_after_first
+        self.relative_start = start_after_first
         self.restart(start, start_latest)
 
     # ---- runs ---------------------------------------------------------------------------
@@ -480,6 +495,11 @@ class Monitor:
                 D.constrain(z0, n, self.now, 0, dbm.bound(width, False))
                 for c in range(1, self.now):
                     D.reset(z0, n, c)
+            for actor, i in self.skewed.items():
+                # The actor's clock reads now + offset + S, the offset in [-S, S].
+                D.free(z0, n, i)
+                D.constrain(z0, n, self.now, i, dbm.LE_ZERO)
+                D.constrain(z0, n, i, self.now, dbm.bound(2 * self.skew[actor], False))
             z = dz.close(f, z0)
             if z is not None:
                 self.nodes.append(_Node(s, z, -1, () if self.keep_path else None))
@@ -498,10 +518,12 @@ class Monitor:
         self.report.matched = line
         self._last_time = None
         self._last_lo = 0
-        if start is None:
-            self.restart(self.start, self.start_latest)
-        else:
+        if start is not None:
             self.restart(start)
+        elif self.relative_start is not None:
+            self.start_window = self.relative_start  # resolved at the run's first line
+        else:
+            self.restart(self.start, self.start_latest)
 
     # ---- the zone operations on ``now`` -------------------------------------------------
     def _at_most(self, z: dbm.Dbm, hi: int) -> dbm.Dbm | None:
@@ -514,21 +536,45 @@ class Monitor:
         g = list(z)
         return g if self.D.constrain(g, self.n, 0, self.now, dbm.bound(-lo, False)) else None
 
+    def _within(self, z: dbm.Dbm, i: int, lo: int, hi: int) -> dbm.Dbm | None:
+        """``z`` with time clock ``i`` in ``[lo, hi]`` (a copy), None if empty."""
+        g = list(z)
+        D, n = self.D, self.n
+        if not D.constrain(g, n, i, 0, dbm.bound(hi, False)):
+            return None
+        if lo > 0 and not D.constrain(g, n, 0, i, dbm.bound(-lo, False)):
+            return None
+        return g
+
     def _shift(self, z: dbm.Dbm, d: int) -> None:
-        """``now := now - d`` (in place; ``now >= d`` holds in ``z``)."""
-        n, i = self.n, self.now
+        """Every time clock ``:= itself - d`` (in place; each is ``>= d`` in ``z``)."""
+        n = self.n
         inf = dbm.INF
         two = 2 * d
-        row = i * n
-        for j in range(n):
-            if j == i:
-                continue
-            b = z[row + j]
-            if b != inf:
-                z[row + j] = b - two
-            b = z[j * n + i]
-            if b != inf:
-                z[j * n + i] = b + two
+        times = self.times
+        if len(times) == 1:
+            i = times[0]
+            row = i * n
+            for j in range(n):
+                if j != i:
+                    b = z[row + j]
+                    if b != inf:
+                        z[row + j] = b - two
+                    b = z[j * n + i]
+                    if b != inf:
+                        z[j * n + i] = b + two
+            return
+        for i in times:
+            row = i * n
+            for j in range(n):
+                if j in times:
+                    continue
+                b = z[row + j]
+                if b != inf:
+                    z[row + j] = b - two
+                b = z[j * n + i]
+                if b != inf:
+                    z[j * n + i] = b + two
 
     # ---- one line -----------------------------------------------------------------------
     def window(self, obs: Observation) -> tuple[int, int]:
@@ -590,12 +636,14 @@ class Monitor:
         before it and the run's start."""
         lo_abs, hi_abs = self.window(obs)
         last = self._last_time
-        if last is not None and hi_abs < self._last_lo:
+        # Lines of two skewed clocks may be out of order by their offsets.
+        slack = 2 * max(self.skew.values(), default=0)
+        if last is not None and hi_abs + slack < self._last_lo:
             err = self.clock_error
             raise LogError(self.file, obs.line, f"time goes backwards: t={_show(obs.time)}"
                            f" is before the previous line's t={_show(last)} by more than"
                            f" the clock error ({_show(2 * err)} for two timestamps)")
-        if hi_abs < 0:
+        if hi_abs + self.skew.get(obs.event.split(".", 1)[0], 0) < 0:
             raise LogError(self.file, obs.line, f"t={_show(obs.time)} is before the run's"
                            f" start (t={_show(self.origin)})")
         if last is None or lo_abs > self._last_lo:
@@ -615,6 +663,12 @@ class Monitor:
             raise LogError(self.file, obs.line, f"`{obs.show()}` is not declared observable"
                            " (--observable)")
         lo, hi = lo_abs - self.ref, hi_abs - self.ref
+        actor = obs.event.split(".", 1)[0]
+        clock = self.skewed.get(actor)
+        if clock is not None:
+            # The line's time is on the actor's clock: its time clock reads it plus S.
+            lo += self.skew[actor]
+            hi += self.skew[actor]
         if hi > NOW_LIMIT:
             raise LogError(self.file, obs.line, f"t={_show(obs.time)} is too far after the"
                            " previous line (or the run's start) for microsecond timestamps;"
@@ -624,7 +678,8 @@ class Monitor:
         store = _Store(self.D.includes, self.n)
         budget = self.budget
         for node in closed:
-            z = self._at_least(node.zone, lo)
+            z = (self._at_least(node.zone, lo) if clock is None
+                 else self._within(node.zone, clock, lo, hi))
             if z is None:
                 continue
             if budget is not None:
@@ -645,7 +700,8 @@ class Monitor:
             if self.keep_path and before:
                 rep.path = _unwind(before[0].steps)
             return False
-        d = max(lo, 0)
+        # now >= lo, or (a skewed line) now >= lo - 2 S: the time clocks stay >= 0.
+        d = max(lo if clock is None else lo - 2 * self.skew[actor], 0)
         if d:
             for node in out:
                 self._shift(node.zone, d)
