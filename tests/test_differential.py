@@ -286,8 +286,7 @@ def test_random_sync_models(seed: int) -> None:
     assert not out.problems, out.report()
 
 
-@pytest.mark.parametrize("seed", [s if s < 10 else pytest.param(s, marks=pytest.mark.slow)
-                                  for s in range(60)])
+@pytest.mark.parametrize("seed", range(60))
 def test_random_sync_models_with_committed_events(seed: int) -> None:
     """The same random models with some committed events among those of no channel."""
     out = compare_model(sync_model(seed, committed=True))
