@@ -17,8 +17,10 @@ from __future__ import annotations
 import random
 
 
-def sync_model(seed: int) -> str:
-    """The model of one seed (the same text on every machine and run)."""
+def sync_model(seed: int, committed: bool = False) -> str:
+    """The model of one seed (the same text on every machine and run); ``committed``:
+    some events without a channel are ``committed event``s (without it the draws, and
+    so the models, are those from before committed events)."""
     r = random.Random(seed)
     lines = ["model sync_gen", "type K = {k0, k1}", "symmetric type S = {s0, s1}"]
     lines.append("var g : K? = none")
@@ -65,6 +67,9 @@ def sync_model(seed: int) -> str:
             else:
                 receiver = False
                 clock_free = False
+                if committed and r.random() < 0.4:
+                    parts[0] = "  committed" + parts[0][1:]
+                    clock_free = True
             conds: list[str] = []
             if r.random() < 0.6:
                 conds.append(r.choice(["n < 2", "n == 0", "n > 0", "g == none",

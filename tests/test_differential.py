@@ -286,6 +286,13 @@ def test_random_sync_models(seed: int) -> None:
     assert not out.problems, out.report()
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_random_sync_models_with_committed_events(seed: int) -> None:
+    """The same random models with some committed events among those of no channel."""
+    out = compare_model(sync_model(seed, committed=True))
+    assert not out.problems, out.report()
+
+
 # ---- bugs the differential tests found in the zone explorer (all fixed) -------------------------
 #
 # While a bug is known but not fixed, diffcheck.TOLERATE_KNOWN_BUGS lets known_bug() count
