@@ -46,6 +46,7 @@ from checker.model.interface import (
     ModelRuntimeError,
     State,
     TimedModel,
+    query_matches,
     scaled_bounds,
 )
 
@@ -183,8 +184,11 @@ def _query_locations(model: TimedModel, order: Sequence[State]
     if names:
         for k, s in enumerate(order):
             try:
-                for q in model.queries(s):  # type: ignore[attr-defined]
-                    hits[q].append(k)
+                for m in query_matches(model, s):
+                    if m.parts != ((),):
+                        raise ExportError(f"reachable {names[m.query]} tests clocks, which"
+                                          " the export does not translate")
+                    hits[m.query].append(k)
             except ModelRuntimeError:
                 pass  # its edges already lead to `fault`
     return tuple((n, tuple(h)) for n, h in zip(names, hits, strict=True))

@@ -57,7 +57,12 @@ URGENT_CLOCK = "urgent"
 
 
 class NetworkError(KvraceError):
-    """The spec uses something the network export cannot express."""
+    """The spec uses something the network export cannot express; ``flat_helps``:
+    whether the flat export (``--flat``) can."""
+
+    def __init__(self, message: str, flat_helps: bool = True) -> None:
+        super().__init__(message)
+        self.flat_helps = flat_helps
 
 
 def _ident(text: str) -> str:
@@ -404,6 +409,9 @@ def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
     query_procs: list[tuple[str, str, str]] = []
     if queries:
         for q in spec.queries:
+            if q.branches:
+                raise NetworkError(f"reachable {q.name} (line {q.span.line}) tests clocks,"
+                                   " which the export does not translate", flat_helps=False)
             t = b.term(q.expr, {})
             if t != 0:
                 query_procs.append(("Q_" + _ident(q.name), _ident(q.name), _cond(t)))

@@ -416,3 +416,14 @@ def test_the_flat_form_carries_the_queries(tmp_path: Path) -> None:
     root = check_uppaal(uppaal_xml(auto))
     assert [q.findtext("formula") for q in root.iter("query")] == [
         "E<> Model.violation", "E<> (Model.s2)", "E<> (false)"]
+
+
+def test_a_query_on_clocks_is_refused_not_mistranslated(tmp_path: Path) -> None:
+    spec = tmp_path / "cq.kvr"
+    spec.write_text("model cq\nactor a\nclock c\nvar x : 0..1 = 0\n"
+                    "event a.go when x == 0 do x := 1\n"
+                    "reachable late: x == 1 and c > 3\n")
+    for flat in ([], ["--flat"]):
+        code, _, err = run_cli("export", str(spec), "--tchecker", str(tmp_path / "m.tck"), *flat)
+        assert code == 2 and "reachable late" in err and "tests clocks" in err, err
+        assert "--flat unfolds" not in err

@@ -44,8 +44,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
             try:
                 net = export_network.tchecker_network(model.spec, model.values)
             except export_network.NetworkError as exc:
-                raise UsageError(f"kvrace export: {exc}; --flat unfolds the discrete"
-                                 " states into one automaton instead") from None
+                hint = ("; --flat unfolds the discrete states into one automaton instead"
+                        if exc.flat_helps else "")
+                raise UsageError(f"kvrace export: {exc}{hint}") from None
             outputs.append((args.tchecker, lambda: (
                 net.text, f"{count(len(net.processes), 'process', 'processes')},"
                 f" {count(net.edges, 'edge')}, {count(net.events, 'event')}")))
