@@ -49,10 +49,10 @@ def describe_spec(spec: ir.Spec, model: SpecModel) -> str:
         rng = p.range_text() or "(fixed)"
         lines.append(f"  {p.name} in {rng} = {fmt(p.default)}")
     shown: list[str] = []
-    for c in spec.assumes:
-        if c.where not in shown:
-            shown.append(c.where)
-            lines.append(f"  assume {c.text}")
+    for a in spec.assumes:
+        if a.where not in shown:
+            shown.append(a.where)
+            lines.append(f"  assume {a.text}")
     lines.append("actors: " + ", ".join(spec.actors))
     lines.append("variables:")
     for v in spec.vars:
