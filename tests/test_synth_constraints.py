@@ -133,3 +133,9 @@ def test_fixed_values_leaving_no_free_value_are_refused(tmp_path: Path) -> None:
     assert f"{spec}:5:18:" in err and "error[KVR309]" in err and "with U=2" in err, err
     code, _, err = run_cli("prove", spec, "--free", "T", "-p", "U=2", "--assume", "T > 5")
     assert code == 2 and "KVR309" in err, err
+
+
+def test_show_lists_the_constraints(tmp_path: Path) -> None:
+    code, out, _ = run_cli("show", _write(tmp_path, LOW))
+    assert code == 0
+    assert "  U in [0, 10] = 6\n  assume T > 3\n  assume U >= T\n" in out, out

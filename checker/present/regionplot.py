@@ -35,6 +35,10 @@ def region_plot(path: str, x: str, y: str, box: tuple[Fraction, Fraction, Fracti
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in FORMATS:
         raise RegionPlotError(f"cannot write a plot to {path}: use .svg, .png or .pdf")
+    import logging
+
+    # A first run builds matplotlib's font cache and says so on stderr: not ours to say.
+    logging.getLogger("matplotlib").setLevel(logging.ERROR)
     import matplotlib
 
     matplotlib.use("Agg")

@@ -49,6 +49,11 @@ def describe_spec(spec: ir.Spec, model: SpecModel) -> str:
     for p in spec.params:
         rng = p.range_text() or "(fixed)"
         lines.append(f"  {p.name} in {rng} = {fmt(p.default)}")
+    shown: list[str] = []
+    for a in spec.assumes:
+        if a.where not in shown:
+            shown.append(a.where)
+            lines.append(f"  assume {a.text}")
     lines.append("actors: " + ", ".join(spec.actors))
     lines.append("variables:")
     for v in spec.vars:

@@ -491,8 +491,12 @@ def lin_text(c: Lin, order: Sequence[str] = ()) -> str:
     if len(neg) == len(pos):
         unit_pos = all(a == 1 for _, a in pos)
         unit_neg = all(a == 1 for _, a in neg)
-        neg_first = unit_neg and not unit_pos if unit_pos != unit_neg \
-            else neg[0][0] < pos[0][0]
+        if unit_pos != unit_neg:
+            neg_first = unit_neg
+        elif const != 0:
+            neg_first = const > 0  # the constant added on the right: `T > U + 4`
+        else:
+            neg_first = neg[0][0] < pos[0][0]
     if neg_first:
         return f"{_side(neg)} {_FLIP_OP[op]} {_side(pos, const)}"
     return f"{_side(pos)} {op} {_side(neg, -const)}"

@@ -56,7 +56,7 @@ from tools.artifacts import counterexamples
 
 TUTORIAL = "docs/tutorial.md"
 GENERATED_DIR = "docs/tutorial"  # files commands write here are artifacts
-COPIED = ("spec", "docs")  # what each scratch directory holds, at the same paths
+COPIED = ("spec", "docs", "benchmarks")  # what each scratch directory holds, at the same paths
 COMMAND_TIMEOUT = 300.0  # seconds; a longer command is an error
 KVRACE_EXIT_CODES = (0, 1, 2, 3, 6)  # 6: validate, the log deviates
 
