@@ -124,3 +124,19 @@ def test_provenance_names_the_elements_bounding_each_constraint() -> None:
     assert "    deadline in_flight: since_post <= T_flight (" in out
     _, out, _ = run_cli("synth", flagship)
     assert "provenance" not in out  # only when asked for, in the text
+
+
+def test_query_on_clocks_is_reachable_only_where_a_valuation_meets_it(tmp_path: Path) -> None:
+    """A query with clock atoms holds where some valuation of the zone satisfies them: the
+    parameters come from the zone cut by the query's atoms, not the whole zone."""
+    spec = tmp_path / "clockq.kvr"
+    spec.write_text("model clockq\nparam T in [0, 10] = 5\nactor a\nclock c\n"
+                    "var x : 0..1 = 0\n"
+                    "event a.go when x == 0 and c >= 3 do x := 1\n"
+                    "reachable early: x == 1 and c < T\n", encoding="utf-8")
+    code, out, _ = run_cli("synth", str(spec), "--query", "early", "--json")
+    doc = json.loads(out)
+    assert (code, doc["coverage"], doc["reachable_region"]) == (0, "some", "T > 3"), out
+    # The zone explorer agrees on each side of the boundary.
+    assert run_cli("check", str(spec), "-p", "T=3", "--query", "early")[0] == 5
+    assert run_cli("check", str(spec), "-p", "T=3.5", "--query", "early")[0] == 0

@@ -48,7 +48,16 @@ import z3
 
 from checker.algorithms.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
 from checker.limits import LimitHit, Limits
-from checker.model.interface import GT, LE, LT, ClockAtom, ParamConstraint, State, TimedModel
+from checker.model.interface import (
+    GT,
+    LE,
+    LT,
+    ClockAtom,
+    ParamConstraint,
+    State,
+    TimedModel,
+    query_matches,
+)
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 from checker.results import Coverage, ProofStatus
 from checker.semantics.canon import canonizer
@@ -247,8 +256,6 @@ class BadRegion:
         self.target = target
         self.query = query
         """With a query target: its position in the model's ``query_names``."""
-        self.queries_of: Callable[[State], Sequence[int]] = getattr(
-            ts.model, "queries", lambda s: ())
 
     # ---- the bad region --------------------------------------------------------------------
     def covered(self, params: Sequence[Lin]) -> bool:
@@ -322,14 +329,24 @@ class BadRegion:
             self.report_labels(succ.labels)
         elif node is not None:
             if self.query is not None:
-                # Queries are about the discrete state: all of the zone satisfies it.
-                if self.query in self.queries_of(succ.state):
-                    self.report(succ.zone, self.target.name)
+                self.report_query(succ.state, succ.zone)
                 self.waiting.push(node)
                 return
             labels = succ.deferred() if succ.deferred is not None else succ.labels
             if not self.report_labels(labels):
                 self.waiting.push(node)
+
+    def report_query(self, s: State, zone: Poly) -> None:
+        """With a query target: the parameters of the part of ``zone`` (time-closed)
+        where the query holds, for each convex clock part of it."""
+        dz = self.ts.pz
+        for m in query_matches(self.ts.model, s):
+            if m.query != self.query:
+                continue
+            for part in m.parts:
+                z = zone if not part else dz.constrain(dz.frame(s), zone, part)
+                if z is not None:
+                    self.report(z, self.target.name)
 
     def expand(self, node: int) -> bool:
         """Skip a state whose parameters are all bad already; report its deadlocks."""
