@@ -1293,7 +1293,7 @@ def liveness_train_gate(counts: Sequence[int]) -> list[dict[str, Any]]:
     return rows
 
 
-MODELS = Path(__file__).resolve().parent / "models"
+MODEL_DIR = Path(__file__).resolve().parent / "models"
 SYNTH_SUITE = ("root_contention",)
 """The parametric models of ``benchmarks/models/`` whose ``assume`` constraints cut the
 parameter box (IMITATOR-style initial constraints)."""
@@ -1309,7 +1309,7 @@ def synth_suite(names: Sequence[str], cap: float) -> list[dict[str, Any]]:
 
     rows: list[dict[str, Any]] = []
     for name in names:
-        text = (MODELS / f"{name}.kvr").read_text(encoding="utf-8")
+        text = (MODEL_DIR / f"{name}.kvr").read_text(encoding="utf-8")
         plain = "\n".join(line for line in text.splitlines()
                           if not line.startswith("assume "))
         results = {}
