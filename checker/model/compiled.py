@@ -375,13 +375,30 @@ class SpecModel:
             check_constraints(spec, self.values)
         self.param_constraints: tuple[ParamConstraint, ...] = spec.assumes
         self._bounds: dict[LinExpr, int] = {}
-        gen = _Gen()
-        self._gen = gen
+        self._gen = _Gen()
         clock_names: list[str] = []
         for clk in spec.clocks:
             for idx in ir.domain_points(clk.domain):
                 clock_names.append(clk.name + ir.show_index(clk.domain, idx))
-        # Observers of bounded-response properties.
+        self.state_size = self._compile_observers(clock_names)
+        self.clock_names: list[str] = clock_names
+        self._compile_events()
+        self._compile_deadlines()
+        self._compile_invariants()
+        self._compile_queries()
+        self.bounds: list[LinExpr] = list(self._bounds)
+        self.event_count = len(self._instances)
+        self._index_instances()
+        self._compile_leadsto()
+        try:
+            scaled_bounds(self.bounds, self.values)
+        except ValueError as exc:
+            raise ParamError(str(exc)) from None
+
+    def _compile_observers(self, clock_names: list[str]) -> int:
+        """The observers of bounded-response properties: a cell and a clock each (the
+        clocks appended to ``clock_names``); the state's size with their cells."""
+        spec, gen = self.spec, self._gen
         self._obs: list[tuple[int, int, Callable[..., bool], Callable[..., bool], int, str]] = []
         self._obs_decl: list[int] = []
         """For each observer, its property's index in ``spec.responses``."""
@@ -401,9 +418,11 @@ class SpecModel:
                 )
                 self._obs_decl.append(ri)
                 obs_cell += 1
-        self.clock_names: list[str] = clock_names
-        self.state_size = obs_cell
-        # Events.
+        return obs_cell
+
+    def _compile_events(self) -> None:
+        """Every event instance: its guard branches, body and received message."""
+        spec, gen = self.spec, self._gen
         self._instances: list[_Instance] = []
         self.event_names: list[str] = []
         self._instance_of: dict[tuple[int, tuple[int, ...]], int] = {}
@@ -439,7 +458,10 @@ class SpecModel:
                               self._bind(recv, idx, ev.nslots) if recv is not None else None)
                 )
                 self.event_names.append(label)
-        # Deadlines.
+
+    def _compile_deadlines(self) -> None:
+        """Every deadline instance: its condition and clock atoms."""
+        spec, gen = self.spec, self._gen
         self._deadlines: list[tuple[Callable[..., bool], Any, bool]] = []
         self._deadline_decl: list[int] = []
         """For each deadline instance, its declaration's index in ``spec.deadlines``."""
@@ -456,7 +478,10 @@ class SpecModel:
                     (self._bind(cond, idx, dl.nslots), fixed, isinstance(fixed, tuple))
                 )
                 self._deadline_decl.append(di)
-        # Invariants.
+
+    def _compile_invariants(self) -> None:
+        """Every invariant instance: its condition, name and message."""
+        spec, gen = self.spec, self._gen
         self._invariants: list[tuple[Callable[..., bool], str, str]] = []
         for inv in spec.invariants:
             sig = _args_sig(inv.nslots)
@@ -467,8 +492,11 @@ class SpecModel:
                     (self._bind(fn, idx, inv.nslots), inv.name + ir.show_index(dom, idx),
                      inv.broken())
                 )
-        # Reachability queries (``reachable NAME: expr``), split into convex branches
-        # as guards are: (data condition, clock atoms) per branch.
+
+    def _compile_queries(self) -> None:
+        """The reachability queries (``reachable NAME: expr``), split into convex
+        branches as guards are: (data condition, clock atoms) per branch."""
+        spec, gen = self.spec, self._gen
         self._queries: list[list[tuple[Callable[..., bool], Any]]] = []
         for query in spec.queries:
             sig = _args_sig(query.nslots)
@@ -481,13 +509,13 @@ class SpecModel:
                               self._fixed(a) if static else a))
             self._queries.append(parts)
         self.query_names: list[str] = [query.name for query in spec.queries]
-        self.bounds: list[LinExpr] = list(self._bounds)
-        self.event_count = len(self._instances)
-        # Which instances may be enabled, by the value of their guard's first cell.
+
+    def _index_instances(self) -> None:
+        """Which instances may be enabled, by the value of their guard's first cell."""
         self._always: list[int] = []
         index: dict[int, dict[int, list[int]]] = {}
         for i, inst in enumerate(self._instances):
-            test = _first_test(spec.events[inst.event].guard, inst.args)
+            test = _first_test(self.spec.events[inst.event].guard, inst.args)
             if test is None:
                 self._always.append(i)
             else:
@@ -495,11 +523,6 @@ class SpecModel:
                 for v in sorted(test[1]):
                     by_value.setdefault(v, []).append(i)
         self._by_cell = sorted(index.items())
-        self._compile_leadsto()
-        try:
-            scaled_bounds(self.bounds, self.values)
-        except ValueError as exc:
-            raise ParamError(str(exc)) from None
 
     def _compile_leadsto(self) -> None:
         """The unbounded liveness properties: per instance, a label and ``P``, ``Q``."""
