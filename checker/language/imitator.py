@@ -671,6 +671,10 @@ class _Translator:
                 continue
             kop = {"=": "=="}.get(str(op), str(op))
             lhs = {k: v for k, v in diff.items() if k}
+            if lhs[min(lhs)] < 0:  # written as a person would: `p - q >= 1`, not `-p + q <= -1`
+                lhs = {k: -v for k, v in lhs.items()}
+                diff = {k: -v for k, v in diff.items()}
+                kop = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(kop, kop)
             assumes.append(f"assume {self.fmt_linear(lhs)} {kop} "
                            f"{self.fmt_num(-diff.get('', Fraction(0)))}")
             self._assume_forms.append((lhs, kop, -diff.get("", Fraction(0)), atom))
