@@ -35,7 +35,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
         prop_text = _read(args.property, session)
         if prop_text is None:
             return EXIT_BAD_INPUT
-    options = ImportOptions(param_max=args.param_max, int_lo=int(m.group(1)), int_hi=int(m.group(2)))
+    options = ImportOptions(param_max=args.param_max, int_lo=int(m.group(1)),
+                            int_hi=int(m.group(2)))
     try:
         spec = translate_imitator(text, args.model, prop_text, args.property, options=options)
     except ImitatorError as e:

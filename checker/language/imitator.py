@@ -27,22 +27,26 @@ from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 #: Words of the kvrace language that cannot name anything in a spec.
-KVRACE_KEYWORDS = frozenset("""
-model type param const actor var clock event deadline invariant property chan process
-reachable assume symmetric ordered in receives when do urgent fair broadcast location
-committed reset assert if else skip for while leadsto within always eventually and or
-not true false none forall exists bool
-""".split())
+KVRACE_KEYWORDS = frozenset([
+    "model", "type", "param", "const", "actor", "var", "clock", "event", "deadline",
+    "invariant", "property", "chan", "process", "reachable", "assume", "symmetric", "ordered",
+    "in", "receives", "when", "do", "urgent", "fair", "broadcast", "location", "committed",
+    "reset", "assert", "if", "else", "skip", "for", "while", "leadsto", "within", "always",
+    "eventually", "and", "or", "not", "true", "false", "none", "forall", "exists", "bool"
+])
 
 #: At most this many flat events: the product of the participants' edges grows fast.
 MAX_EVENTS = 10_000
 
 Linear = dict[str, Fraction]
+#: A node of the parse tree (lark types its children loosely: a tree or a token).
+Node = Any
 
 
 class ImitatorError(Exception):
@@ -74,7 +78,7 @@ def _parser(start: str) -> Lark:
     return Lark(grammar, start=start, parser="lalr", propagate_positions=True)
 
 
-def parse_imitator(text: str, path: str, start: str = "model") -> Tree:
+def parse_imitator(text: str, path: str, start: str = "model") -> Node:
     """The parse tree of an IMITATOR model (``start="model"``) or property file
     (``start="prop_file"``); a syntax error is an :class:`ImitatorError`."""
     try:
@@ -89,14 +93,15 @@ def parse_imitator(text: str, path: str, start: str = "model") -> Tree:
                 path, tok.line or line, tok.column or col,
                 f"unexpected `{tok}`: not part of the IMITATOR subset kvrace imports") from None
         if isinstance(e, UnexpectedCharacters):
-            ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else "?"
+            at = e.pos_in_stream
+            ch = text[at] if at is not None and at < len(text) else "?"
             raise ImitatorError(path, line, col, f"unexpected character `{ch}`") from None
         if isinstance(e, UnexpectedEOF):
             raise ImitatorError(path, line, col, "unexpected end of file") from None
         raise ImitatorError(path, line, col, "syntax error") from None
 
 
-def _pos(node: Tree | Token) -> tuple[int, int]:
+def _pos(node: Node | Token) -> tuple[int, int]:
     if isinstance(node, Token):
         return node.line or 1, node.column or 1
     meta = node.meta
@@ -108,10 +113,10 @@ class _Edge:
     automaton: str
     source: str
     target: str
-    guard: Tree
+    guard: Node
     action: str | None
-    updates: list[tuple[Token, Tree]]
-    node: Tree
+    updates: list[tuple[Token, Node]]
+    node: Node
 
 
 @dataclass
@@ -120,7 +125,7 @@ class _Automaton:
     actions: list[str]
     locations: list[str] = field(default_factory=list)
     urgent: list[str] = field(default_factory=list)
-    invariants: dict[str, Tree] = field(default_factory=dict)
+    invariants: dict[str, Node] = field(default_factory=dict)
     edges: list[_Edge] = field(default_factory=list)
 
 
@@ -140,7 +145,7 @@ class _Translator:
         self.taken: set[str] = set()
 
     # ---- errors and names -----------------------------------------------------
-    def error(self, node: Tree | Token, message: str) -> ImitatorError:
+    def error(self, node: Node | Token, message: str) -> ImitatorError:
         line, col = _pos(node)
         return ImitatorError(self.path, line, col, message)
 
@@ -158,7 +163,7 @@ class _Translator:
         self.idents[k] = out
         return out
 
-    def kind(self, name: Token) -> str:
+    def kind(self, name: Token | Node) -> str:
         n = str(name)
         for kind, names in (("clock", self.clocks), ("param", self.params),
                             ("int", self.ints), ("bool", self.bools)):
@@ -169,8 +174,9 @@ class _Translator:
         raise self.error(name, f"`{n}` is not declared")
 
     # ---- declarations ---------------------------------------------------------
-    def declare(self, tree: Tree) -> None:
-        section = next((c for c in tree.children if isinstance(c, Tree) and c.data == "var_section"), None)
+    def declare(self, tree: Node) -> None:
+        section = next((c for c in tree.children
+                        if isinstance(c, Tree) and c.data == "var_section"), None)
         if section is None:
             return
         for group in section.children:
@@ -190,7 +196,8 @@ class _Translator:
                     self.constants[n] = lin.get("", Fraction(0))
                     continue
                 if value is not None:
-                    raise self.error(value, "an initial value in `var` is not supported; set it in `init`")
+                    raise self.error(value, "an initial value in `var` is not supported; "
+                                            "set it in `init`")
                 if tname == "clock":
                     self.clocks.append(n)
                 elif tname == "parameter":
@@ -204,7 +211,7 @@ class _Translator:
                                             "(clock, parameter, discrete, int, bool, constant are)")
                 self.ident(n)
 
-    def read_automata(self, tree: Tree) -> None:
+    def read_automata(self, tree: Node) -> None:
         for node in tree.children:
             if not (isinstance(node, Tree) and node.data == "automaton"):
                 continue
@@ -212,13 +219,14 @@ class _Translator:
             if any(a.name == name for a in self.automata):
                 raise self.error(name, f"automaton `{name}` is declared twice")
             actions: list[str] = []
-            locs: list[Tree] = []
+            locs: list[Node] = []
             for child in node.children[1:]:
                 if isinstance(child, Tree) and child.data == "actions":
                     actions = [str(a) for a in child.children if a is not None]
                 elif isinstance(child, Tree):
                     locs.append(child)
-            aut = _Automaton(name, actions)
+            aut = _Automaton(Token("NAME", str(name)) if not isinstance(name, Token) else name,
+                             actions)
             self.ident(str(name), "actor:" + str(name))
             for loc in locs:
                 kind, lname, inv, stop, *edges = loc.children
@@ -246,7 +254,7 @@ class _Translator:
             self.automata.append(aut)
 
     # ---- expressions ----------------------------------------------------------
-    def linear(self, t: Tree | Token) -> Linear:
+    def linear(self, t: Node | Token) -> Linear:
         """The linear form of a numeric expression: coefficient per name, "" the constant."""
         if isinstance(t, Token):
             raise self.error(t, "unexpected token")
@@ -305,7 +313,7 @@ class _Translator:
         text = " ".join(parts)
         return text[2:] if text.startswith("+ ") else "-" + text[2:]
 
-    def names_in(self, t: Tree | Token) -> set[str]:
+    def names_in(self, t: Node | Token) -> set[str]:
         if isinstance(t, Token):
             return set()
         if t.data == "name":
@@ -316,7 +324,7 @@ class _Translator:
                 out |= self.names_in(c)
         return out
 
-    def atom(self, t: Tree, allow_clocks: bool, allow_params: bool) -> str:
+    def atom(self, t: Node, allow_clocks: bool, allow_params: bool) -> str:
         """One comparison in kvrace syntax; a clock comparison as ``clock op bound``."""
         a, op, b = t.children
         kinds = self.names_in(a) | self.names_in(b)
@@ -325,7 +333,8 @@ class _Translator:
             if not allow_clocks:
                 raise self.error(t, "a clock cannot be compared here")
             if "int" in kinds:
-                raise self.error(t, "a comparison mixing clocks and discrete variables is not supported")
+                raise self.error(t, "a comparison mixing clocks and discrete variables "
+                                    "is not supported")
             diff = self.linear(a)
             for k, v in self.linear(b).items():
                 diff[k] = diff.get(k, Fraction(0)) - v
@@ -345,14 +354,15 @@ class _Translator:
             raise self.error(t, "a comparison of parameters without a clock is not supported here "
                                 "(only in the initial constraint)")
         if "param" in kinds and "int" in kinds:
-            raise self.error(t, "a comparison mixing parameters and discrete variables is not supported")
+            raise self.error(t, "a comparison mixing parameters and discrete variables "
+                                "is not supported")
         if "bool" in kinds:
             if kop not in ("==", "!="):
                 raise self.error(op, "booleans compare with `=` and `<>` only")
             return f"{self.expr(a)} {kop} {self.expr(b)}"
         return f"{self.expr(a)} {kop} {self.expr(b)}"
 
-    def expr(self, t: Tree) -> str:
+    def expr(self, t: Node) -> str:
         """A discrete (integer or boolean) expression in kvrace syntax."""
         if t.data == "name":
             tok = t.children[0]
@@ -380,7 +390,7 @@ class _Translator:
             return f"({self.expr(a)} {op} {self.expr(b)})"
         raise self.error(t, "expected a discrete expression")
 
-    def condition(self, t: Tree, allow_clocks: bool, allow_params: bool = False) -> str:
+    def condition(self, t: Node, allow_clocks: bool, allow_params: bool = False) -> str:
         """A guard, query or predicate in kvrace syntax."""
         if t.data == "true":
             return "true"
@@ -409,7 +419,7 @@ class _Translator:
             return self.ident(str(t.children[0]))
         raise self.error(t, "expected a condition")
 
-    def wrap(self, t: Tree, allow_clocks: bool, allow_params: bool) -> str:
+    def wrap(self, t: Node, allow_clocks: bool, allow_params: bool) -> str:
         text = self.condition(t, allow_clocks, allow_params)
         return f"({text})" if t.data in ("and_", "or_") else text
 
@@ -421,7 +431,7 @@ class _Translator:
         return base
 
     # ---- the spec ---------------------------------------------------------------
-    def conjuncts(self, t: Tree) -> list[Tree]:
+    def conjuncts(self, t: Node) -> list[Node]:
         if t.data == "and_":
             return [x for c in t.children for x in self.conjuncts(c)]
         return [t]
@@ -481,7 +491,7 @@ class _Translator:
             stmts.append("reset " + ", ".join(resets))
         return guard, stmts
 
-    def _discrete_names(self, t: Tree | Token) -> set[str]:
+    def _discrete_names(self, t: Node | Token) -> set[str]:
         if isinstance(t, Token):
             return set()
         if t.data == "name":
@@ -519,7 +529,7 @@ class _Translator:
                 stmts: list[str] = []
                 written: set[str] = set()
                 reads: set[str] = set()
-                for aut, e in zip(parts, combo):
+                for aut, e in zip(parts, combo, strict=True):
                     g, s = self.edge_parts(e, aut, written, reads)
                     guard += g
                     stmts += s
@@ -535,22 +545,23 @@ class _Translator:
 
     def event_text(self, owner: str, name: str, guard: list[str], stmts: list[str]) -> str:
         if self.urgent_clock:
-            stmts = stmts + [f"reset {self.urgent_clock}"]
+            stmts = [*stmts, f"reset {self.urgent_clock}"]
         text = f"event {owner}.{name}\n  when " + " and ".join(guard)
         if stmts:
             text += "\n  do " + "; ".join(stmts)
         return text
 
-    def translate(self, tree: Tree, prop: Tree | None, model_name: str) -> str:
+    def translate(self, tree: Node, prop: Node | None, model_name: str) -> str:
         self.declare(tree)
         self.read_automata(tree)
         if not self.automata:
             raise self.error(tree, "the model has no automaton")
-        self.urgent_clock = self.ident("urgent_clock") if any(a.urgent for a in self.automata) else ""
+        urgent = any(a.urgent for a in self.automata)
+        self.urgent_clock = self.ident("urgent_clock") if urgent else ""
         init = next(c for c in tree.children if isinstance(c, Tree) and c.data == "init")
         loc_init: dict[str, str] = {}
         var_init: dict[str, str] = {}
-        ranges: dict[str, list[Fraction | None | bool]] = {
+        ranges: dict[str, list[Fraction | bool | None]] = {
             p: [Fraction(0), False, None, False] for p in self.params}  # lo, lo_open, hi, hi_open
         fixed: dict[str, Fraction] = {}
         assumes: list[str] = []
@@ -599,7 +610,9 @@ class _Translator:
                          f"{var_init.get(v, '0')}")
         for v in self.bools:
             lines.append(f"var {self.ident(v)} : bool = {var_init.get(v, 'false')}")
-        clocks = [self.ident(c) for c in self.clocks] + ([self.urgent_clock] if self.urgent_clock else [])
+        clocks = [self.ident(c) for c in self.clocks]
+        if self.urgent_clock:
+            clocks.append(self.urgent_clock)
         if clocks:
             lines.append("clock " + ", ".join(clocks))
         lines.append("")
@@ -626,13 +639,14 @@ class _Translator:
                 lines.append(f"reachable ef: {self.condition(body, allow_clocks=True)}")
         return "\n".join(lines).rstrip("\n") + "\n"
 
-    def initial_constraint(self, c: Tree, ranges: dict[str, list[Fraction | None | bool]],
+    def initial_constraint(self, c: Node, ranges: dict[str, list[Fraction | bool | None]],
                            fixed: dict[str, Fraction], assumes: list[str]) -> None:
         for atom in self.conjuncts(c):
             if atom.data == "true":
                 continue
             if atom.data != "compare":
-                raise self.error(atom, "the initial constraint must be a conjunction of comparisons")
+                raise self.error(atom, "the initial constraint must be a conjunction "
+                                       "of comparisons")
             kinds = self.names_in(atom)
             a, op, b = atom.children
             if "clock" in kinds:
@@ -641,7 +655,8 @@ class _Translator:
                     raise self.error(atom, "clocks must start at 0")
                 continue
             if kinds - {"param", "const"}:
-                raise self.error(atom, "the initial constraint may only constrain clocks and parameters")
+                raise self.error(atom, "the initial constraint may only constrain "
+                                       "clocks and parameters")
             if str(op) == "<>":
                 raise self.error(op, "`<>` in the initial constraint is not supported")
             diff = self.linear(a)
@@ -679,12 +694,12 @@ class _Translator:
                            f"{self.fmt_num(-diff.get('', Fraction(0)))}")
             self._assume_forms.append((lhs, kop, -diff.get("", Fraction(0)), atom))
 
-    _assume_forms: list[tuple[Linear, str, Fraction, Tree]]
-    _init_node: Tree
+    _assume_forms: list[tuple[Linear, str, Fraction, Node]]
+    _init_node: Node
     prop_path: str
     urgent_clock: str
 
-    def param_lines(self, ranges: dict[str, list[Fraction | None | bool]],
+    def param_lines(self, ranges: dict[str, list[Fraction | bool | None]],
                     fixed: dict[str, Fraction], assumes: list[str]) -> list[str]:
         """``param`` lines with ranges and defaults that satisfy every ``assume``."""
         box: dict[str, tuple[Fraction, bool, Fraction, bool]] = {}
@@ -697,19 +712,22 @@ class _Translator:
                 hi, hi_open = Fraction(max(self.options.param_max, int(lo) + 1)), False
             assert isinstance(hi, Fraction)
             if hi < lo or (hi == lo and (lo_open or hi_open)):
-                raise self.error(self._init_node, f"the initial constraint leaves no value of `{p}`")
+                raise self.error(self._init_node,
+                                 f"the initial constraint leaves no value of `{p}`")
             box[p] = (lo, bool(lo_open), hi, bool(hi_open))
         default = self.default_point(box, fixed)
         lines: list[str] = []
         for p in self.params:
             if p in fixed:
                 if fixed[p].denominator != 1 or fixed[p] < 0:
-                    raise self.error(self._init_node, f"the value of `{p}` must be a natural number")
+                    raise self.error(self._init_node,
+                                     f"the value of `{p}` must be a natural number")
                 lines.append(f"param {self.ident(p)} = {fixed[p]}")
                 continue
             lo, lo_open, hi, hi_open = box[p]
-            lines.append(f"param {self.ident(p)} in {'(' if lo_open else '['}{self.decimal(lo)}, "
-                         f"{self.decimal(hi)}{')' if hi_open else ']'} = {self.decimal(default[p])}")
+            lo_b, hi_b = "(" if lo_open else "[", ")" if hi_open else "]"
+            lines.append(f"param {self.ident(p)} in {lo_b}{self.decimal(lo)}, "
+                         f"{self.decimal(hi)}{hi_b} = {self.decimal(default[p])}")
         return lines + assumes
 
     def decimal(self, q: Fraction) -> str:
@@ -740,9 +758,9 @@ class _Translator:
         for n, point in enumerate(itertools.product(*cands)):
             if n > 200_000:
                 break
-            values = dict(zip(names, point)) | fixed
+            values = dict(zip(names, point, strict=True)) | fixed
             if all(self.holds(lhs, op, rhs, values) for lhs, op, rhs, _ in self._assume_forms):
-                return dict(zip(names, point))
+                return dict(zip(names, point, strict=True))
         raise self.error(self._init_node, "no simple parameter value satisfies the initial "
                                           "constraint; kvrace needs a default inside it")
 
