@@ -114,6 +114,9 @@ def test_constraints_urgency_and_ranges(tmp_path: Path) -> None:
     ("goto l1;", "goto l1", "6:1: error: unexpected `urgent`"),
     ("n := n + 1", "x := 3", "5:32: error: a clock can only be reset to 0"),
     ("& x = 0", "& x = 1", "8:59: error: clocks must start at 0"),
+    ("& x = 0", "& x >= 0", "8:59: error: clocks must start at 0"),
+    ("& y = 0", "", "8:1: error: the initial constraint must set clock `y` to 0"),
+    ("n : discrete", "n = 3, k = 2 : discrete", "8:36: error: `n` is not a discrete variable"),
 ])
 def test_refusals_are_positioned(tmp_path: Path, edit: str, where: str, message: str) -> None:
     model = tmp_path / "bad.imi"

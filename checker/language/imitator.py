@@ -143,6 +143,7 @@ class _Translator:
         self.automata: list[_Automaton] = []
         self.idents: dict[str, str] = {}
         self.taken: set[str] = set()
+        self.zeroed: set[str] = set()
 
     # ---- errors and names -----------------------------------------------------
     def error(self, node: Node | Token, message: str) -> ImitatorError:
@@ -187,17 +188,16 @@ class _Translator:
                 n = str(name)
                 if n in self.clocks + self.params + self.ints + self.bools or n in self.constants:
                     raise self.error(name, f"`{n}` is declared twice")
-                if tname == "constant":
-                    if value is None:
-                        raise self.error(name, f"constant `{n}` needs a value")
+                if tname == "constant" or value is not None:
+                    # IMITATOR reads a declaration with a value as a constant
+                    if tname not in ("constant", "int", "discrete", "rational", "parameter") \
+                            or value is None:
+                        raise self.error(name, f"constant `{n}` needs a numeric value")
                     lin = self.linear(value)
                     if set(lin) - {""}:
                         raise self.error(value, f"the value of constant `{n}` is not a number")
                     self.constants[n] = lin.get("", Fraction(0))
                     continue
-                if value is not None:
-                    raise self.error(value, "an initial value in `var` is not supported; "
-                                            "set it in `init`")
                 if tname == "clock":
                     self.clocks.append(n)
                 elif tname == "parameter":
@@ -239,9 +239,13 @@ class _Translator:
                     aut.urgent.append(str(lname))
                 aut.invariants[str(lname)] = inv
                 for edge in edges:
-                    guard, action, *rest = edge.children
-                    target = rest[-1]
-                    updates = [(u.children[0], u.children[1]) for u in rest[:-1] if u is not None]
+                    if edge.data == "transition":
+                        guard, sync, do, target = edge.children
+                    else:
+                        guard, do, sync, target = edge.children
+                    action = None if sync is None else sync.children[0]
+                    updates = [] if do is None else [
+                        (u.children[0], u.children[1]) for u in do.children if u is not None]
                     if action is not None and str(action) not in actions:
                         raise self.error(action, f"action `{action}` is not declared in the "
                                                  f"actions of `{name}`")
@@ -445,6 +449,8 @@ class _Translator:
                 raise self.error(c, "an invariant may only bound clocks from above "
                                     "(a discrete or parameter condition is not supported)")
             text = self.atom(c, allow_clocks=True, allow_params=False)
+            if text.endswith(">= 0") and text.count(" ") == 2:
+                continue  # clocks are never negative
             op = text.split(" ")[1]
             if op not in ("<", "<="):
                 raise self.error(c, "an invariant may only bound clocks from above (`<` or `<=`)")
@@ -589,6 +595,10 @@ class _Translator:
             else:
                 for c in part.children:
                     self.initial_constraint(c, ranges, fixed, assumes)
+        for clock in self.clocks:
+            if self.ident(clock) not in self.zeroed:
+                raise self.error(init, f"the initial constraint must set clock `{clock}` to 0 "
+                                       "(IMITATOR leaves an unmentioned clock arbitrary)")
         for aut in self.automata:
             if str(aut.name) not in loc_init:
                 raise self.error(aut.name, f"the initial location of `{aut.name}` is not given")
@@ -651,8 +661,9 @@ class _Translator:
             a, op, b = atom.children
             if "clock" in kinds:
                 text = self.atom(atom, allow_clocks=True, allow_params=False)
-                if not text.endswith("== 0"):
-                    raise self.error(atom, "clocks must start at 0")
+                if not text.endswith("== 0") or text.count(" ") != 2:
+                    raise self.error(atom, "clocks must start at 0 (`x = 0`)")
+                self.zeroed.add(text.split(" ")[0])
                 continue
             if kinds - {"param", "const"}:
                 raise self.error(atom, "the initial constraint may only constrain "
@@ -663,6 +674,11 @@ class _Translator:
             for k, v in self.linear(b).items():
                 diff[k] = diff.get(k, Fraction(0)) - v
             ps = [k for k in diff if k and diff[k] != 0]
+            if not ps:
+                kop = {"=": "=="}.get(str(op), str(op))
+                if not self.holds({}, kop, -diff.get("", Fraction(0)), {}):
+                    raise self.error(atom, "this initial constraint is false")
+                continue
             if len(ps) == 1:
                 p = ps[0]
                 coef = diff[p]
