@@ -47,7 +47,16 @@ import z3
 
 from checker.algorithms.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
 from checker.limits import LimitHit, Limits
-from checker.model.interface import GT, LE, LT, ClockAtom, ParamConstraint, State, TimedModel
+from checker.model.interface import (
+    GT,
+    LE,
+    LT,
+    ClockAtom,
+    ParamConstraint,
+    QueryMatch,
+    State,
+    TimedModel,
+)
 from checker.model.timeline import Elapse, Reset, TraceShape, timeline
 from checker.results import Coverage, ProofStatus
 from checker.semantics.canon import canonizer
@@ -246,7 +255,7 @@ class BadRegion:
         self.target = target
         self.query = query
         """With a query target: its position in the model's ``query_names``."""
-        self.queries_of: Callable[[State], Sequence[int]] = getattr(
+        self.queries_of: Callable[[State], Sequence[QueryMatch]] = getattr(
             ts.model, "queries", lambda s: ())
 
     # ---- the bad region --------------------------------------------------------------------
@@ -321,9 +330,16 @@ class BadRegion:
             self.report_labels(succ.labels)
         elif node is not None:
             if self.query is not None:
-                # Queries are about the discrete state: all of the zone satisfies it.
-                if self.query in self.queries_of(succ.state):
-                    self.report(succ.zone, self.target.name)
+                # A match holds where the zone meets one of its clock parts.
+                for match in self.queries_of(succ.state):
+                    if match.query != self.query:
+                        continue
+                    pz = self.ts.pz
+                    for part in match.parts:
+                        z = succ.zone if not part else pz.constrain(
+                            pz.frame(succ.state), succ.zone, part)
+                        if z is not None:
+                            self.report(z, self.target.name)
                 self.waiting.push(node)
                 return
             labels = succ.deferred() if succ.deferred is not None else succ.labels
