@@ -4,7 +4,8 @@ The models are from IMITATOR's benchmark library (tests/data/imitator/README.md)
 The library publishes no result files for them, so the regions are compared (with
 Z3) against regions derived by hand from the models: Fischer's protocol is safe iff
 the wait ``Delta`` is at least the write window ``delta``; the rail gate is safe iff
-the gate is down before the train passes, ``dApproach > dStartDown + dGetDown``.
+the gate is down before the train passes, ``dApproach > dStartDown + dGetDown``; the
+coffee is reachable iff the cup comes before the coffee's deadline, ``p2 <= p3``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,39 @@ def test_rail_gate_region(tmp_path: Path) -> None:
     spec = _import(tmp_path, "Train1PTA", "Train1PTA-AGnot")
     (a, s, g), box = _box("dApproach", "dStartDown", "dGetDown")
     assert _same(_region(spec), z3.And(box, a > s + g))
+
+
+def test_coffee_ef_region(tmp_path: Path) -> None:
+    spec = _import(tmp_path, "coffee", "coffee-EF")
+    code, out, _ = run_cli("synth", spec, "--query", "ef", "--json")
+    doc = json.loads(out)
+    assert (code, doc["coverage"]) == (0, "some")
+    (_, p2, p3), box = _box("p1", "p2", "p3")
+    assert _same(z3.And(*z3.parse_smt2_string(str(doc["smtlib"]))), z3.And(box, p2 <= p3))
+
+
+CLOCK_QUERY = """model cq
+param p in [0, 10] = 5
+actor m
+var l : {a, b} = a
+clock x, y
+event m.go when l == a and x >= 2 do l := b; reset x
+deadline stay: y <= 6 while l == b
+reachable late: l == b and x >= p
+"""
+
+
+def test_query_with_clock_part(tmp_path: Path) -> None:
+    # b is entered at y >= 2 with x reset and must be left... never: y <= 6 caps time
+    # there, so x reaches at most 4: `late` is reachable iff p <= 4.
+    spec = tmp_path / "cq.kvr"
+    spec.write_text(CLOCK_QUERY)
+    code, out, _ = run_cli("synth", str(spec), "--query", "late", "--json")
+    doc = json.loads(out)
+    assert code == 0
+    (p,), box = _box("p")
+    assert _same(z3.And(*z3.parse_smt2_string(str(doc["smtlib"]))),
+                 z3.And(box, p <= 4, p <= 10))
 
 
 def test_nary_sync_is_one_event_per_combination(tmp_path: Path) -> None:
