@@ -1251,12 +1251,14 @@ def synth_suite(names: Sequence[str], cap: float) -> list[dict[str, Any]]:
 
 IMITATOR_DATA = REPO / "tests" / "data" / "imitator"
 IMITATOR_SUITE = (("FischerPS08-2", "FischerPS08-AGnot"), ("FischerPS08-3", "FischerPS08-AGnot"),
-                  ("Train1PTA", "Train1PTA-AGnot"))
-"""IMITATOR library models (``kvrace import``ed on the fly) and their ``AGnot`` property."""
+                  ("Train1PTA", "Train1PTA-AGnot"), ("coffee", "coffee-EF"),
+                  ("BRPDKRT97", "BRPDKRT97-AGnot"), ("RCP_CS01", "RCP_CS01-EF"))
+"""IMITATOR library models (``kvrace import``ed on the fly) and their property: an
+``AGnot`` one is ``--property agnot``, an ``EF`` one ``--query ef``."""
 
 
 def imitator_suite(cap: float) -> list[dict[str, Any]]:
-    """``synth --property agnot`` on each translated model of :data:`IMITATOR_SUITE`:
+    """Synthesis of each translated model of :data:`IMITATOR_SUITE` for its property:
     the region, symbolic states, solver queries and seconds (translation excluded)."""
     from checker.language import load_text
     from checker.language.imitator import translate_imitator
@@ -1270,9 +1272,13 @@ def imitator_suite(cap: float) -> list[dict[str, Any]]:
                                   imiprop.read_text(encoding="utf-8"), str(imiprop))
         spec = load_text(text, f"{model}.kvr")
         free = [p.name for p in spec.params]
+        ef = prop.endswith("-EF")
+        target = (sy.Target(sy.TargetKind.QUERY, "ef") if ef
+                  else sy.Target(sy.TargetKind.PROPERTY, "agnot"))
         res = sy.explore_parametric(SpecModel(spec, concrete=False), free, timeout=cap,
-                                    target=sy.Target(sy.TargetKind.PROPERTY, "agnot"))
-        rows.append({"model": model, "complete": res.complete,
+                                    target=target)
+        rows.append({"model": model, "property": "EF" if ef else "AGnot",
+                     "complete": res.complete,
                      "discrete_states": res.stats.states,
                      "symbolic_states": res.stats.symbolic_states,
                      "solver_queries": res.stats.queries,
@@ -1282,11 +1288,12 @@ def imitator_suite(cap: float) -> list[dict[str, Any]]:
 
 def imitator_suite_table(rows: Sequence[dict[str, Any]]) -> str:
     """The rows of :func:`imitator_suite` as a text table."""
-    header = ["IMITATOR model", "complete", "discrete", "symbolic", "queries", "s"]
-    body = [[r["model"], "yes" if r["complete"] else "no", _num(r["discrete_states"]),
+    header = ["IMITATOR model", "property", "complete", "discrete", "symbolic", "queries",
+              "s"]
+    body = [[r["model"], r["property"], "yes" if r["complete"] else "no", _num(r["discrete_states"]),
              _num(r["symbolic_states"]), _num(r["solver_queries"]), f"{r['seconds']:.2f}"]
             for r in rows]
-    return _render(header, body, {2, 3, 4, 5})
+    return _render(header, body, {3, 4, 5, 6})
 
 
 def synth_suite_table(rows: Sequence[dict[str, Any]]) -> str:
