@@ -1290,7 +1290,8 @@ def imitator_suite_table(rows: Sequence[dict[str, Any]]) -> str:
     """The rows of :func:`imitator_suite` as a text table."""
     header = ["IMITATOR model", "property", "complete", "discrete", "symbolic", "queries",
               "s"]
-    body = [[r["model"], r["property"], "yes" if r["complete"] else "no", _num(r["discrete_states"]),
+    body = [[r["model"], r["property"], "yes" if r["complete"] else "no",
+             _num(r["discrete_states"]),
              _num(r["symbolic_states"]), _num(r["solver_queries"]), f"{r['seconds']:.2f}"]
             for r in rows]
     return _render(header, body, {3, 4, 5, 6})
