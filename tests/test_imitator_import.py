@@ -130,7 +130,7 @@ def test_constraints_urgency_and_ranges(tmp_path: Path) -> None:
     code, out, err = run_cli("import", str(model))
     assert (code, err) == (0, "")
     assert "param p in [1, 10] = 1" in out and "param q in [0, 100] = 0" in out
-    assert "assume p - q >= 1" in out
+    assert "assume p >= q + 1" in out
     assert "deadline urgent_locations: urgent_clock <= 0\n  while loc_a == l1" in out
     assert "do n := (n + 1); loc_a := l1; reset urgent_clock" in out
     spec = tmp_path / "m.kvr"
@@ -160,3 +160,14 @@ def test_refusals_are_positioned(tmp_path: Path, edit: str, where: str, message:
     assert code == 2 and out == ""
     assert err.startswith(f"{model}:{message}"), err
     assert "Traceback" not in err
+
+
+def test_property_refusals_name_the_property_file(tmp_path: Path) -> None:
+    model, prop = tmp_path / "m.imi", tmp_path / "m.imiprop"
+    model.write_text(MINI)
+    prop.write_text("property := #synth AGnot(loc[a] = l7);\n")
+    code, _, err = run_cli("import", str(model), "--property", str(prop))
+    assert (code, err) == (2, f"{prop}:1:35: error: `a` has no location `l7`\n")
+    prop.write_text("property := #synth AG(loc[a] = l1);\n")
+    code, _, err = run_cli("import", str(model), "--property", str(prop))
+    assert code == 2 and err.startswith(f"{prop}:1:20: error: unexpected"), err

@@ -706,8 +706,11 @@ class _Translator:
                 lhs = {k: -v for k, v in lhs.items()}
                 diff = {k: -v for k, v in diff.items()}
                 kop = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(kop, kop)
-            assumes.append(f"assume {self.fmt_linear(lhs)} {kop} "
-                           f"{self.fmt_num(-diff.get('', Fraction(0)))}")
+            # positive terms on the left, the rest on the right: `p >= q + 1`
+            left = {k: v for k, v in lhs.items() if v > 0}
+            right = {k: -v for k, v in lhs.items() if v < 0}
+            right[""] = -diff.get("", Fraction(0))
+            assumes.append(f"assume {self.fmt_linear(left)} {kop} {self.fmt_linear(right)}")
             self._assume_forms.append((lhs, kop, -diff.get("", Fraction(0)), atom))
 
     _assume_forms: list[tuple[Linear, str, Fraction, Node]]
