@@ -48,7 +48,8 @@ def _box(*names: str) -> tuple[list[z3.ArithRef], z3.BoolRef]:
     return vs, z3.And(*[z3.And(v >= 0, v <= 100) for v in vs])
 
 
-@pytest.mark.parametrize("model", ["FischerPS08-2", "FischerPS08-3"])
+@pytest.mark.parametrize("model", ["FischerPS08-2", "FischerPS08-3",
+                                   pytest.param("FischerPS08-4", marks=pytest.mark.slow)])
 def test_fischer_region(tmp_path: Path, model: str) -> None:
     spec = _import(tmp_path, model, "FischerPS08-AGnot")
     (d, big_d), box = _box("delta", "Delta")
