@@ -1250,9 +1250,10 @@ def synth_suite(names: Sequence[str], cap: float) -> list[dict[str, Any]]:
 
 
 IMITATOR_DATA = REPO / "tests" / "data" / "imitator"
-IMITATOR_SUITE = (("FischerPS08-2", "FischerPS08-AGnot"), ("FischerPS08-3", "FischerPS08-AGnot"),
-                  ("FischerPS08-4", "FischerPS08-AGnot"), ("Train1PTA", "Train1PTA-AGnot"), ("coffee", "coffee-EF"),
-                  ("BRPDKRT97", "BRPDKRT97-AGnot"), ("RCP_CS01", "RCP_CS01-EF"))
+IMITATOR_SUITE = (
+    ("FischerPS08-2", "FischerPS08-AGnot"), ("FischerPS08-3", "FischerPS08-AGnot"),
+    ("FischerPS08-4", "FischerPS08-AGnot"), ("Train1PTA", "Train1PTA-AGnot"),
+    ("coffee", "coffee-EF"), ("BRPDKRT97", "BRPDKRT97-AGnot"), ("RCP_CS01", "RCP_CS01-EF"))
 """IMITATOR library models (``kvrace import``ed on the fly) and their property: an
 ``AGnot`` one is ``--property agnot``, an ``EF`` one ``--query ef``."""
 
