@@ -23,7 +23,7 @@ from checker.cli.common import (
     Session,
     short,
 )
-from checker.cli.parser import COMMANDS, MEMORY_LIMITED, build_parser
+from checker.cli.parser import COMMANDS, MEMORY_LIMITED, MODULES, build_parser
 from checker.cli.signals import Interrupted, SignalWatcher, explored_text, interrupted_line
 from checker.errors import UsageError
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
@@ -81,7 +81,8 @@ def _run_command(words: list[str], session: Session) -> int:
             return EXIT_BAD_INPUT
         command = args.command
         # Each command's module is imported when it runs: `kvrace lint` does not load Z3.
-        run: Command = importlib.import_module(f"checker.cli.{command}").run
+        module = MODULES.get(command, command)
+        run: Command = importlib.import_module(f"checker.cli.{module}").run
         return run(args, session)
     except Interrupted as e:
         if SignalWatcher.active is not None:

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction["_Parser"]
 
 COMMANDS = ("lint", "show", "check", "prove", "synth", "draw", "graph", "view", "simulate",
-            "export", "fmt", "lsp", "validate", "schedules")
+            "export", "fmt", "lsp", "validate", "schedules", "import")
+#: The module of a command whose name is not a usable module name.
+MODULES = {"import": "importcmd"}
 """The subcommands; each is run by the module of its name in :mod:`checker.cli`."""
 
 
@@ -101,7 +103,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add_editor_parsers(sub)
     _add_validate_parser(sub)
     _add_schedules_parser(sub)
+    _add_import_parser(sub)
     return p
+
+
+def _add_import_parser(sub: Subparsers) -> None:
+    """``import``."""
+    imp = sub.add_parser(
+        "import", help="translate an IMITATOR 3.x model (.imi) into a kvrace spec",
+        description="Translate an IMITATOR 3.x network of parametric timed automata into a"
+        " .kvr spec (n-ary synchronisation flattened into one event per combination of"
+        " edges).  A `#synth AGnot(P)` property becomes `invariant agnot` (synth --property"
+        " agnot), `#synth EF(P)` becomes `reachable ef` (synth --query ef).  Exit 0 ="
+        " translated, 2 = a construct cannot be read or translated (FILE:LINE:COL).")
+    imp.add_argument("model", metavar="MODEL.imi")
+    imp.add_argument("--property", metavar="FILE.imiprop",
+                     help="the IMITATOR property file (#synth AGnot(...) or EF(...))")
+    imp.add_argument("-o", "--output", metavar="OUT.kvr", help="write here (default: stdout)")
+    imp.add_argument("--param-max", type=int, default=100, metavar="N",
+                     help="upper end of a parameter's range when the model gives none")
+    imp.add_argument("--int-range", default="-100..100", metavar="LO..HI",
+                     help="range of the model's unbounded integer variables")
 
 
 def _add_lint_parser(sub: Subparsers) -> None:
