@@ -616,135 +616,173 @@ class _Converter:
 
     # ---- declarations ----
     def decl(self, t: Tree[Any]) -> ast.Decl:
-        sp = self.span(t)
-        d = t.data
-        c = t.children
-        if d == "type_decl":
-            *mods, name, body = c
-            words = [str(m) for m in mods]
-            return ast.TypeDecl(
-                sp, str(name), self.span(name), "symmetric" in words, self.type(body),
-                "ordered" in words, tuple(self.span(m) for m in mods),
+        """The AST of one declaration (a ``*_decl`` rule, or a process item)."""
+        build = getattr(self, "_" + t.data, None)
+        if build is None:
+            raise AssertionError(f"unexpected declaration {t.data}")
+        got: ast.Decl = build(self.span(t), t.children)
+        return got
+
+    def _type_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``type_decl``."""
+        *mods, name, body = c
+        words = [str(m) for m in mods]
+        return ast.TypeDecl(
+            sp, str(name), self.span(name), "symmetric" in words, self.type(body),
+            "ordered" in words, tuple(self.span(m) for m in mods),
+        )
+
+    def _const_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``const_decl``."""
+        name, rng, value = c
+        clo: ast.Expr | None = None
+        chi: ast.Expr | None = None
+        if rng is not None:
+            clo, chi = (self.expr(x) for x in rng.children)
+        return ast.ConstDecl(sp, str(name), self.span(name), clo, chi, self.expr(value))
+
+    def _param_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``param_decl``."""
+        name, rng, default = c
+        lo = hi = None
+        lo_open = hi_open = False
+        if rng is not None:
+            lo_b, lo_n, hi_n, hi_b = rng.children
+            lo_open = lo_b.data == "open"
+            hi_open = hi_b.data == "open"
+            lo = self.number(lo_n.children[0])
+            hi = self.number(hi_n.children[0])
+        dflt = self.number(default.children[0]) if default is not None else None
+        dspan = self.span(default) if default is not None else None
+        return ast.ParamDecl(
+            sp, str(name), self.span(name), lo, lo_open, hi, hi_open, dflt, dspan,
+            self.span(rng.children[0]).merge(self.span(rng.children[3]))
+            if rng is not None else None,
+        )
+
+    def _actor_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``actor_decl``."""
+        return ast.ActorDecl(sp, tuple((str(n), self.span(n)) for n in c))
+
+    def _var_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``var_decl``."""
+        name, typ, init = c
+        init_e = self.expr(init) if init is not None else None
+        return ast.VarDecl(sp, str(name), self.span(name), self.type(typ), init_e)
+
+    def _clock_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``clock_decl``."""
+        names = tuple((str(n), self.span(n)) for n in c if isinstance(n, Token))
+        doms = [n for n in c if isinstance(n, Tree)]
+        domain = self.domain(doms[0]) if doms else ()
+        return ast.ClockDecl(sp, names, domain)
+
+    def _event_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``event_decl``."""
+        fair, mode, actor, name, formals, recv, sync, guard, body = c
+        is_urgent, committed = self.event_mode(mode)
+        sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
+        params = tuple(self.binder(f) for f in formals.children) if formals else ()
+        receives = None
+        if recv is not None:
+            ra, rn, rargs = recv.children
+            receives = ast.EventRef(
+                str(ra), str(rn), self.span(recv), self.args(rargs),
+                self.span(ra).merge(self.span(rn)),
             )
-        if d == "const_decl":
-            name, rng, value = c
-            clo: ast.Expr | None = None
-            chi: ast.Expr | None = None
-            if rng is not None:
-                clo, chi = (self.expr(x) for x in rng.children)
-            return ast.ConstDecl(sp, str(name), self.span(name), clo, chi, self.expr(value))
-        if d == "param_decl":
-            name, rng, default = c
-            lo = hi = None
-            lo_open = hi_open = False
-            if rng is not None:
-                lo_b, lo_n, hi_n, hi_b = rng.children
-                lo_open = lo_b.data == "open"
-                hi_open = hi_b.data == "open"
-                lo = self.number(lo_n.children[0])
-                hi = self.number(hi_n.children[0])
-            dflt = self.number(default.children[0]) if default is not None else None
-            dspan = self.span(default) if default is not None else None
-            return ast.ParamDecl(
-                sp, str(name), self.span(name), lo, lo_open, hi, hi_open, dflt, dspan,
-                self.span(rng.children[0]).merge(self.span(rng.children[3]))
-                if rng is not None else None,
-            )
-        if d == "actor_decl":
-            return ast.ActorDecl(sp, tuple((str(n), self.span(n)) for n in c))
-        if d == "var_decl":
-            name, typ, init = c
-            init_e = self.expr(init) if init is not None else None
-            return ast.VarDecl(sp, str(name), self.span(name), self.type(typ), init_e)
-        if d == "clock_decl":
-            names = tuple((str(n), self.span(n)) for n in c if isinstance(n, Token))
-            doms = [n for n in c if isinstance(n, Tree)]
-            domain = self.domain(doms[0]) if doms else ()
-            return ast.ClockDecl(sp, names, domain)
-        if d == "event_decl":
-            fair, mode, actor, name, formals, recv, sync, guard, body = c
-            is_urgent, committed = self.event_mode(mode)
-            sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
-            params = tuple(self.binder(f) for f in formals.children) if formals else ()
-            receives = None
-            if recv is not None:
-                ra, rn, rargs = recv.children
-                receives = ast.EventRef(
-                    str(ra), str(rn), self.span(recv), self.args(rargs),
-                    self.span(ra).merge(self.span(rn)),
-                )
-            g = self.expr(guard.children[0]) if guard is not None else None
-            return ast.EventDecl(
-                sp, str(actor), self.span(actor), str(name), self.span(name), params,
-                receives, g, self.do_part(body), self.sync(sync), is_urgent,
-                fair=self.span(fair) if fair is not None else None, committed=committed,
-            )
-        if d == "chan_decl":
-            urgent, bcast, *items = c
-            chans = tuple(
-                (str(it.children[0]), self.span(it.children[0]),
-                 tuple(self.type(x) for x in it.children[1:] if x is not None))
-                for it in items
-            )
-            return ast.ChanDecl(sp, chans, urgent is not None, bcast is not None)
-        if d == "process_decl":
-            name, formal, *items = c
-            param = self.binder(formal) if formal is not None else None
-            return ast.ProcessDecl(sp, str(name), self.span(name), param,
-                                   tuple(self.decl(x) for x in items))
-        if d == "location_decl":
-            kind, *locs, inv = c
-            return ast.LocationDecl(
-                sp, str(kind.children[0]) if kind is not None else "",
-                tuple((str(n), self.span(n)) for n in locs),
-                self.expr(inv) if inv is not None else None,
-            )
-        if d == "local_event":
-            fair, mode, name, formals, src, dst, sync, guard, body = c
-            is_urgent, committed = self.event_mode(mode)
-            sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
-            params = tuple(self.binder(f) for f in formals.children) if formals else ()
-            return ast.LocalEventDecl(
-                sp, str(name), self.span(name), params, is_urgent,
-                tuple((str(n), self.span(n)) for n in src.children) if src is not None else (),
-                (str(dst.children[0]), self.span(dst.children[0])) if dst is not None else None,
-                self.sync(sync),
-                self.expr(guard.children[0]) if guard is not None else None,
-                self.do_part(body),
-                self.span(fair) if fair is not None else None,
-                committed,
-            )
-        if d == "deadline_decl":
-            name, binders, bound, wp = c
-            return ast.DeadlineDecl(
-                sp, str(name), self.binders(binders), self.expr(bound), self.while_part(wp)
-            )
-        if d == "anon_deadline":
-            bound, wp = c
-            return ast.DeadlineDecl(sp, None, (), self.expr(bound), self.while_part(wp))
-        if d == "invariant_decl":
-            name, binders, e = c
-            return ast.InvariantDecl(
-                sp, str(name), self.span(name), self.binders(binders), self.expr(e)
-            )
-        if d == "property_decl":
-            name, binders, p, q, w = c
-            return ast.PropertyDecl(
-                sp, str(name), self.span(name), self.binders(binders),
-                self.expr(p), self.expr(q), self.expr(w) if w is not None else None,
-            )
-        if d == "always_decl":
-            name, binders, q = c
-            return ast.PropertyDecl(
-                sp, str(name), self.span(name), self.binders(binders),
-                ast.BoolLit(self.span(q), True), self.expr(q), None, always=True,
-            )
-        if d == "reachable_decl":
-            name, e = c
-            return ast.ReachableDecl(sp, str(name), self.span(name), self.expr(e))
-        if d == "assume_decl":
-            return ast.AssumeDecl(sp, self.expr(c[0]))
-        raise AssertionError(f"unexpected declaration {d}")
+        g = self.expr(guard.children[0]) if guard is not None else None
+        return ast.EventDecl(
+            sp, str(actor), self.span(actor), str(name), self.span(name), params,
+            receives, g, self.do_part(body), self.sync(sync), is_urgent,
+            fair=self.span(fair) if fair is not None else None, committed=committed,
+        )
+
+    def _chan_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``chan_decl``."""
+        urgent, bcast, *items = c
+        chans = tuple(
+            (str(it.children[0]), self.span(it.children[0]),
+             tuple(self.type(x) for x in it.children[1:] if x is not None))
+            for it in items
+        )
+        return ast.ChanDecl(sp, chans, urgent is not None, bcast is not None)
+
+    def _process_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``process_decl``."""
+        name, formal, *items = c
+        param = self.binder(formal) if formal is not None else None
+        return ast.ProcessDecl(sp, str(name), self.span(name), param,
+                               tuple(self.decl(x) for x in items))
+
+    def _location_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``location_decl``."""
+        kind, *locs, inv = c
+        return ast.LocationDecl(
+            sp, str(kind.children[0]) if kind is not None else "",
+            tuple((str(n), self.span(n)) for n in locs),
+            self.expr(inv) if inv is not None else None,
+        )
+
+    def _local_event(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``local_event``."""
+        fair, mode, name, formals, src, dst, sync, guard, body = c
+        is_urgent, committed = self.event_mode(mode)
+        sync = self.one_sync(sync, guard.children[1] if guard is not None else None)
+        params = tuple(self.binder(f) for f in formals.children) if formals else ()
+        return ast.LocalEventDecl(
+            sp, str(name), self.span(name), params, is_urgent,
+            tuple((str(n), self.span(n)) for n in src.children) if src is not None else (),
+            (str(dst.children[0]), self.span(dst.children[0])) if dst is not None else None,
+            self.sync(sync),
+            self.expr(guard.children[0]) if guard is not None else None,
+            self.do_part(body),
+            self.span(fair) if fair is not None else None,
+            committed,
+        )
+
+    def _deadline_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``deadline_decl``."""
+        name, binders, bound, wp = c
+        return ast.DeadlineDecl(
+            sp, str(name), self.binders(binders), self.expr(bound), self.while_part(wp)
+        )
+
+    def _anon_deadline(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``anon_deadline``."""
+        bound, wp = c
+        return ast.DeadlineDecl(sp, None, (), self.expr(bound), self.while_part(wp))
+
+    def _invariant_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``invariant_decl``."""
+        name, binders, e = c
+        return ast.InvariantDecl(
+            sp, str(name), self.span(name), self.binders(binders), self.expr(e)
+        )
+
+    def _property_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``property_decl``."""
+        name, binders, p, q, w = c
+        return ast.PropertyDecl(
+            sp, str(name), self.span(name), self.binders(binders),
+            self.expr(p), self.expr(q), self.expr(w) if w is not None else None,
+        )
+
+    def _always_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``always_decl``."""
+        name, binders, q = c
+        return ast.PropertyDecl(
+            sp, str(name), self.span(name), self.binders(binders),
+            ast.BoolLit(self.span(q), True), self.expr(q), None, always=True,
+        )
+
+    def _reachable_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``reachable_decl``."""
+        name, e = c
+        return ast.ReachableDecl(sp, str(name), self.span(name), self.expr(e))
+
+    def _assume_decl(self, sp: Span, c: list[Any]) -> ast.Decl:
+        """``assume_decl``."""
+        return ast.AssumeDecl(sp, self.expr(c[0]))
 
     def one_sync(self, before: Tree[Any] | None, after: Tree[Any] | None) -> Tree[Any] | None:
         """The synchronisation, written before or after the guard, but once."""
