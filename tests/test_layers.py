@@ -86,3 +86,14 @@ def test_the_rules_see_imports() -> None:
     assert "z3" in _imports(PACKAGE / "smt" / "synth.py") or any(
         "z3" in i for i in _imports(PACKAGE / "smt" / "poly.py"))
     assert any(i.startswith("checker.engines") for i in _imports(PACKAGE / "api.py"))
+
+
+def test_no_function_is_over_120_lines() -> None:
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > 120:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines}")
+    assert long == []
