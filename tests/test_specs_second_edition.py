@@ -81,7 +81,7 @@ def test_failed_send_no_ack_never_acks_a_poisoned_room() -> None:
 def test_room_reuse_region() -> None:
     # restricted to T_flight, T_timeout (full synthesis over five parameters: ~25 s,
     # the same bound T_timeout > T_prop + T_ack + T_flight)
-    assert region("room_reuse", ["T_flight", "T_timeout"]) == "T_flight < T_timeout - 3"
+    assert region("room_reuse", ["T_flight", "T_timeout"]) == "T_timeout > T_flight + 3"
 
 
 @pytest.mark.slow
