@@ -234,7 +234,7 @@ def _probe(a: Analysis, rng: random.Random) -> None:
 
 
 # The full campaign, 10**4 edits (about 6 minutes): KVRACE_LSP_FUZZ=10000.
-FUZZ_EDITS = int(os.environ.get("KVRACE_LSP_FUZZ", "1000"))
+FUZZ_EDITS = int(os.environ.get("KVRACE_LSP_FUZZ", "600"))
 
 
 @pytest.mark.parametrize("count", [pytest.param(300, id="quick"),

@@ -161,7 +161,7 @@ ASSUMES = ("B > A", "A + B <= 4", "2 * A <= B", "A < B and A > 1/2", "B - A >= 1
 """Constraints the defaults (A = 1, B = 2) satisfy."""
 
 
-@pytest.mark.parametrize("seed", range(100, 130))
+@pytest.mark.parametrize("seed", range(100, 115))
 def test_assume_constraints_leave_the_region_inside_them_unchanged(seed: int) -> None:
     # Exploring only inside the constraints finds exactly the bad values inside them
     # that exploring the whole box finds; and the explorer agrees at points inside.
@@ -199,7 +199,7 @@ def _with_properties(r: random.Random) -> str:
             f"reachable q: ph == {r.choice(phases[1:])}\n")
 
 
-@pytest.mark.parametrize("seed", range(130, 160))
+@pytest.mark.parametrize("seed", range(130, 145))
 def test_per_property_regions_intersect_to_the_region(seed: int) -> None:
     # Every property's bad values, each found by its own exploration (which explores on
     # past the other properties' violations), make up the bad values of all of them.
@@ -218,7 +218,7 @@ def test_per_property_regions_intersect_to_the_region(seed: int) -> None:
     assert same_safe_values(every, union), text
 
 
-@pytest.mark.parametrize("seed", range(160, 190))
+@pytest.mark.parametrize("seed", range(160, 178))
 def test_query_region_agrees_with_the_explorer(seed: int) -> None:
     # The values for which `reachable q` is reachable, against the zone explorer's
     # answer for the query at grid points.
