@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 
-__all__ = ["descendants", "kill"]
+__all__ = ["MARK", "descendants", "kill", "kill_run", "mark_run", "marked"]
+
+MARK = "KVRACE_RUN_MARK"
+"""The environment variable whose value marks every process a run of kvrace started
+(set before a local Ray starts: its processes inherit it, even those that outlive
+their parent and are reparented)."""
 
 
 def _stat(pid: int) -> tuple[int, int] | None:
@@ -59,3 +65,45 @@ def kill(procs: list[tuple[int, int]]) -> int:
                 os.kill(pid, signal.SIGKILL)
                 n += 1
     return n
+
+
+def marked(value: str) -> list[tuple[int, int]]:
+    """The processes of this user whose environment has ``MARK=value`` (not this one),
+    each as (pid, start time); empty where there is no ``/proc``."""
+    want = f"{MARK}={value}".encode()
+    me = os.getpid()
+    out: list[tuple[int, int]] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read(1 << 20)
+        except OSError:
+            continue
+        if want in env.split(b"\0"):
+            got = _stat(int(name))
+            if got is not None:
+                out.append((int(name), got[1]))
+    return out
+
+
+_OWN: list[str] = []
+"""The mark this process set (:func:`mark_run`), if any: a mark inherited from a parent
+names the parent's processes, which are not this one's to end."""
+
+
+def mark_run() -> None:
+    """Mark the processes this one starts from now on (a fresh value of :data:`MARK`)."""
+    value = f"{os.getpid()}-{secrets.token_hex(8)}"
+    _OWN[:] = [value]
+    os.environ[MARK] = value
+
+
+def kill_run() -> int:
+    """SIGKILL every process started since this process's :func:`mark_run`."""
+    return kill(marked(_OWN[0])) if _OWN else 0

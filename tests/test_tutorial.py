@@ -26,12 +26,14 @@ def fresh() -> dict[str, bytes]:
     return tutorial.generate(ROOT)
 
 
+@pytest.mark.xdist_group("tutorial")  # one worker generates the tutorial, once
 def test_tutorial_is_current(fresh: dict[str, bytes]) -> None:
     assert tutorial.TUTORIAL in fresh
     stale = [rel for rel, data in sorted(fresh.items()) if not tutorial.equal(ROOT, rel, data)]
     assert stale == [], f"stale: {', '.join(stale)}; {REGENERATE}"
 
 
+@pytest.mark.xdist_group("tutorial")
 def test_every_file_of_docs_tutorial_is_a_spec_or_generated(fresh: dict[str, bytes]) -> None:
     for path in sorted(SPECS.rglob("*")):
         rel = path.relative_to(ROOT).as_posix()

@@ -28,6 +28,7 @@ from checker.cli.signals import Interrupted, SignalWatcher, explored_text, inter
 from checker.errors import UsageError
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
 from checker.present import jsonout
+from checker.proctree import kill_run
 
 Command = Callable[[argparse.Namespace, Session], int]
 """A command: its parsed arguments and the session in, the exit code out."""
@@ -192,5 +193,6 @@ def entry_point(early_signals: Sequence[int] = ()) -> None:
         # after ray.shutdown(): everything is written and Ray is stopped, so end here.
         with contextlib.suppress(OSError, ValueError, AttributeError):
             sys.stderr.flush()
+        kill_run()  # what of a local instance is still running (e.g. an interrupted start)
         os._exit(code)
     sys.exit(code)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from checker.present.words import count
-from checker.proctree import descendants, kill
+from checker.proctree import descendants, kill, kill_run
 
 if TYPE_CHECKING:
     from checker.engines import Stats
@@ -113,6 +113,7 @@ class SignalWatcher:
                     os.write(2, f"kvrace: interrupted by {signal_name(signum)}; stopped\n"
                              .encode())
                 kill(descendants())  # e.g. a Ray instance caught half-way starting
+                kill_run()
                 os._exit(128 + signum)
             if not self.reporting:
                 _thread.interrupt_main(signal.Signals(signum))

@@ -26,7 +26,7 @@ from typing import Any
 
 from checker.errors import Inconclusive, UsageError
 from checker.limits import LimitHit
-from checker.proctree import descendants, kill
+from checker.proctree import descendants, kill, kill_run, mark_run
 
 ActorHandle = Any
 """A Ray actor handle (Ray's API is untyped)."""
@@ -200,6 +200,8 @@ def init_local(num_cpus: int) -> None:
     start."""
     require_token_auth(local=True)
     ray = ray_module()
+    # Every process of the instance inherits the mark, so none outlives the run unseen.
+    mark_run()
     with own_signals(ray):
         ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
                  log_to_driver=False, configure_logging=True, logging_level=logging.ERROR,
@@ -389,6 +391,7 @@ def stop_local_ray(ray: Any) -> None:
         if before:
             time.sleep(0.2)  # let what is stopping stop
             kill(before)
+        kill_run()
 
 
 def reset_peak_memory() -> None:
