@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import ROOT
+
+# Cache compiled bytecode and rewritten test modules even where the environment says
+# not to (PYTHONDONTWRITEBYTECODE): each xdist worker and each `kvrace` subprocess a
+# test starts would otherwise compile the package and the tests from source again.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # `pytester`: the tests of the pytest plugin (checker/testing/pytest_plugin.py) run
 # pytest on generated projects.

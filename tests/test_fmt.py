@@ -141,6 +141,7 @@ def test_process_bodies_are_indented_by_depth() -> None:
                                  "  event go from idle to busy\n    do reset x\n}\n")
 
 
+@pytest.mark.slow
 def test_formatting_scrambled_specs_gives_the_same_model() -> None:
     # The committed specs are their own formatting: scramble their whitespace first,
     # then the formatted text must elaborate to the model of the original.
@@ -155,6 +156,7 @@ def test_formatting_scrambled_specs_gives_the_same_model() -> None:
             _rel(path))
 
 
+@pytest.mark.slow
 def test_generated_models_format_idempotently_to_the_same_model() -> None:
     for seed in range(40):
         text = model_for_seed(seed)

@@ -110,6 +110,7 @@ async def test_every_spec_answers_every_request(client: LanguageClient) -> None:
 FISCHER = ROOT / "docs" / "liveness" / "fischer.kvr"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hover_definition_references_on_fischer(client: LanguageClient) -> None:
     text = FISCHER.read_text(encoding="utf-8")
@@ -180,6 +181,7 @@ async def test_diagnostics_match_lint_with_a_quick_fix(client: LanguageClient,
     assert edit.new_text == "pc" and edit.range == d.range
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_formatting_and_the_check_code_lens(client: LanguageClient,
                                                   tmp_path: Path) -> None:
@@ -256,6 +258,7 @@ def test_analysis_survives_half_typed_files(count: int) -> None:
 @pytest.mark.parametrize("count", [pytest.param(60, id="quick"),
                                    pytest.param(max(60, FUZZ_EDITS // 5), id="slow",
                                                 marks=pytest.mark.slow)])
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_server_survives_a_stream_of_broken_edits(client: LanguageClient,
                                                         count: int) -> None:

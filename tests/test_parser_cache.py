@@ -63,6 +63,7 @@ def _plant(tmp: Path, scratch: Path) -> tuple[Path, Path]:
     return planted, marker
 
 
+@pytest.mark.slow
 def test_a_planted_pickle_in_the_temp_dir_is_never_loaded(
     private_tmp: Path, tmp_path: Path
 ) -> None:

@@ -34,6 +34,7 @@ invariant all: forall i: T . forall j: T . n < 2000 or i == j
 # ---- --timeout and --max-memory ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_huge_number_of_runs_ends_at_the_time_limit() -> None:
     start = time.monotonic()
     code, out, err = run_cli("simulate", DEFERRED, "--runs", "100000000000", "--timeout", "1")
@@ -46,6 +47,7 @@ def test_a_huge_number_of_runs_ends_at_the_time_limit() -> None:
     assert "NO VIOLATION SAMPLED in " in out and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_one_long_run_ends_at_the_time_limit(tmp_path: Path) -> None:
     spec = tmp_path / "slow.kvr"
     spec.write_text(SLOW_STATES)
@@ -60,6 +62,7 @@ def test_one_long_run_ends_at_the_time_limit(tmp_path: Path) -> None:
     assert doc["limit"] == "time limit (1 s) reached"
 
 
+@pytest.mark.slow
 def test_a_sampled_violation_stays_a_violation_at_the_limit() -> None:
     code, out, _ = run_cli("simulate", IMMEDIATE, "--runs", "100000000000", "--timeout", "1")
     assert code == 1
@@ -67,6 +70,7 @@ def test_a_sampled_violation_stays_a_violation_at_the_limit() -> None:
     assert "VIOLATION SAMPLED in " in out
 
 
+@pytest.mark.slow
 def test_a_sweep_stops_at_the_time_limit() -> None:
     code, out, _ = run_cli("simulate", DEFERRED, "--sweep", "T_hold=30:40:1", "--runs",
                            "100000000", "--timeout", "1")
@@ -83,6 +87,7 @@ def test_the_memory_limit_ends_a_simulation() -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_the_worker_processes_end_at_the_time_limit() -> None:
     start = time.monotonic()
     code, out, _ = run_cli("simulate", DEFERRED, "--runs", "100000000000", "--timeout", "2",

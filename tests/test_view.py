@@ -261,7 +261,7 @@ def test_the_server_sends_the_lasso_with_its_page() -> None:
     assert found is not None
     view = steps.view_json(steps.run_of_trace(model, found))
     srv = server.make_server(model, view, steps.check_info(found))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         with urllib.request.urlopen(srv.url, timeout=30) as resp:
@@ -283,7 +283,7 @@ def served(flagship: tuple[SpecModel, api.Outcome]) -> Iterator[server.ViewServe
     assert outcome.trace is not None
     view = steps.view_json(steps.run_of_trace(model, outcome.trace))
     srv = server.make_server(model, view, steps.check_info(outcome.trace))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield srv
     srv.shutdown()
@@ -507,7 +507,7 @@ def impatient(flagship: tuple[SpecModel, api.Outcome]) -> Iterator[server.ViewSe
     model, _ = flagship
     srv = server.make_server(model, {"steps": []}, None, idle_timeout=0.5,
                              request_timeout=1.0, max_handlers=2)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield srv
     srv.shutdown()
@@ -557,7 +557,7 @@ def test_handlers_are_bounded(flagship: tuple[SpecModel, api.Outcome]) -> None:
     requests are answered again."""
     srv = server.make_server(flagship[0], {"steps": []}, None, idle_timeout=10,
                              request_timeout=10, max_handlers=2)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     port = srv.server_address[1]
     held = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
     try:
@@ -759,7 +759,7 @@ def test_a_run_of_5000_moves_is_answered_quickly() -> None:
     body = {"moves": [[m, tr.fmt_time(t)] for m, t in zip(run.moves, run.times[1:],
                                                           strict=True)]}
     srv = server.make_server(model, {"steps": []}, None)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
         t0 = monotonic()
         status, doc = _post(srv, "/api/run", body)
@@ -773,6 +773,7 @@ def test_a_run_of_5000_moves_is_answered_quickly() -> None:
 # ---- the API fuzzed: a slice of tests/fuzz.py --viewer ------------------------------------
 
 
+@pytest.mark.slow
 def test_fuzzed_api_requests(capfd: pytest.CaptureFixture[str]) -> None:
     """300 hostile requests: each answered within a second (of CPU time), with a
     documented status, and nothing on stderr."""

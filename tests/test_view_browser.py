@@ -152,7 +152,7 @@ def served() -> Iterator[server.ViewServer]:
     model = outcome.raw[0]
     view = steps.view_json(steps.run_of_trace(model, outcome.trace))
     srv = server.make_server(model, view, steps.check_info(outcome.trace))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield srv
     srv.shutdown()

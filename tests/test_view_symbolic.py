@@ -95,7 +95,7 @@ def test_the_server_answers_symbolic_requests() -> None:
     srv = server.make_server(model, view, None)
     import threading
 
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         def post(path: str, body: object) -> tuple[int, dict[str, object]]:
