@@ -7,6 +7,7 @@ import contextlib
 import os
 import secrets
 import signal
+import time
 
 __all__ = ["MARK", "descendants", "kill", "kill_run", "mark_run", "marked"]
 
@@ -104,6 +105,23 @@ def mark_run() -> None:
     os.environ[MARK] = value
 
 
-def kill_run() -> int:
-    """SIGKILL every process started since this process's :func:`mark_run`."""
-    return kill(marked(_OWN[0])) if _OWN else 0
+def kill_run(settle: float = 1.0) -> int:
+    """SIGKILL every process started since this process's :func:`mark_run`; returns how
+    many were.
+
+    A process may fork between the scan of ``/proc`` and the kill (a Ray instance
+    caught starting its workers), so the scan is repeated until it finds nothing, for
+    at most ``settle`` seconds."""
+    if not _OWN:
+        return 0
+    ended: set[tuple[int, int]] = set()
+    deadline = time.monotonic() + settle
+    while True:
+        found = marked(_OWN[0])
+        if not found:
+            return len(ended)
+        kill(found)
+        ended.update(found)
+        if time.monotonic() > deadline:
+            return len(ended)
+        time.sleep(0.02)

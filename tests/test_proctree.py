@@ -1,0 +1,45 @@
+"""What an interrupt leaves running: :func:`checker.proctree.kill_run` ends every
+process a run started, even those forked while it was ending them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT
+
+FORKER = """
+import os, subprocess, sys, time
+from checker import proctree
+proctree.mark_run()
+code = ("import os, time\\n"
+        "while True:\\n"
+        "    if os.fork() == 0:\\n"
+        "        time.sleep(60); os._exit(0)\\n"
+        "    time.sleep(0.002)\\n")
+parent = subprocess.Popen([sys.executable, "-c", code])
+time.sleep(0.4)
+settle = float(sys.argv[1])
+ended = proctree.kill_run(settle=settle)
+time.sleep(0.2)
+left = proctree.marked(proctree._OWN[0])
+proctree.kill_run()
+parent.wait()
+print(ended, len(left))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_kill_run_ends_what_forks_while_it_is_ending_it() -> None:
+    def run(settle: float) -> tuple[int, int]:
+        out = subprocess.run([sys.executable, "-c", FORKER, str(settle)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        ended, left = out.split()
+        return int(ended), int(left)
+
+    ended, left = run(1.0)
+    assert ended > 10 and left == 0
+    # a single scan of /proc (no settling) is what leaves children behind
+    ended, left = run(0.0)
+    assert ended > 10 and left > 0
