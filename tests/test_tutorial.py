@@ -10,6 +10,7 @@ import pytest
 
 from checker import api, cli
 from checker.engines import Stats
+from checker.language import load_text
 from tools import artifacts
 from tools.artifacts import tutorial
 
@@ -57,6 +58,51 @@ def test_fence_specs(name: str, verdict: str, prop: str | None) -> None:
     outcome = api.check(api.load_spec(SPECS / f"{name}.kvr"))
     assert outcome.verdict == verdict, outcome.summary()
     assert outcome.prop == prop
+
+
+
+# ---- section 6: a release in two steps --------------------------------------------
+
+RELEASE = SPECS / "release_committed.kvr"
+
+
+def _release_variant(*edits: tuple[str, str]) -> api.Outcome:
+    """The committed release spec with each ``(old, new)`` text replaced, checked."""
+    text = RELEASE.read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return api.check(load_text(text, "variant.kvr"))
+
+
+def test_release_specs() -> None:
+    split = api.check(api.load_spec(SPECS / "release_split.kvr"))
+    assert (split.verdict, split.prop) == (api.VIOLATED, "assert"), split.summary()
+    fixed = api.check(api.load_spec(RELEASE))
+    assert fixed.verdict == api.HOLDS, fixed.summary()
+    assert [(q.name, q.status) for q in fixed.queries] == [
+        ("reused", api.REACHABLE), ("slow_chunk", api.REACHABLE)]
+
+
+def test_an_urgent_second_step_does_not_make_the_release_atomic() -> None:
+    out = _release_variant(("committed event decode.clear", "urgent event decode.clear"))
+    assert (out.verdict, out.prop) == (api.VIOLATED, "assert"), out.summary()
+    assert out.trace is not None
+    race = [(s.label, s.time) for s in out.trace.steps[-3:]]
+    assert [label for label, _ in race] == [
+        "decode.free(A)", "decode.allocate(B, s0)", "decode.start(B)"], race
+    assert len({time for _, time in race}) == 1  # every step of the race at one instant
+
+
+def test_clearing_the_flags_first_needs_no_committed_event() -> None:
+    out = _release_variant(
+        ("committed event decode.clear", "event decode.clear"),
+        ("  do owner[slot[r]] := none; phase[r] := releasing",
+         "  do for k: Chunk { got[slot[r], k] := false }\n     phase[r] := releasing"),
+        ("  do for k: Chunk { got[slot[r], k] := false }\n     slot[r] := none; phase[r] := freed",
+         "  do owner[slot[r]] := none; slot[r] := none; phase[r] := freed"),
+    )
+    assert out.verdict == api.HOLDS, out.summary()
 
 
 def test_fence_specs_have_a_one_line_summary() -> None:
