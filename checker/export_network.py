@@ -36,33 +36,86 @@ values only: it never runs an engine.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from checker.diagnostics import Span
 from checker.errors import KvraceError
+from checker.export_terms import (
+    FALSE,
+    TRUE,
+    Arith,
+    ArithOp,
+    Assign,
+    Cell,
+    Cmp,
+    CmpOp,
+    Cond,
+    Conj,
+    Decl,
+    DeclKind,
+    Edge,
+    Event,
+    EventKind,
+    If,
+    Ite,
+    Local,
+    Location,
+    Name,
+    Neg,
+    NetModel,
+    Nop,
+    Process,
+    ProcessKind,
+    Stmt,
+    Sync,
+    Term,
+    tchecker_text,
+)
 from checker.model import ir
 from checker.model.interface import LinExpr, scaled_bounds
 
 _COMPARE = {ir.BinaryOp.EQ: operator.eq, ir.BinaryOp.NE: operator.ne,
             ir.BinaryOp.LT: operator.lt, ir.BinaryOp.LE: operator.le,
             ir.BinaryOp.GT: operator.gt, ir.BinaryOp.GE: operator.ge}
-
-Term = int | str
-"""A TChecker integer term, or a constant folded at export time."""
+_CMP_OP = {ir.BinaryOp.EQ: CmpOp.EQ, ir.BinaryOp.NE: CmpOp.NE, ir.BinaryOp.LT: CmpOp.LT,
+           ir.BinaryOp.LE: CmpOp.LE, ir.BinaryOp.GT: CmpOp.GT, ir.BinaryOp.GE: CmpOp.GE}
+_ARITH_OP = {ir.BinaryOp.ADD: ArithOp.ADD, ir.BinaryOp.SUB: ArithOp.SUB,
+             ir.BinaryOp.MUL: ArithOp.MUL, ir.BinaryOp.DIV: ArithOp.DIV,
+             ir.BinaryOp.MOD: ArithOp.MOD}
 
 URGENT_CLOCK = "urgent"
 
 
 class NetworkError(KvraceError):
     """The spec uses something the network export cannot express; ``flat_helps``:
-    whether the flat export (``--flat``) can."""
+    whether the flat export (``--flat``) can; ``where``: the ``file:line:col`` of the
+    construct, when known."""
 
-    def __init__(self, message: str, flat_helps: bool = True) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, flat_helps: bool = True, where: str = "") -> None:
+        super().__init__(f"{where}: {message}" if where else message)
+        self.message = message
         self.flat_helps = flat_helps
+        self.where = where
+
+
+def _where(spec: ir.Spec, span: Span) -> str:
+    return f"{spec.path}:{span.line}:{span.column}"
+
+
+@contextlib.contextmanager
+def _at(spec: ir.Spec, span: Span) -> Iterator[None]:
+    """Give a :class:`NetworkError` raised inside the ``file:line:col`` of ``span``."""
+    try:
+        yield
+    except NetworkError as exc:
+        if exc.where:
+            raise
+        raise NetworkError(exc.message, exc.flat_helps, _where(spec, span)) from None
 
 
 def _ident(text: str) -> str:
@@ -70,13 +123,13 @@ def _ident(text: str) -> str:
     return name if re.match(r"[A-Za-z_]", name) else "m_" + name
 
 
-def _cond(t: Term) -> str:
-    """``t`` as a TChecker condition (non-zero is true)."""
-    return "1" if t == 1 else "0" if t == 0 else f"{t}!=0"
+def _cond(t: Term) -> Cond:
+    """``t`` as a condition (non-zero is true)."""
+    return TRUE if t == 1 else FALSE if t == 0 else Cmp(CmpOp.NE, t, 0)
 
 
-def _ite(c: str, a: Term, b: Term) -> Term:
-    return a if c == "1" else b if c == "0" else f"(if {c} then {a} else {b})"
+def _ite(c: Cond, a: Term, b: Term) -> Term:
+    return a if c == TRUE else b if c == FALSE else Ite(c, a, b)
 
 
 def _bool(t: Term) -> Term:
@@ -84,6 +137,10 @@ def _bool(t: Term) -> Term:
     if isinstance(t, int):
         return int(bool(t))
     return _ite(_cond(t), 1, 0)
+
+
+def _not(t: Term) -> Term:
+    return 1 - int(bool(t)) if isinstance(t, int) else _ite(_cond(t), 0, 1)
 
 
 @dataclass
@@ -94,6 +151,8 @@ class Network:
     processes: list[str] = field(default_factory=list)
     edges: int = 0
     events: int = 0
+    model: NetModel | None = None
+    """The network the text is written from."""
 
 
 class _Builder:
@@ -120,11 +179,11 @@ class _Builder:
         self.locals = 0
 
     # ---- names ------------------------------------------------------------------------
-    def clock_cell(self, clk: ir.Clock, index: Sequence[Term]) -> str:
+    def clock_cell(self, clk: ir.Clock, index: Sequence[Term]) -> Name:
         if any(not isinstance(i, int) for i in index):
             raise NetworkError(f"the clock {clk.name} is indexed by a variable")
-        vals = [int(i) for i in index]
-        return self.clock_label(clk, tuple(vals))
+        vals = [int(i) for i in index if isinstance(i, int)]
+        return Name(self.clock_label(clk, tuple(vals)))
 
     @staticmethod
     def clock_label(clk: ir.Clock, idx: tuple[int, ...]) -> str:
@@ -133,15 +192,17 @@ class _Builder:
                            if idx else "")
         return "x_" + _ident(text)
 
-    def cell(self, var: ir.Var, index: Sequence[Term]) -> str:
+    def cell(self, var: ir.Var, index: Sequence[Term]) -> Cell:
         pos: Term = 0
         for ft, t in zip(var.domain, index, strict=True):
-            part: Term = t - ft.lo if isinstance(t, int) else (f"({t}-{ft.lo})" if ft.lo else t)
+            part: Term = (t - ft.lo if isinstance(t, int)
+                          else Arith(ArithOp.SUB, t, ft.lo) if ft.lo else t)
             if isinstance(pos, int) and isinstance(part, int):
                 pos = pos * ft.size + part
             else:
-                pos = f"({pos}*{ft.size}+{part})" if pos != 0 else part
-        return f"{self.var_name[var.name]}[{pos}]"
+                pos = (Arith(ArithOp.ADD, Arith(ArithOp.MUL, pos, ft.size, wrap=False), part)
+                       if pos != 0 else part)
+        return Cell(self.var_name[var.name], pos)
 
     # ---- expressions --------------------------------------------------------------------
     def term(self, e: ir.Expr, env: dict[int, int]) -> Term:
@@ -159,8 +220,8 @@ class _Builder:
         if isinstance(e, ir.Unary):
             v = self.term(e.operand, env)
             if e.op == ir.UnaryOp.NOT:
-                return 1 - int(bool(v)) if isinstance(v, int) else _ite(_cond(v), 0, 1)
-            return -v if isinstance(v, int) else f"(-{v})"
+                return _not(v)
+            return -v if isinstance(v, int) else Neg(v)
         if isinstance(e, ir.Binary):
             return self.binary(e, env)
         if isinstance(e, ir.Member):
@@ -194,15 +255,13 @@ class _Builder:
             return _bool(a)
         if b == 0:
             return 0
-        return _ite(f"{_cond(a)}&&{_cond(b)}", 1, 0)
+        return _ite(Conj((_cond(a), _cond(b))), 1, 0)
 
     @staticmethod
     def compare(op: ir.BinaryOp, a: Term, b: Term) -> Term:
-        sym = {ir.BinaryOp.EQ: "==", ir.BinaryOp.NE: "!=", ir.BinaryOp.LT: "<",
-               ir.BinaryOp.LE: "<=", ir.BinaryOp.GT: ">", ir.BinaryOp.GE: ">="}[op]
         if isinstance(a, int) and isinstance(b, int):
             return int(_COMPARE[op](a, b))
-        return _ite(f"{a}{sym}{b}", 1, 0)
+        return _ite(Cmp(_CMP_OP[op], a, b), 1, 0)
 
     def binary(self, e: ir.Binary, env: dict[int, int]) -> Term:
         op = e.op
@@ -212,11 +271,9 @@ class _Builder:
         if op == ir.BinaryOp.OR:
             return self.either(a, self.term(e.right, env)) if a != 1 else 1
         if op == ir.BinaryOp.IMPLIES:
-            na = 1 - int(bool(a)) if isinstance(a, int) else _ite(_cond(a), 0, 1)
-            return self.either(na, self.term(e.right, env))
+            return self.either(_not(a), self.term(e.right, env))
         b = self.term(e.right, env)
-        if op in (ir.BinaryOp.EQ, ir.BinaryOp.NE, ir.BinaryOp.LT, ir.BinaryOp.LE,
-                  ir.BinaryOp.GT, ir.BinaryOp.GE):
+        if op in _CMP_OP:
             return self.compare(op, a, b)
         if isinstance(a, int) and isinstance(b, int):
             if op == ir.BinaryOp.ADD:
@@ -227,15 +284,14 @@ class _Builder:
                 return a * b
             if b != 0:
                 return ir.divide(op, a, b, e.site)
-        sym = {ir.BinaryOp.ADD: "+", ir.BinaryOp.SUB: "-", ir.BinaryOp.MUL: "*",
-               ir.BinaryOp.DIV: "/", ir.BinaryOp.MOD: "%"}.get(op)
-        if sym is None:
+        arith = _ARITH_OP.get(op)
+        if arith is None:
             raise NetworkError(f"cannot export the operator {op}")
-        return f"({a}{sym}{b})"
+        return Arith(arith, a, b)
 
-    def atom(self, ct: ir.ClockTest, env: dict[int, int]) -> str:
+    def atom(self, ct: ir.ClockTest, env: dict[int, int]) -> Cmp:
         clock = self.clock_cell(ct.clock, [self.term(i, env) for i in ct.index])
-        return f"{clock}{ct.op}{self.bound[ct.bound]}"
+        return Cmp(CmpOp(ct.op), clock, self.bound[ct.bound])
 
     # ---- footprints ---------------------------------------------------------------------
     def reads(self, e: ir.Node, env: dict[int, int]) -> set[tuple[str, int | None]]:
@@ -270,16 +326,16 @@ class _Builder:
         return pos
 
     # ---- statements ---------------------------------------------------------------------
-    def body(self, stmts: Sequence[ir.Stmt], env: dict[int, int]) -> list[str]:
+    def body(self, stmts: Sequence[ir.Stmt], env: dict[int, int]) -> list[Stmt]:
         """The statements; after an ``assert`` the rest runs only while ``failed`` is 0
         (kvrace stops an event at its first failed assert)."""
-        out: list[str] = []
+        out: list[Stmt] = []
         for k, st in enumerate(stmts):
             out.extend(self.stmt(st, env))
             if self.may_fail(st) and k + 1 < len(stmts):
                 rest = self.body(stmts[k + 1:], env)
                 if rest:
-                    out.append(f"if failed==0 then {';'.join(rest)} end")
+                    out.append(If(Cmp(CmpOp.EQ, FAILED, 0), tuple(rest)))
                 return out
         return out
 
@@ -287,21 +343,23 @@ class _Builder:
     def may_fail(st: ir.Stmt) -> bool:
         return any(isinstance(x, ir.AssertStmt) for x in ir.walk(st))
 
-    def stmt(self, st: ir.Stmt, env: dict[int, int]) -> list[str]:
+    def stmt(self, st: ir.Stmt, env: dict[int, int]) -> list[Stmt]:
         if isinstance(st, ir.Assign):
             value = self.term(st.value, env)
             if st.var.value.base.kind == "bool":
                 value = _bool(value)
-            return [f"{self.cell(st.var, [self.term(i, env) for i in st.index])}={value}"]
+            return [Assign(self.cell(st.var, [self.term(i, env) for i in st.index]), value)]
         if isinstance(st, ir.ResetClock):
             if st.clock.name == URGENT_CLOCK and not st.clock.domain:
                 return []
-            return [f"{self.clock_cell(st.clock, [self.term(i, env) for i in st.index])}=0"]
+            return [Assign(self.clock_cell(st.clock, [self.term(i, env) for i in st.index]),
+                           0)]
         if isinstance(st, ir.AssertStmt):
             c = self.term(st.cond, env)
             if c == 1:
                 return []
-            return [f"if {_cond(c)} then nop else failed=1 end" if c != 0 else "failed=1"]
+            fail = Assign(FAILED, 1)
+            return [If(_cond(c), (Nop(),), (fail,)) if c != 0 else fail]
         if isinstance(st, ir.IfStmt):
             c = self.term(st.cond, env)
             then, orelse = self.body(st.then, env), self.body(st.orelse, env)
@@ -309,18 +367,15 @@ class _Builder:
                 return then
             if c == 0:
                 return orelse
-            text = f"if {_cond(c)} then {';'.join(then) or 'nop'}"
-            if orelse:
-                text += f" else {';'.join(orelse)}"
-            return [text + " end"]
+            return [If(_cond(c), tuple(then), tuple(orelse))]
         if isinstance(st, ir.Broadcast):
             return self.broadcast(st, env)
         raise NetworkError(f"cannot export the statement {type(st).__name__}")
 
-    def broadcast(self, st: ir.Broadcast, env: dict[int, int]) -> list[str]:
+    def broadcast(self, st: ir.Broadcast, env: dict[int, int]) -> list[Stmt]:
         """Receivers ready before the sender's part, their parts after it."""
         ready: list[tuple[str, ir.Receiver, dict[int, int]]] = []
-        out: list[str] = []
+        out: list[Stmt] = []
         for rc in st.receivers:
             for point in ir.domain_points(tuple(ft for _, ft in rc.slots)):
                 bound = {**env, **{sl: v for (sl, _), v in zip(rc.slots, point, strict=True)}}
@@ -329,14 +384,18 @@ class _Builder:
                     continue
                 self.locals += 1
                 name = f"ready{self.locals}"
-                out.append(f"local {name}={_bool(g)}")
+                out.append(Local(name, _bool(g)))
                 ready.append((name, rc, bound))
         out.extend(self.body(st.sender, env))
         for name, rc, bound in ready:
             part = self.body(rc.body, bound)
             if part:
-                out.append(f"if {name}!=0 then {';'.join(part)} end")
+                out.append(If(Cmp(CmpOp.NE, Name(name), 0), tuple(part)))
         return out
+
+
+FAILED = Name("failed")
+"""The int an assert's failure sets."""
 
 
 def _instances(spec: ir.Spec) -> dict[str, tuple[ir.FiniteType, ...]]:
@@ -363,87 +422,83 @@ Cells = set[tuple[str, int | None]]
 class _Events:
     """The event instances as edges and synchronisations."""
 
-    names: list[tuple[str, str]] = field(default_factory=list)
-    """(TChecker event, kvrace event instance)."""
-    edges: list[str] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
     syncs: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
     """(event, processes taking part strongly, weakly)."""
     writes: dict[str, Cells] = field(default_factory=dict)
-    failing: list[tuple[str, str, list[str], list[str]]] = field(default_factory=list)
-    """The failing twin of each event with an assert: (event, instance, strong, weak)."""
+    failing: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
+    """The failing twin of each event with an assert: (event, strong, weak)."""
 
 
 @dataclass
 class _Deadlines:
-    """The deadline processes: their declarations and the cells their conditions read."""
+    """The deadline processes and the cells their conditions read."""
 
-    lines: list[str] = field(default_factory=list)
-    procs: list[str] = field(default_factory=list)
+    procs: list[Process] = field(default_factory=list)
     reads: dict[str, Cells] = field(default_factory=dict)
+
+
+def build_network(spec: ir.Spec, values: Mapping[str, Fraction],
+                  queries: bool = True) -> NetModel:
+    """``spec`` at parameter ``values`` as a syntax-neutral network (see the module
+    docstring).  Raises :class:`NetworkError` for what it cannot express, the message
+    starting with the ``file:line:col`` of the construct when it has one."""
+    b = _Builder(spec, values, queries)
+    inst = _instances(spec)
+    observers = _observers(spec)
+    net = NetModel(_ident(spec.name), _header(spec, values, b))
+    net.decls = _declarations(spec, b, observers)
+    for actor in spec.actors:
+        dom = inst[actor]
+        for value in (dom[0].values() if dom else [None]):
+            net.processes.append(Process(_proc(actor, dom, value), ProcessKind.ACTOR,
+                                         [Location("run", initial=True)]))
+    ev = _events(spec, b, inst, _observe(b, observers))
+    dl = _deadlines(spec, b)
+    net.processes.extend(dl.procs)
+    net.processes.append(Process("verdict", ProcessKind.VERDICT, [
+        Location("ok", initial=True, invariant=Cmp(CmpOp.EQ, FAILED, 0)),
+        Location("bad", committed=True, labels=("bad",), invariant=Cmp(CmpOp.EQ, FAILED, 1)),
+        Location("broken", committed=True, labels=("bad",))]))
+    query_procs: list[tuple[str, str, Cond]] = []
+    if queries:
+        for q in spec.queries:
+            if q.branches:
+                raise NetworkError(f"reachable {q.name} tests clocks, which the export does"
+                                   " not translate", flat_helps=False,
+                                   where=_where(spec, q.span))
+            with _at(spec, q.span):
+                t = b.term(q.expr, {})
+            if t != 0:
+                query_procs.append(("Q_" + _ident(q.name), _ident(q.name), _cond(t)))
+    for pname, label, _ in query_procs:
+        net.processes.append(Process(pname, ProcessKind.QUERY, [
+            Location("no", initial=True), Location("yes", committed=True, labels=(label,))]))
+    net.events = ev.events
+    net.edges = ev.edges
+    net.events.extend(_properties(spec, b, observers, query_procs, net.edges))
+    net.syncs = _wiring(ev, dl)
+    return net
 
 
 def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
                      queries: bool = True) -> Network:
     """``spec`` at parameter ``values`` as a network of TChecker processes (see the
     module docstring).  Raises :class:`NetworkError` for what it cannot express."""
-    b = _Builder(spec, values, queries)
-    inst = _instances(spec)
-    observers = _observers(spec)
-    lines = _header(spec, values, b)
-    lines.extend(_declarations(spec, b, observers))
-    processes: list[str] = []
-    for actor in spec.actors:
-        dom = inst[actor]
-        for value in (dom[0].values() if dom else [None]):
-            name = _proc(actor, dom, value)
-            processes.append(name)
-            lines.append(f"process:{name}")
-            lines.append(f"location:{name}:run{{initial:}}")
-    ev = _events(spec, b, inst, _observe_text(b, observers))
-    dl = _deadlines(spec, b)
-    lines.extend(dl.lines)
-    lines.append("process:verdict")
-    lines.append("location:verdict:ok{initial: : invariant:failed==0}")
-    lines.append("location:verdict:bad{committed: : labels:bad : invariant:failed==1}")
-    lines.append("location:verdict:broken{committed: : labels:bad}")
-    query_procs: list[tuple[str, str, str]] = []
-    if queries:
-        for q in spec.queries:
-            if q.branches:
-                raise NetworkError(f"reachable {q.name} (line {q.span.line}) tests clocks,"
-                                   " which the export does not translate", flat_helps=False)
-            t = b.term(q.expr, {})
-            if t != 0:
-                query_procs.append(("Q_" + _ident(q.name), _ident(q.name), _cond(t)))
-    for pname, label, _ in query_procs:
-        lines.append(f"process:{pname}")
-        lines.append(f"location:{pname}:no{{initial:}}")
-        lines.append(f"location:{pname}:yes{{committed: : labels:{label}}}")
-    lines.append("")
-    for name, label in ev.names:
-        lines.append(f"# {name} is {label}")
-        lines.append(f"event:{name}")
-    lines.extend(_properties(spec, b, observers, query_procs, ev.edges))
-    lines.append("")
-    for fname, label, _, _ in ev.failing:
-        lines.append(f"# {fname} is {label} failing an assert")
-        lines.append(f"event:{fname}")
-    lines.extend(_wiring(ev, dl))
-    return Network("\n".join(lines) + "\n",
-                   processes + dl.procs + ["verdict"] + [p for p, _, _ in query_procs],
-                   len(ev.edges), len(ev.names))
+    net = build_network(spec, values, queries)
+    steps = sum(1 for e in net.events if e.kind == EventKind.STEP)
+    return Network(tchecker_text(net), [p.name for p in net.processes], len(net.edges), steps,
+                   net)
 
 
 def _header(spec: ir.Spec, values: Mapping[str, Fraction], b: _Builder) -> list[str]:
-    lines = [f"# kvrace model {spec.name} as a network of processes (kvrace export --tchecker)"]
+    lines = [f"kvrace model {spec.name} as a network of processes"]
     if values:
-        lines.append("# parameters: " + ", ".join(
+        lines.append("parameters: " + ", ".join(
             f"{k}={v.numerator if v.denominator == 1 else f'{v.numerator}/{v.denominator}'}"
             for k, v in values.items()))
-    lines.append(f"# clock bounds are multiplied by {b.scale}")
-    lines.append("# check: tck-reach -a covreach -l bad FILE")
-    lines.append(f"system:{_ident(spec.name)}")
-    lines.append("")
+    lines.append(f"clock bounds are multiplied by {b.scale}")
     return lines
 
 
@@ -458,29 +513,27 @@ def _observers(spec: ir.Spec) -> list[Observer]:
     return out
 
 
-def _declarations(spec: ir.Spec, b: _Builder, observers: list[Observer]) -> list[str]:
+def _declarations(spec: ir.Spec, b: _Builder, observers: list[Observer]) -> list[Decl]:
     """The ints (variables, ``failed``, observers) and the clocks."""
-    lines: list[str] = []
+    out: list[Decl] = []
     for v in spec.vars:
         base = v.value.base
         lo = min(base.lo, ir.NONE) if v.value.optional else base.lo
-        size = ir.domain_size(v.domain)
-        lines.append(f"# {b.var_name[v.name]} is {v.name} ({v.value})")
-        lines.append(f"int:{size}:{lo}:{base.hi}:{v.init}:{b.var_name[v.name]}")
-    lines.append("int:1:0:1:0:failed")
+        out.append(Decl(DeclKind.INT_ARRAY, b.var_name[v.name], ir.domain_size(v.domain), lo,
+                        base.hi, v.init, f"{b.var_name[v.name]} is {v.name} ({v.value})"))
+    out.append(Decl(DeclKind.INT, FAILED.text, 1, 0, 1, 0))
     for resp, env, pend, _ in observers:
-        lines.append(f"int:1:0:1:{_eval_initial(b, resp, env)}:{pend}")
+        with _at(spec, resp.span):
+            out.append(Decl(DeclKind.INT, pend, 1, 0, 1, _eval_initial(b, resp, env)))
     for clk in spec.clocks:
         if clk.name == URGENT_CLOCK and not clk.domain:
             continue
         for idx in ir.domain_points(clk.domain):
-            lines.append(f"# {b.clock_label(clk, idx)} is {clk.name}"
-                         f"{ir.show_index(clk.domain, idx)}")
-            lines.append(f"clock:1:{b.clock_label(clk, idx)}")
+            out.append(Decl(DeclKind.CLOCK, b.clock_label(clk, idx), comment=(
+                f"{b.clock_label(clk, idx)} is {clk.name}{ir.show_index(clk.domain, idx)}")))
     for _, _, _, obs in observers:
-        lines.append(f"clock:1:{obs}")
-    lines.append("")
-    return lines
+        out.append(Decl(DeclKind.CLOCK, obs))
+    return out
 
 
 def _parties(ev: ir.Event, idx: tuple[int, ...], inst: Mapping[str, tuple[ir.FiniteType, ...]]
@@ -507,7 +560,7 @@ def _parties(ev: ir.Event, idx: tuple[int, ...], inst: Mapping[str, tuple[ir.Fin
 
 
 def _events(spec: ir.Spec, b: _Builder, inst: Mapping[str, tuple[ir.FiniteType, ...]],
-            observe: list[str]) -> _Events:
+            observe: list[Stmt]) -> _Events:
     out = _Events()
     n_event = 0
     for ev in spec.events:
@@ -516,38 +569,37 @@ def _events(spec: ir.Spec, b: _Builder, inst: Mapping[str, tuple[ir.FiniteType, 
             env = dict(enumerate(idx))
             label = ev.label + ir.show_index(dom, idx)
             owner, strong, weak = _parties(ev, idx, inst)
-            do = b.body(ev.body, env)
-            if observe:
-                do.append(f"if failed==0 then {';'.join(observe)} end")
+            with _at(spec, ev.span):
+                do = b.body(ev.body, env)
+                if observe:
+                    do.append(If(Cmp(CmpOp.EQ, FAILED, 0), tuple(observe)))
+                guards: list[tuple[Cond, ...]] = []
+                for br in ev.branches:
+                    data = b.term(br.data, env)
+                    if data == 0:
+                        continue
+                    conj = [] if data == 1 else [_cond(data)]
+                    conj.extend(b.atom(ct, env) for ct in br.clocks)
+                    guards.append(tuple(conj))
             name = f"e{n_event}"
             n_event += 1
-            mine: list[str] = []
-            for br in ev.branches:
-                data = b.term(br.data, env)
-                if data == 0:
-                    continue
-                conj = [] if data == 1 else [_cond(data)]
-                conj.extend(b.atom(ct, env) for ct in br.clocks)
-                attrs = []
-                if conj:
-                    attrs.append("provided:" + "&&".join(conj))
-                if do:
-                    attrs.append("do:" + ";".join(do))
-                mine.append(f"{{{' : '.join(attrs)}}}")
-            if not mine:
+            if not guards:
                 continue
-            out.names.append((name, label))
-            out.edges.extend(f"edge:{owner}:run:run:{name}{a}" for a in mine)
-            out.edges.extend(f"edge:{p}:run:run:{name}" for p in strong + weak)
+            out.events.append(Event(name, EventKind.STEP, label))
+            out.edges.extend(Edge(owner, "run", "run", name, g, tuple(do)) for g in guards)
+            out.edges.extend(Edge(p, "run", "run", name) for p in strong + weak)
             out.syncs.append((name, [owner, *strong], weak))
             out.writes[name] = b.writes(ev.body, env)
             if any(b.may_fail(st) for st in ev.body):
                 # The same event, when an assert fails: the verdict goes to `bad`
                 # and every deadline process out of the way.
                 fname = f"f{name[1:]}"
-                out.edges.extend(f"edge:{owner}:run:run:{fname}{a}" for a in mine)
-                out.edges.extend(f"edge:{p}:run:run:{fname}" for p in strong + weak)
-                out.failing.append((fname, label, [owner, *strong], weak))
+                out.edges.extend(Edge(owner, "run", "run", fname, g, tuple(do))
+                                 for g in guards)
+                out.edges.extend(Edge(p, "run", "run", fname) for p in strong + weak)
+                out.failing.append((fname, [owner, *strong], weak))
+                out.events.append(Event(fname, EventKind.FAILING,
+                                        f"{label} failing an assert"))
     return out
 
 
@@ -557,85 +609,82 @@ def _deadlines(spec: ir.Spec, b: _Builder) -> _Deadlines:
         dom = tuple(ft for _, ft in dl.params)
         for idx in ir.domain_points(dom):
             env = dict(enumerate(idx))
-            cond = b.term(dl.cond, env)
-            if cond == 0:
-                continue
-            pname = "D_" + _ident(dl.name + ("_" + "_".join(t.show(x) for t, x in
-                                                           zip(dom, idx, strict=True))
-                                             if idx else ""))
-            out.reads[pname] = b.reads(dl.cond, env)
-            urgent = [ct for ct in dl.atoms if ct.clock.name == URGENT_CLOCK
-                      and not ct.clock.domain]
-            timed = [b.atom(ct, env) for ct in dl.atoms if ct not in urgent]
-            on = [f"invariant:{_cond(cond)}" + "".join("&&" + a for a in timed)]
-            if urgent:
-                on.append("urgent:")
-            out.procs.append(pname)
-            out.lines.append(f"process:{pname}")
-            out.lines.append(f"# {pname}: deadline {dl.name}{ir.show_index(dom, idx)}")
-            out.lines.append(f"location:{pname}:off{{initial: : invariant:{cond}==0}}")
-            out.lines.append(f"location:{pname}:on{{initial: : {' : '.join(on)}}}")
-            out.lines.append(f"location:{pname}:gone{{}}")
+            with _at(spec, dl.span):
+                cond = b.term(dl.cond, env)
+                if cond == 0:
+                    continue
+                pname = "D_" + _ident(dl.name + ("_" + "_".join(t.show(x) for t, x in
+                                                               zip(dom, idx, strict=True))
+                                                 if idx else ""))
+                out.reads[pname] = b.reads(dl.cond, env)
+                urgent = [ct for ct in dl.atoms if ct.clock.name == URGENT_CLOCK
+                          and not ct.clock.domain]
+                timed = [b.atom(ct, env) for ct in dl.atoms if ct not in urgent]
+            out.procs.append(Process(pname, ProcessKind.DEADLINE, [
+                Location("off", initial=True, invariant=Cmp(CmpOp.EQ, cond, 0)),
+                Location("on", initial=True, urgent=bool(urgent),
+                         invariant=Conj((_cond(cond), *timed)) if timed else _cond(cond)),
+                Location("gone")], f"{pname}: deadline {dl.name}{ir.show_index(dom, idx)}"))
     return out
 
 
 def _properties(spec: ir.Spec, b: _Builder, observers: list[Observer],
-                query_procs: list[tuple[str, str, str]], edges: list[str]) -> list[str]:
+                query_procs: list[tuple[str, str, Cond]], edges: list[Edge]) -> list[Event]:
     """The events of broken invariants, late responses and reached queries (their
     edges are appended to ``edges``)."""
-    lines: list[str] = []
+    events: list[Event] = []
     for inv in spec.invariants:
         dom = tuple(ft for _, ft in inv.params)
         for idx in ir.domain_points(dom):
-            t = b.term(inv.expr, dict(enumerate(idx)))
+            with _at(spec, inv.span):
+                t = b.term(inv.expr, dict(enumerate(idx)))
             if t == 1:
                 continue
             ename = f"violates_{_ident(inv.name + '_' + '_'.join(str(x) for x in idx))}"
-            lines.append(f"event:{ename}")
-            guard = "" if t == 0 else f"{{provided:{t}==0}}"
-            edges.append(f"edge:verdict:ok:broken:{ename}{guard}")
+            events.append(Event(ename, EventKind.PROPERTY))
+            guard = () if t == 0 else (Cmp(CmpOp.EQ, t, 0),)
+            edges.append(Edge("verdict", "ok", "broken", ename, guard))
     for resp, _, pend, obs in observers:
         ename = f"late_{pend[5:]}"
-        lines.append(f"event:{ename}")
-        edges.append(f"edge:verdict:ok:broken:{ename}"
-                     f"{{provided:{pend}==1&&{obs}>{b.bound[resp.within]}}}")
+        events.append(Event(ename, EventKind.PROPERTY))
+        edges.append(Edge("verdict", "ok", "broken", ename, (Conj((
+            Cmp(CmpOp.EQ, Name(pend), 1), Cmp(CmpOp.GT, Name(obs), b.bound[resp.within]))),)))
     for pname, qname, cond in query_procs:
         ename = f"reach_{qname}"
-        lines.append(f"event:{ename}")
-        edges.append(f"edge:{pname}:no:yes:{ename}{{provided:{cond}}}")
-    return lines
+        events.append(Event(ename, EventKind.PROPERTY))
+        edges.append(Edge(pname, "no", "yes", ename, (cond,)))
+    return events
 
 
-def _wiring(ev: _Events, dl: _Deadlines) -> list[str]:
-    """Every edge, then the synchronisations: an event with the deadline processes
-    whose condition reads a cell it may write (each choosing off or on; the others
-    keep their location) and with the verdict; a failing twin with every deadline
-    process (to ``gone``) and the verdict (to ``bad``)."""
+def _wiring(ev: _Events, dl: _Deadlines) -> list[Sync]:
+    """The edges of the deadline processes and the verdict (appended to ``ev.edges``),
+    and the synchronisations: an event with the deadline processes whose condition
+    reads a cell it may write (each choosing off or on; the others keep their
+    location) and with the verdict; a failing twin with every deadline process (to
+    ``gone``) and the verdict (to ``bad``)."""
     affected: dict[str, list[str]] = {}
-    for name, _ in ev.names:
-        mine = [p for p in dl.procs if _overlap(ev.writes[name], dl.reads[p])]
+    procs = [p.name for p in dl.procs]
+    for name, _, _ in ev.syncs:
+        mine = [p for p in procs if _overlap(ev.writes[name], dl.reads[p])]
         affected[name] = mine
         for p in mine:
             for src in ("off", "on"):
                 for dst in ("off", "on"):
-                    ev.edges.append(f"edge:{p}:{src}:{dst}:{name}")
-        ev.edges.append(f"edge:verdict:ok:ok:{name}")
-    for fname, _, _, _ in ev.failing:
-        for p in dl.procs:
-            ev.edges.append(f"edge:{p}:off:gone:{fname}")
-            ev.edges.append(f"edge:{p}:on:gone:{fname}")
-        ev.edges.append(f"edge:verdict:ok:bad:{fname}")
-    lines = [*ev.edges, ""]
+                    ev.edges.append(Edge(p, src, dst, name))
+        ev.edges.append(Edge("verdict", "ok", "ok", name))
+    for fname, _, _ in ev.failing:
+        for p in procs:
+            ev.edges.append(Edge(p, "off", "gone", fname))
+            ev.edges.append(Edge(p, "on", "gone", fname))
+        ev.edges.append(Edge("verdict", "ok", "bad", fname))
+    syncs: list[Sync] = []
     for name, strong, weak in ev.syncs:
-        parts = [f"{p}@{name}" for p in strong]
-        parts += [f"{p}@{name}?" for p in [*weak, *affected[name]]]
-        parts.append(f"verdict@{name}")
-        lines.append("sync:" + ":".join(parts))
-    for fname, _, strong, weak in ev.failing:
-        parts = [f"{p}@{fname}" for p in [*strong, *dl.procs, "verdict"]]
-        parts += [f"{p}@{fname}?" for p in weak]
-        lines.append("sync:" + ":".join(parts))
-    return lines
+        parts = [(p, False) for p in strong] + [(p, True) for p in [*weak, *affected[name]]]
+        syncs.append(Sync(name, (*parts, ("verdict", False))))
+    for fname, strong, weak in ev.failing:
+        parts = [(p, False) for p in [*strong, *procs, "verdict"]]
+        syncs.append(Sync(fname, (*parts, *((p, True) for p in weak))))
+    return syncs
 
 
 def _overlap(a: set[tuple[str, int | None]], b: set[tuple[str, int | None]]) -> bool:
@@ -647,18 +696,20 @@ def _overlap(a: set[tuple[str, int | None]], b: set[tuple[str, int | None]]) -> 
     return False
 
 
-def _observe_text(b: _Builder, observers: list[tuple[ir.Response, dict[int, int], str, str]]
-                  ) -> list[str]:
+def _observe(b: _Builder, observers: list[Observer]) -> list[Stmt]:
     """kvrace's observer update after an event: a pending response ends when its
     response holds; one starts (and resets its clock) when its trigger holds alone."""
-    out: list[str] = []
+    out: list[Stmt] = []
     for resp, env, pend, obs in observers:
-        r = b.term(resp.response, env)
-        t = b.term(resp.trigger, env)
-        start = b.both(t, 1 - int(bool(r)) if isinstance(r, int) else _ite(_cond(r), 0, 1))
-        stop = f"if {_cond(r)} then {pend}=0 end" if r != 0 else "nop"
-        begin = f"if {_cond(start)} then {pend}=1;{obs}=0 end" if start != 0 else "nop"
-        out.append(f"if {pend}==1 then {stop} else {begin} end")
+        with _at(b.spec, resp.span):
+            r = b.term(resp.response, env)
+            t = b.term(resp.trigger, env)
+        start = b.both(t, _not(r))
+        flag = Name(pend)
+        stop: Stmt = If(_cond(r), (Assign(flag, 0),)) if r != 0 else Nop()
+        begin: Stmt = (If(_cond(start), (Assign(flag, 1), Assign(Name(obs), 0)))
+                       if start != 0 else Nop())
+        out.append(If(Cmp(CmpOp.EQ, flag, 1), (stop,), (begin,)))
     return out
 
 
@@ -678,4 +729,4 @@ def count_lines(text: str, kind: str) -> Iterator[str]:
     return (line for line in text.split("\n") if line.startswith(kind + ":"))
 
 
-__all__ = ["Network", "NetworkError", "count_lines", "tchecker_network"]
+__all__ = ["Network", "NetworkError", "build_network", "count_lines", "tchecker_network"]

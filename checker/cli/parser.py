@@ -315,12 +315,13 @@ def _add_export_parser(sub: Subparsers) -> None:
     """``export``."""
     export = sub.add_parser(
         "export", help="translate a spec into UPPAAL's XML or TChecker's format",
-        description="Write the spec for TChecker as a network of processes (one per actor"
-                    " or process instance, one per deadline instance, and a verdict"
-                    " process whose location `bad` answers the properties: tck-reach -a"
-                    " covreach -l bad FILE), and/or for UPPAAL as one flat automaton"
-                    " (XML, with the query E<> Model.violation).  --flat writes TChecker's"
-                    " file flat too (the discrete states unfolded).")
+        description="Write the spec as a network of processes (one per actor or process"
+                    " instance, one per deadline instance, a verdict process whose"
+                    " location `bad` answers the properties, one per reachable query):"
+                    " for TChecker (tck-reach -a covreach -l bad FILE) and/or for UPPAAL"
+                    " (XML, one template per process, the queries in the file: verifyta"
+                    " FILE).  --flat writes one automaton with a location per discrete"
+                    " state instead.")
     export.add_argument("spec", metavar="SPEC")
     _add_param_args(export)
     export.add_argument("--uppaal", metavar="FILE.xml", help="write UPPAAL's XML here")
@@ -328,8 +329,8 @@ def _add_export_parser(sub: Subparsers) -> None:
     export.add_argument("--max-locations", type=positive_int, metavar="N",
                         help="refuse to unfold more discrete states (default 20000)")
     export.add_argument("--flat", action="store_true",
-                        help="TChecker: one automaton with a location per discrete state"
-                        " (the form UPPAAL's export always has) instead of a network")
+                        help="one automaton with a location per discrete state instead of"
+                        " a network of processes (both formats)")
     export.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
