@@ -135,7 +135,7 @@ def test_random_model_restarted_with_extra_m() -> None:
     assert_same(one, two)
 
 
-@pytest.mark.parametrize("seed", range(40, 200))
+@pytest.mark.parametrize("seed", range(40, 120))
 def test_random_models_more(seed: int) -> None:
     spec = load_text(model_for_seed(seed), "<generated>")
     assert_same(*both(spec, Limits(max_states=20_000)))
@@ -254,6 +254,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _names_port(current: Path, port: int) -> bool:
+    """Whether Ray's address file ``current`` names the cluster on ``port``."""
+    try:
+        return current.read_text().strip().endswith(f":{port}")
+    except OSError:
+        return False
+
+
 def test_ray_auto_on_a_started_cluster(tmp_path: Path) -> None:
     """``ray start --head`` then ``kvrace check --ray auto`` in another process: the
     package travels to the cluster's workers, the verdicts are the single-process ones."""
@@ -265,9 +273,13 @@ def test_ray_auto_on_a_started_cluster(tmp_path: Path) -> None:
          f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
          "--disable-usage-stats"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    current = Path("/tmp/ray/ray_current_cluster")
     try:
-        time.sleep(15)
-        for name in ("premature_ack", "deferred_release", "strict_no_release_on_timeout"):
+        deadline = time.monotonic() + 90
+        while not _names_port(current, port) and time.monotonic() < deadline:
+            time.sleep(0.2)  # `ray start` writes its address once the head node is up
+        assert _names_port(current, port), "the head node did not start"
+        for name in ("premature_ack", "deferred_release"):  # violated, holds
             spec = str(ROOT / f"spec/sglang/{name}.kvr")
             got = subprocess.run([sys.executable, "-m", "checker", "check", spec, "--json",
                                   "-q", "--ray", "auto"], env=env, capture_output=True,
@@ -283,7 +295,6 @@ def test_ray_auto_on_a_started_cluster(tmp_path: Path) -> None:
         head.send_signal(signal.SIGTERM)
         head.wait(timeout=60)
         # `ray start` leaves its address for a later `ray.init()`; the head is gone.
-        current = Path("/tmp/ray/ray_current_cluster")
-        with contextlib.suppress(OSError):
-            if current.read_text().strip().endswith(f":{port}"):
+        if _names_port(current, port):
+            with contextlib.suppress(OSError):
                 current.unlink()

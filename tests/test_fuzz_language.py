@@ -141,17 +141,19 @@ def test_every_single_line_deletion() -> None:
 
 
 def lint_file(tmp_path: Path, data: bytes, limit: float = 5.0) -> str:
-    """Lint ``data`` through the CLI: exit 2, diagnostics on stderr, within ``limit`` s."""
+    """Lint ``data`` through the CLI: exit 2, diagnostics on stderr, within ``limit`` s of
+    CPU time (in this process, so a loaded machine cannot inflate it: these tests need
+    not run alone)."""
     path = tmp_path / "hostile.kvr"
     path.write_bytes(data)
-    start = time.perf_counter()
+    start = time.process_time()
     code, out, err = run_cli("lint", str(path))
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert (code, out) == (2, ""), err
     assert err.startswith(f"{path}"), err
     assert err.endswith("found\n")
     assert "Traceback" not in err
-    assert elapsed < limit, f"took {elapsed:.1f}s"
+    assert elapsed < limit, f"took {elapsed:.1f} s of CPU time"
     return err
 
 
@@ -161,7 +163,6 @@ def positioned(err: str) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.alone  # timed
 def test_binary_garbage(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     data = bytes(rng.randrange(256) for _ in range(rng.choice([1, 7, 200, 5000])))
@@ -195,13 +196,11 @@ def test_random_bytes_through_load(tmp_path: Path, seed: int) -> None:
         (b"\xfe\xff\x00m\x00o", "KVR001", "1:1"),
     ],
 )
-@pytest.mark.alone  # timed
 def test_small_hostile_files(tmp_path: Path, data: bytes, code: str, where: str) -> None:
     err = lint_file(tmp_path, data)
     assert positioned(err)[0] == (where, code)
 
 
-@pytest.mark.alone  # timed
 def test_ten_megabytes(tmp_path: Path) -> None:
     err = lint_file(tmp_path, b"model m\n" + b"actor p\n" * 1_310_720, limit=2.0)
     assert "error[KVR000]: file is too large (10485768 bytes; the limit is 4194304)" in err
@@ -221,7 +220,6 @@ def test_ten_megabytes(tmp_path: Path) -> None:
     ],
     ids=["parens", "nots", "minus", "index", "ifs", "ands", "holes", "hole-parens"],
 )
-@pytest.mark.alone  # timed
 def test_deep_and_long_declarations(tmp_path: Path, body: bytes, code: str) -> None:
     err = lint_file(tmp_path, b"model m\nactor p\nvar x : bool = false\nevent p.go()\n  " + body)
     heads = positioned(err)
@@ -232,20 +230,17 @@ def test_deep_and_long_declarations(tmp_path: Path, body: bytes, code: str) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # timed
 def test_megabytes_of_small_declarations(tmp_path: Path) -> None:
     err = lint_file(tmp_path, b"model m\n" + b"actor p\n" * 400_000)
     assert positioned(err) == [("25002:1", "KVR006")]
     assert "specification is too long (more than 50000 tokens)" in err
 
 
-@pytest.mark.alone  # timed
 def test_megabytes_of_errors_stop_early(tmp_path: Path) -> None:
     err = lint_file(tmp_path, b"model m\n" + b"var = \n" * 500_000)
     assert [c for _, c in positioned(err)] == ["KVR003"] * 50 + ["KVR007"]
 
 
-@pytest.mark.alone  # timed
 def test_one_very_long_line(tmp_path: Path) -> None:
     err = lint_file(tmp_path, b"model m # " + b"x" * 3_000_000 + b"\nactor p\nevent q.go() do skip")
     assert positioned(err) == [("3:7", "KVR103")]

@@ -231,8 +231,8 @@ def _queries_for(spec: ir.Spec, r: random.Random, n: int) -> list[str]:
     return out
 
 
-SEEDS = [pytest.param(s, marks=pytest.mark.slow) if s >= 60 else s for s in range(300)]
-"""60 random models in the quick suite, 300 with the slow tests."""
+SEEDS = [pytest.param(s, marks=pytest.mark.slow) if s >= 60 else s for s in range(180)]
+"""60 random models in the quick suite, 180 with the slow tests."""
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -129,8 +129,11 @@ def _scaled_spec(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("ray")
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-@pytest.mark.parametrize("after", [3.0, 16.0], ids=["while Ray starts", "while it searches"])
+@pytest.mark.parametrize(("after", "signum", "code"), [
+    pytest.param(3.0, signal.SIGINT, 130, id="while Ray starts-SIGINT"),
+    pytest.param(3.0, signal.SIGTERM, 143, id="while Ray starts-SIGTERM"),
+    pytest.param(16.0, signal.SIGINT, 130, id="while it searches-SIGINT"),
+])
 def test_a_signal_ends_a_distributed_run_and_all_its_processes(
         tmp_path: Path, signum: int, code: int, after: float) -> None:
     mark = uuid.uuid4().hex

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -73,6 +74,12 @@ REACHABLE, UNREACHABLE = QueryStatus.REACHABLE, QueryStatus.UNREACHABLE
 TIMED_PREPASS_CLOCKS = 64
 """Models with at most this many clocks get the timed clock-bounds pass (a hull zone
 over every clock per state); larger ones the untimed one."""
+
+_PREPASSES: weakref.WeakKeyDictionary[TimedModel, dict[object, Liveness]] = (
+    weakref.WeakKeyDictionary())
+"""The clock-bounds pre-pass of each model, by its bounds, state cap and DBM core: a
+function of those alone, so a model checked again (other options, the Python API, a
+notebook) does not pay for it twice.  A pass stopped by a limit is not kept."""
 
 __all__ = [
     "ERROR",
@@ -369,8 +376,14 @@ class ZoneCheck:
         # models with few clocks.
         timed = self.D if (self.options.prepass == "timed"
                            and self.n_clocks <= TIMED_PREPASS_CLOCKS) else None
-        self.live = clock_bounds(self.model, self.bounds, self.budget.derived(cap), analysis,
-                                 cache, timed=timed)
+        key = (tuple(self.bounds), cap, timed)
+        memo = _PREPASSES.setdefault(self.model, {})
+        live = memo.get(key)
+        if live is None:
+            live = clock_bounds(self.model, self.bounds, self.budget.derived(cap), analysis,
+                                cache, timed=timed)
+            memo[key] = live
+        self.live = live
         self.restart(self.ts.extrapolation)
 
     def search(self) -> CheckResult:
