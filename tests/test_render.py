@@ -414,6 +414,19 @@ def test_the_release_and_the_reuse_are_highlighted() -> None:
     assert "#e65100" not in first  # the first allocation plays no part
 
 
+def test_a_reuse_after_every_write_landed_claims_no_write_in_flight(tmp_path: Path) -> None:
+    # release_split: A's three chunks have all landed when B gets the slot; the race is
+    # the stale flags, not a write.
+    out = tmp_path / "split.dot"
+    subprocess.run([sys.executable, "-m", "checker", "check",
+                    str(ROOT / "docs/tutorial/release_split.kvr"), "-q", "--diagram", str(out)],
+                   cwd=ROOT, capture_output=True, check=False, timeout=120)
+    dot = out.read_text(encoding="utf-8")
+    assert "frees A's slot s0; reused at #8" in dot
+    assert "reuses s0, freed at #7<" in dot or 'reuses s0, freed at #7"' in dot
+    assert "may still land" not in dot
+
+
 def test_a_trace_without_reuse_highlights_nothing() -> None:
     trace = race_trace()
     released_only = dataclasses.replace(trace, steps=trace.steps[:5], verdict="holds")

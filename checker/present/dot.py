@@ -511,9 +511,12 @@ class _SequenceChart:
         reuser = trace.steps[story.reuse]
         self.story_rows[story.release + off] = (f"frees {story.victim}'s slot {story.slot};"
                                                 f" reused at #{reuser.index}")
+        # Only a write of the victim's that lands later shows that one was still on its
+        # way: without one, the reuse is all the trace shows.
+        still = (f", while {story.victim}'s writes may still land"
+                 if story.stale is not None else "")
         self.story_rows[story.reuse + off] = (f"reuses {story.slot}, freed at"
-                                              f" #{trace.steps[story.release].index},"
-                                              f" while {story.victim}'s writes may still land")
+                                              f" #{trace.steps[story.release].index}{still}")
         if story.stale is not None and story.stale + off != self.bad_row:
             # (the violating step, when it is the stale write, says so in red already)
             self.stale_row = story.stale + off
