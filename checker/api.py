@@ -482,9 +482,6 @@ def check(
             deadline = min(deadline, limits.deadline)
         limits = dataclasses.replace(limits, deadline=deadline)
     sp, values = _resolve(spec, {**(params or {}), **param_kw})
-    if cluster is not None and sp.queries:
-        raise ValueError("distributed exploration does not check `reachable` queries yet:"
-                         " check them in one process")
     # --max-memory holds while the model is built and explored, not only where the
     # search checks its limits.
     with MemoryGuard(limits.max_memory_mb if limits is not None else None):

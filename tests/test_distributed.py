@@ -298,3 +298,47 @@ def test_ray_auto_on_a_started_cluster(tmp_path: Path) -> None:
         if _names_port(current, port):
             with contextlib.suppress(OSError):
                 current.unlink()
+
+
+# ---- reachable queries ---------------------------------------------------------------------
+
+def _same_queries(one: CheckResult, two: CheckResult) -> None:
+    assert [(q.name, q.status, q.trace) for q in two.queries] == [
+        (q.name, q.status, q.trace) for q in one.queries]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_queries_on_ray_equal_single_process() -> None:
+    """Each query's status and witness, on Ray, are the single-process ones: with HOLDS,
+    and after a violation that stops the single-process run in the round where another
+    worker meets a query (which stays inconclusive)."""
+    spec = load(ROOT / "tests/queries/handoff.kvr")
+    one, two = both(spec)
+    assert_same(one, two)
+    _same_queries(one, two)
+    assert [q.status for q in two.queries] == ["reachable", "reachable", "unreachable"]
+    early = ("model early\nactor p\nvar s : 0..9 = 0\n"
+             "event p.a() when s == 0 do s := 1\nevent p.b() when s == 0 do s := 3\n"
+             "event p.c() when s == 1 do s := 8\nevent p.d() when s == 3 do s := 9\n"
+             "invariant no8: s != 8\nreachable nine: s == 9\nreachable one: s == 1\n")
+    one, two = both(load_text(early, "early.kvr"))
+    assert (two.verdict, [q.status for q in two.queries]) == (
+        "violated", ["inconclusive", "reachable"])
+    assert_same(one, two)
+    _same_queries(one, two)
+    one, two = both(spec, options=Options(query="landed_and_flying"))
+    assert two.verdict == "holds"
+    _same_queries(one, two)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_cli_queries_json_equals_single_process() -> None:
+    spec = str(ROOT / "tests/queries/handoff.kvr")
+    c1, o1, _ = run_cli("check", spec, "--json", "-q")
+    c2, o2, _ = run_cli("check", spec, "--json", "-q", "--workers", "2")
+    assert c1 == c2 == 5
+    d1, d2 = json.loads(o1), json.loads(o2)
+    assert [q["status"] for q in d2["queries"]] == ["reachable", "reachable", "unreachable"]
+    assert _without_timing(d1) == _without_timing(d2)

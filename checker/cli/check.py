@@ -58,9 +58,6 @@ def run(args: argparse.Namespace, session: Session) -> int:
     cluster = cluster_of(args)
     live_wanted = _liveness_wanted(args, spec, cluster is not None)
     live: api.LivenessRun | None = None
-    if cluster is not None and spec.queries:
-        raise UsageError("--workers/--ray do not check `reachable` queries yet: run them in"
-                         " one process (drop --workers/--ray)")
     out, err = session.out, session.err
     display = session.progress("check", args.quiet)
     options = dataclasses.replace(session.search_options(args, display), query=args.query)

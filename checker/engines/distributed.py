@@ -28,6 +28,13 @@ one the single-process search finds first: the verdict, the property and the tra
 (rebuilt by asking the workers for the parent pointers, ``(worker, node)``) are
 identical.  The driver turns each round's (parent rank, edge) keys into dense ranks.
 
+**Queries.**  The worker that generates a successor checks the ``reachable`` queries on
+its labels (its exact zone, whether its owner stores it or finds it covered), as the
+single-process goal does, and reports the first key at which it meets each query.  A
+query's witness is the smallest key of the first round that meets it, among the keys up
+to the round's first candidate violation (where the single-process run stops): the
+same witness, and the same status, as in one process.
+
 Limits: time and memory are checked by every worker on its own process (``--max-memory``
 is per worker) and the states limit on the sum over the workers after each round; all
 end the whole run as inconclusive.  A worker that dies ends the run as inconclusive
@@ -43,8 +50,8 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from checker.algorithms.covreach import Passed, Stats
-from checker.engines.partition import Candidate, Found, ModelBuilder, Partition, Summary
+from checker.algorithms.covreach import Stats
+from checker.engines.partition import Candidate, Found, Hit, ModelBuilder, Partition, Summary
 from checker.engines.raysession import (
     ActorHandle,
     Actors,
@@ -65,7 +72,7 @@ from checker.engines.search import (
     ZoneCheck,
 )
 from checker.limits import LimitHit, Limits
-from checker.model.interface import TimedModel
+from checker.model.interface import State, Symmetry, TimedModel
 from checker.semantics.traces import TraceStep
 from checker.semantics.ts import (
     DEADLOCK_MESSAGE,
@@ -132,7 +139,8 @@ class DistStats:
 
 class _Driver:
     """The rounds: each worker expands its frontier, the batches go to their owners, the
-    owners store them; the first candidate violation of a round ends the run."""
+    owners store them; the first candidate violation of a round ends the run, and the
+    queries met before it get their witnesses."""
 
     def __init__(self, model: TimedModel, build: ModelBuilder, limits: Limits,
                  options: Options, cluster: Cluster) -> None:
@@ -148,6 +156,11 @@ class _Driver:
         self.dist = DistStats()
         self.memory = 0.0
         self.last_progress = self.start
+        self.witness: dict[int, Hit] = {}
+        """Query (position in ``query_names``) to its witness: the hit with the smallest
+        key of the first round that met it, up to where the single-process run stops."""
+        self.steps: dict[int, tuple[State, int, int, Symmetry | None, int]] = {}
+        """The parent pointers fetched from the workers (node ref to :meth:`step`'s)."""
 
     @property
     def actors(self) -> list[ActorHandle]:
@@ -187,11 +200,14 @@ class _Driver:
     def search(self, zc: ZoneCheck, mode: Extrapolation) -> CheckResult:
         actors = self.actors
         n = len(actors)
+        self.witness = {}
+        self.steps = {}
         got = self.get([a.start.remote(mode.value) for a in actors])
         self.limit_of(w[2] for w in got)
         cand = _first(w[0] for w in got)
-        if cand is not None:
-            return self.violation(zc, cand)
+        ended = self.met(zc, cand, [w[3] for w in got])
+        if ended is not None:
+            return ended
         keys = [w[1] for w in got]
         stored = 0
         max_states = self.limits.max_states
@@ -208,8 +224,9 @@ class _Driver:
             self.memory = max([self.memory, *(s.memory for s in summaries)])
             self.limit_of(s.limit for s in summaries)
             cand = _first(s.candidate for s in summaries)
-            if cand is not None:
-                return self.violation(zc, cand)
+            ended = self.met(zc, cand, [s.hits for s in summaries])
+            if ended is not None:
+                return ended
             for s in summaries:
                 self.dist.bytes_sent += sum(s.sizes)
                 self.dist.successors_sent += sum(s.counts)
@@ -223,6 +240,27 @@ class _Driver:
                     max_states is not None and stored >= max_states):
                 raise LimitHit(f"state limit ({max_states}) reached")
             keys = [w[0] for w in got2]
+
+    def met(self, zc: ZoneCheck, cand: Candidate | None, hits: Iterable[Sequence[Hit]]
+            ) -> CheckResult | None:
+        """The end of a round's expansion: keep the first witness of each query met for
+        the first time (only those the single-process search meets before the round's
+        first candidate ``cand``, where it stops); the result, when the run ends here."""
+        best: dict[int, Hit] = {}
+        for worker_hits in hits:
+            for h in worker_hits:
+                if h.query in self.witness or (cand is not None and h.key > cand.key):
+                    continue
+                if h.query not in best or h.key < best[h.query].key:
+                    best[h.query] = h
+        self.witness.update(best)
+        if zc.only is not None and zc.only in self.witness:
+            # The one query checked has its witness: the single-process run stops there.
+            self.collect(zc, False)
+            return self.finish(zc, CheckResult(HOLDS))
+        if cand is not None:
+            return self.violation(zc, cand)
+        return None
 
     def report(self, stats: Sequence[Stats]) -> None:
         """The progress display, with the sum of the workers' statistics."""
@@ -257,11 +295,29 @@ class _Driver:
         return sums
 
     def finish(self, zc: ZoneCheck, res: CheckResult) -> CheckResult:
-        """``res`` with the workers' statistics."""
+        """``res`` with the workers' statistics and the witnesses of the queries."""
         if self.actors and not zc.store.stats.explored:
             with contextlib.suppress(WorkerDied, LimitHit):
                 self.collect(zc, False)
+        with contextlib.suppress(WorkerDied, LimitHit):
+            self.witnesses(zc)
         return self.done(zc.finish(res))
+
+    def witnesses(self, zc: ZoneCheck) -> None:
+        """Copy each query's witness, with the path to it, into ``zc``'s store and goal,
+        where :meth:`ZoneCheck.query_results` finds them."""
+        found = zc.goal.witness
+        for q, h in sorted(self.witness.items()):
+            if q not in found:
+                found[q] = self.record(zc, h.ref, h.state, h.event, h.branch, h.sym)
+
+    def record(self, zc: ZoneCheck, ref: int, s: State, event: int, branch: int,
+               sym: Symmetry | None) -> int:
+        """Record in ``zc``'s store a successor of the node ``ref`` (worker and node; -1:
+        an initial state), with the path to it; the record's id."""
+        parent = self.path(zc, ref)
+        depth = 0 if parent == -1 else zc.store.depth[parent] + 1
+        return zc.store.record(s, [], parent, event, branch, sym, depth)
 
     def done(self, res: CheckResult) -> CheckResult:
         """A finished ``res`` with what the distribution cost."""
@@ -272,23 +328,25 @@ class _Driver:
     def holds(self, zc: ZoneCheck) -> CheckResult:
         sums = self.collect(zc, True)
         res = self.finish(zc, CheckResult(HOLDS))
-        # The discrete states in the order the single-process run first stores them.
-        firsts = heapq.merge(*(s.first for s in sums), key=lambda x: x[1])
-        res.reached = tuple(s for s, _ in firsts)
+        if zc.only is None:
+            # The discrete states in the order the single-process run first stores them.
+            firsts = heapq.merge(*(s.first for s in sums), key=lambda x: x[1])
+            res.reached = tuple(s for s, _ in firsts)
         return res
 
     def path(self, zc: ZoneCheck, ref: int) -> int:
         """Copy the path to the node ``ref`` (worker and node) into ``zc``'s store (from
-        the root); the copy's id (-1 for the root's parent)."""
+        the root; the driver's store holds only such copies); the copy's id (-1 for the
+        root's parent)."""
         n = len(self.actors)
         chain = []
         while ref != -1:
-            node, w = divmod(ref, n)
-            s, event, branch, sym, ref = self.get([self.actors[w].step.remote(node)])[0]
+            step = self.steps.get(ref)
+            if step is None:
+                node, w = divmod(ref, n)
+                step = self.steps[ref] = self.get([self.actors[w].step.remote(node)])[0]
+            s, event, branch, sym, ref = step
             chain.append((s, event, branch, sym))
-        stats = zc.store.stats
-        zc.store = Passed(zc.ts.includes, True)
-        zc.store.stats = stats
         last = -1
         for depth, (s, event, branch, sym) in enumerate(reversed(chain)):
             last = zc.store.record(s, [], last, event, branch, sym, depth)
@@ -296,6 +354,7 @@ class _Driver:
 
     def violation(self, zc: ZoneCheck, c: Candidate) -> CheckResult:
         self.collect(zc, False)
+        self.witnesses(zc)
         if c.kind is Found.TIMELOCK:
             assert c.state is not None
             res = zc.timelocked(c.state)
@@ -311,10 +370,8 @@ class _Driver:
         elif c.kind is Found.ASSERT:
             res = zc.violation(self.path(zc, c.ref), "assert", c.message, c.edge)
         else:
-            assert c.state is not None
-            parent = self.path(zc, c.ref)
-            depth = 0 if parent == -1 else zc.store.depth[parent] + 1
-            node = zc.store.record(c.state, [], parent, c.event, c.branch, c.sym, depth)
+            assert c.kind is Found.STATE and c.state is not None
+            node = self.record(zc, c.ref, c.state, c.event, c.branch, c.sym)
             res = zc.violation(node, c.name, c.message)
         return self.done(res)
 

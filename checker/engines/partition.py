@@ -6,7 +6,7 @@ successors from its zone graph (:meth:`~checker.semantics.ts.SymbolicTS.next`), 
 they break from their labels, nodes queued by its goal, limits by its budget.  What it
 adds is the exchange: successors shipped to the partition that owns their discrete
 state, stored there in the single-process order (their keys), and candidate
-violations that the driver orders.
+violations and ``reachable`` query witnesses (:class:`Hit`) that the driver orders.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import os
 import pickle
 import time
 from array import array
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from checker.algorithms.covreach import Stats
 from checker.domains.dbm import Dbm
@@ -25,7 +25,15 @@ from checker.engines.raysession import reset_peak_memory
 from checker.engines.search import Options, ZoneCheck
 from checker.limits import LimitHit, Limits, peak_rss_mb
 from checker.model.interface import ModelRuntimeError, State, Symmetry, TimedModel
-from checker.semantics.ts import Extrapolation, Status, deadlocked, property_of
+from checker.semantics.ts import (
+    Extrapolation,
+    Label,
+    LabelKind,
+    Status,
+    Succ,
+    deadlocked,
+    property_of,
+)
 
 ModelBuilder = Callable[[], TimedModel]
 """Builds the model in a worker (a picklable callable: the generated code of a compiled
@@ -45,6 +53,9 @@ class Found(enum.Enum):
     ASSERT = "assert"
     STATE = "state"
     """A successor that breaks an invariant or meets a hazard."""
+    QUERY = "query"
+    """With :attr:`~checker.engines.search.Options.query`: a witness of the one query
+    checked, where the single-process run stops (its :class:`Hit` is in the round's)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,28 @@ class Candidate:
     message: str = ""
     edge: tuple[int, int] | None = None
     """ASSERT: the edge (event, branch) that breaks it; ERROR: the edge being entered."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A generated successor that satisfies a ``reachable`` query: the query's witness
+    when its :attr:`key` is the smallest of the first round that meets the query (the
+    single-process search remembers the first state it generates satisfying a query,
+    stored or covered).  Found by the worker that generates the successor, on the
+    labels of its exact zone, so where it is stored, or whether a larger zone covers
+    it, does not matter."""
+
+    key: Key
+    query: int
+    """The query's position in the model's ``query_names``."""
+    ref: int
+    """The parent node (worker and node; -1: the successor is an initial state)."""
+    state: State
+    event: int = -1
+    branch: int = 0
+    sym: Symmetry | None = None
+
+
 # A successor in a batch: state, zone, parent ref, event, branch, symmetry, parent rank,
 # successor index, stuck (a deadlocked valuation in its exact zone).
 Shipped = tuple[State, Dbm, int, int, int, Symmetry | None, int, int, bool]
@@ -86,6 +119,8 @@ class Round:
     counts: list[int]
     """Successors in the batch for each partition."""
     memory: float
+    hits: list[Hit] = field(default_factory=list)
+    """The queries this partition met for the first time, each at its first key."""
 
 
 @dataclass
@@ -136,6 +171,11 @@ class Partition:
         zone: the driver orders the states as the single-process run stores them."""
         self.kept: list[Shipped] = []
         """This round's successors that this worker owns (sent to nobody)."""
+        self.hits: list[Hit] = []
+        """This round's hits (:class:`Hit`), in key order."""
+        self.reported: set[int] = set()
+        """The queries this worker has reported a hit of in this run (the driver keeps
+        the first round's witness: a later hit cannot replace it)."""
         self.depth = 0
         self.cpu = 0.0
         """CPU seconds spent in the search (start, expand, receive) of this run."""
@@ -164,9 +204,10 @@ class Partition:
         assert self.zc is not None, "load() first"
         return self.zc
 
-    def start(self, mode: str) -> tuple[Candidate | None, bytes, str | None]:
+    def start(self, mode: str) -> tuple[Candidate | None, bytes, str | None, list[Hit]]:
         """Forget everything, store the initial states this worker owns; (the first
-        violation among the initial states, the frontier's keys, a limit hit)."""
+        violation among the initial states, the frontier's keys, a limit hit, the
+        queries the initial states satisfy)."""
         zc = self._check()
         self.frontier = Frontier()
         zc.restart(Extrapolation(mode), self.frontier)
@@ -174,6 +215,8 @@ class Partition:
         self.cpu = 0.0
         self.first = []
         self.depth = 0
+        self.hits = []
+        self.reported = set()
         cand: Candidate | None = None
         i = -1
         try:
@@ -183,6 +226,9 @@ class Partition:
                     break
                 if owner(succ.state, self.n) != self.index:
                     continue
+                cand = self._hits(succ, (0, i), -1)
+                if cand is not None:
+                    break
                 bad = property_of(succ.labels)
                 if bad is not None:
                     cand = Candidate((0, i), Found.STATE, -1, succ.state, -1, 0, succ.sym,
@@ -194,10 +240,32 @@ class Partition:
             cand = Candidate((0, i + 1), Found.ERROR, state=zc.ts.initial_state,
                              message=err.message)
         except LimitHit as lim:
-            return None, b"", lim.what
+            return None, b"", lim.what, []
         keys = self._keys()
         self.cpu += time.process_time() - cpu0
-        return cand, keys, None
+        return cand, keys, None, self.hits
+
+    def _hits(self, succ: Succ[Dbm], key: Key, ref: int) -> Candidate | None:
+        """Note the queries the successor ``succ`` (of ``ref``, met at ``key``) satisfies
+        that this worker has not reported yet; with a single query checked, its witness
+        ends the round (the single-process run stops there)."""
+        labels: Sequence[Label] = succ.labels
+        if not labels:
+            return None
+        zc = self._check()
+        only = zc.only
+        e = succ.edge
+        for lab in labels:
+            q = lab.index
+            if lab.kind is not LabelKind.QUERY or q in self.reported or (
+                    only is not None and q != only):
+                continue
+            self.reported.add(q)
+            self.hits.append(Hit(key, q, ref, succ.state, -1 if e is None else e.event,
+                                 succ.branch, succ.sym))
+            if only is not None:
+                return Candidate(key, Found.QUERY, ref)
+        return None
 
     def _store(self, x: Shipped, depth: int) -> None:
         zc = self._check()
@@ -238,6 +306,7 @@ class Partition:
         out: list[list[Shipped]] = [[] for _ in range(self.n)]
         cand: Candidate | None = None
         limit: str | None = None
+        self.hits = []
         try:
             for node, rank in zip(self.frontier.nodes, rank_of, strict=True):
                 cand = self._expand(node, rank, out)
@@ -260,7 +329,7 @@ class Partition:
             counts[j] = len(batch)
             batches.append(data)
         self.cpu += time.process_time() - cpu0
-        return [*batches, Round(cand, limit, sizes, counts, peak_rss_mb())]
+        return [*batches, Round(cand, limit, sizes, counts, peak_rss_mb(), self.hits)]
 
     def _expand(self, node: int, rank: int, out: list[list[Shipped]]) -> Candidate | None:
         """Expand one node into the batches ``out``; a candidate violation ends the
@@ -280,9 +349,14 @@ class Partition:
                 e = succ.edge
                 assert e is not None
                 if succ.status is Status.ASSERT:
+                    if zc.only is not None:
+                        continue  # only the query is checked; the state is not stored
                     return Candidate((rank, k), Found.ASSERT, ref, message=e.failure or "",
                                      edge=(e.event, succ.branch))
                 goal.fired.add(e.event)
+                found = self._hits(succ, (rank, k), ref)
+                if found is not None:
+                    return found
                 bad = property_of(succ.labels)
                 if bad is not None:
                     return Candidate((rank, k), Found.STATE, ref, succ.state, e.event,
