@@ -7,6 +7,7 @@ runs no engine (it may name engine types for type checking only)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from helpers import ROOT
@@ -14,7 +15,8 @@ from helpers import ROOT
 PACKAGE = ROOT / "checker"
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     """The modules ``path`` imports at run time (not under ``if TYPE_CHECKING``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     out: set[str] = set()
@@ -31,15 +33,15 @@ def _imports(path: Path) -> set[str]:
             visit(child)
 
     visit(tree)
-    return out
+    return frozenset(out)
 
 
-def _modules(folder: str = "") -> dict[str, set[str]]:
+def _modules(folder: str = "") -> dict[str, frozenset[str]]:
     root = PACKAGE / folder if folder else PACKAGE
     return {str(p.relative_to(ROOT)): _imports(p) for p in sorted(root.rglob("*.py"))}
 
 
-def _offenders(mods: dict[str, set[str]], prefixes: tuple[str, ...]) -> list[str]:
+def _offenders(mods: dict[str, frozenset[str]], prefixes: tuple[str, ...]) -> list[str]:
     return sorted(f"{m}: {i}" for m, imps in mods.items() for i in imps
                   if any(i == p or i.startswith(p + ".") for p in prefixes))
 
