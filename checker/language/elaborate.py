@@ -12,9 +12,10 @@ Diagnostic codes: KVR1xx names, KVR2xx types, KVR3xx domains and timing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from checker.diagnostics import Diagnostic, Span, SpecError, did_you_mean
 from checker.language import ast
@@ -123,6 +124,20 @@ def ty_of(vt: ir.ValueType) -> Ty:
     ft = vt.base
     kind = {"bool": "bool", "enum": "enum", "range": "int"}[ft.kind]
     return Ty(kind, ft, vt.optional)
+
+
+@dataclass
+class _Parts:
+    """The elaborated declarations of a file, by kind, in source order."""
+
+    events: list[ir.Event] = field(default_factory=list)
+    synced: list[tuple[ast.EventDecl, ir.Event]] = field(default_factory=list)
+    deadlines: list[ir.Deadline] = field(default_factory=list)
+    invariants: list[ir.Invariant] = field(default_factory=list)
+    responses: list[ir.Response] = field(default_factory=list)
+    leadsto: list[ir.LeadsTo] = field(default_factory=list)
+    queries: list[ir.Query] = field(default_factory=list)
+    assumes: list[ParamConstraint] = field(default_factory=list)
 
 
 @dataclass
@@ -236,71 +251,117 @@ class Elaborator:
 
     # ---- entry -------------------------------------------------------------------
     def run(self) -> ir.Spec:
-        decls = self.file.decls
+        self.declare(self.file.decls)
+        parts = self.elaborate_decls(self.file.decls)
+        events = self.finish_events(parts.events, parts.synced, parts.deadlines)
+        self.check_whole(events)
+        self.check_property_names()
+        self.check_defaults_satisfy(parts.assumes)
+        if self.diags:
+            raise SpecError(self.diags, self.source)
+        return self.spec(parts, events)
+
+    def declare(self, decls: Sequence[ast.Decl]) -> None:
+        """Enter the file's names: constants, then types, then the other declarations,
+        then the event signatures."""
         for d in decls:
             if isinstance(d, ast.ConstDecl):
                 self.const_decl(d)
         for d in decls:
             if isinstance(d, ast.TypeDecl):
                 self.type_decl(d)
+        table: dict[type, Callable[[Any], None]] = {
+            ast.ParamDecl: self.param_decl,
+            ast.ActorDecl: self.actor_decl,
+            ast.VarDecl: self.var_decl,
+            ast.ClockDecl: self.clock_decl,
+            ast.ChanDecl: self.chan_decl,
+            ast.ProcessInfo: self.process_info,
+        }
         for d in decls:
-            if isinstance(d, ast.ParamDecl):
-                self.param_decl(d)
-            elif isinstance(d, ast.ActorDecl):
-                for name, sp in d.names:
-                    if name in self.actors:
-                        self.error(
-                            "KVR102", f"actor `{name}` is already declared (first declared at"
-                            f" line {self.actors[name].line})", sp,
-                        )
-                    else:
-                        self.actors[name] = sp
-            elif isinstance(d, ast.VarDecl):
-                self.var_decl(d)
-            elif isinstance(d, ast.ClockDecl):
-                self.clock_decl(d)
-            elif isinstance(d, ast.ChanDecl):
-                self.chan_decl(d)
-            elif isinstance(d, ast.ProcessInfo):
-                self.processes[d.name] = d
+            declare = table.get(type(d))
+            if declare is not None:
+                declare(d)
         for d in decls:
             if isinstance(d, ast.EventDecl):
                 self.event_sig(d)
-        events: list[ir.Event] = []
-        deadlines: list[ir.Deadline] = []
-        invariants: list[ir.Invariant] = []
-        responses: list[ir.Response] = []
-        leadsto: list[ir.LeadsTo] = []
-        synced: list[tuple[ast.EventDecl, ir.Event]] = []
-        queries: list[ir.Query] = []
-        assumes: list[ParamConstraint] = []
+
+    def actor_decl(self, d: ast.ActorDecl) -> None:
+        """Enter the names of an ``actor`` declaration, reporting repeated ones."""
+        for name, sp in d.names:
+            if name in self.actors:
+                self.error(
+                    "KVR102", f"actor `{name}` is already declared (first declared at"
+                    f" line {self.actors[name].line})", sp,
+                )
+            else:
+                self.actors[name] = sp
+
+    def process_info(self, d: ast.ProcessInfo) -> None:
+        """Record a flattened process, for the messages about its events."""
+        self.processes[d.name] = d
+
+    def elaborate_decls(self, decls: Sequence[ast.Decl]) -> _Parts:
+        """Elaborate the events, deadlines, properties, queries and assumptions, in
+        source order."""
+        parts = _Parts()
+        table: dict[type, Callable[[Any, _Parts], None]] = {
+            ast.AssumeDecl: self.collect_assume,
+            ast.EventDecl: self.collect_event,
+            ast.DeadlineDecl: self.collect_deadline,
+            ast.InvariantDecl: self.collect_invariant,
+            ast.PropertyDecl: self.collect_property,
+            ast.ReachableDecl: self.collect_reachable,
+        }
         for d in decls:
-            if isinstance(d, ast.AssumeDecl):
-                assumes.extend(self.assume_decl(d))
-            elif isinstance(d, ast.EventDecl):
-                ev = self.event_decl(d)
-                if ev is not None and d.sync is not None:
-                    synced.append((d, ev))
-                elif ev is not None:
-                    events.append(ev)
-            elif isinstance(d, ast.DeadlineDecl):
-                dl = self.deadline_decl(d, len(deadlines))
-                if dl is not None:
-                    deadlines.append(dl)
-            elif isinstance(d, ast.InvariantDecl):
-                inv = self.invariant_decl(d)
-                if inv is not None:
-                    invariants.append(inv)
-            elif isinstance(d, ast.PropertyDecl):
-                resp = self.property_decl(d)
-                if isinstance(resp, ir.LeadsTo):
-                    leadsto.append(resp)
-                elif resp is not None:
-                    responses.append(resp)
-            elif isinstance(d, ast.ReachableDecl):
-                query = self.reachable_decl(d)
-                if query is not None:
-                    queries.append(query)
+            collect = table.get(type(d))
+            if collect is not None:
+                collect(d, parts)
+        return parts
+
+    def collect_assume(self, d: ast.AssumeDecl, parts: _Parts) -> None:
+        """Add the constraints of an ``assume`` declaration."""
+        parts.assumes.extend(self.assume_decl(d))
+
+    def collect_event(self, d: ast.EventDecl, parts: _Parts) -> None:
+        """Add an event, to the synchronising ones if it has a ``sync`` clause."""
+        ev = self.event_decl(d)
+        if ev is not None and d.sync is not None:
+            parts.synced.append((d, ev))
+        elif ev is not None:
+            parts.events.append(ev)
+
+    def collect_deadline(self, d: ast.DeadlineDecl, parts: _Parts) -> None:
+        """Add a deadline, numbered in declaration order."""
+        dl = self.deadline_decl(d, len(parts.deadlines))
+        if dl is not None:
+            parts.deadlines.append(dl)
+
+    def collect_invariant(self, d: ast.InvariantDecl, parts: _Parts) -> None:
+        """Add an invariant."""
+        inv = self.invariant_decl(d)
+        if inv is not None:
+            parts.invariants.append(inv)
+
+    def collect_property(self, d: ast.PropertyDecl, parts: _Parts) -> None:
+        """Add a bounded response or an unbounded liveness property."""
+        resp = self.property_decl(d)
+        if isinstance(resp, ir.LeadsTo):
+            parts.leadsto.append(resp)
+        elif resp is not None:
+            parts.responses.append(resp)
+
+    def collect_reachable(self, d: ast.ReachableDecl, parts: _Parts) -> None:
+        """Add a ``reachable`` query."""
+        query = self.reachable_decl(d)
+        if query is not None:
+            parts.queries.append(query)
+
+    def finish_events(self, events: list[ir.Event],
+                      synced: list[tuple[ast.EventDecl, ir.Event]],
+                      deadlines: list[ir.Deadline]) -> list[ir.Event]:
+        """The events after synchronisation, committed events, committed locations and
+        urgency (the later passes only while no error was reported)."""
         if synced or self.channels:
             events = self.synchronise(events, synced)
         if not self.diags:
@@ -311,16 +372,19 @@ class Elaborator:
             if self.urgent_clock is not None:
                 reset = ir.ResetClock(self.urgent_clock, ())
                 events = [dataclasses.replace(ev, body=(*ev.body, reset)) for ev in events]
+        return events
+
+    def check_whole(self, events: list[ir.Event]) -> None:
+        """Report a model without actors or without events (when nothing else was)."""
         if not self.actors and not self.diags:
             self.error("KVR108", "no actor declared", self.file.model_span,
                        "help: declare the lanes of the diagram, as in `actor router, decode`")
         if not events and not self.diags:
             self.error("KVR109", "no event declared", self.file.model_span,
                        "help: declare one, as in `event ACTOR.NAME(r: Req) when ... do ...`")
-        self.check_property_names()
-        self.check_defaults_satisfy(assumes)
-        if self.diags:
-            raise SpecError(self.diags, self.source)
+
+    def spec(self, parts: _Parts, events: list[ir.Event]) -> ir.Spec:
+        """The elaborated specification."""
         user_types = tuple(t for n, t in self.types.items() if n != "bool")
         return ir.Spec(
             name=self.file.model_name,
@@ -331,16 +395,16 @@ class Elaborator:
             vars=tuple(self.vars.values()),
             clocks=tuple(self.clocks.values()),
             events=tuple(events),
-            deadlines=tuple(deadlines),
-            invariants=tuple(invariants),
-            responses=tuple(responses),
+            deadlines=tuple(parts.deadlines),
+            invariants=tuple(parts.invariants),
+            responses=tuple(parts.responses),
             state_size=self.state_size,
             clock_count=self.clock_count,
             source=self.source,
             consts=tuple(self.consts.values()),
-            queries=tuple(queries),
-            leadsto=tuple(leadsto),
-            assumes=tuple(assumes),
+            queries=tuple(parts.queries),
+            leadsto=tuple(parts.leadsto),
+            assumes=tuple(parts.assumes),
         )
 
     def check_property_names(self) -> None:
@@ -1723,29 +1787,39 @@ class Elaborator:
             )
             return ir.Const(0), ERR_T
         if name in self.clocks:
-            if self.clock_zone:
-                self.error(
-                    "KVR206",
-                    f"clock `{name}` can only be compared with a bound, as in `{name} <= T`",
-                    e.name_span,
-                    "help: a clock constraint is `clock op bound`, with `op` one of"
-                    " `<`, `<=`, `>`, `>=`, `==` and the bound linear in parameters",
-                )
-            else:
-                self.error(
-                    "KVR206",
-                    f"clock `{name}` cannot be used in {self.place}",
-                    e.name_span,
-                    _CLOCK_HELP.get(
-                        self.place, "help: clocks may only be compared with a bound in a"
-                        " `when` guard or a deadline"),
-                )
+            self.clock_as_value(e)
             return ir.Const(0), ERR_T
         if name in self.labels:
             if e.index is not None:
                 self.error("KVR203", f"`{name}` is a value and cannot be indexed", e.span)
                 return ir.Const(0), ERR_T
             return self.label(name, e.span, expect)
+        return self.not_a_value(e)
+
+    def clock_as_value(self, e: ast.Ref) -> None:
+        """Report a clock used where only data may stand."""
+        name = e.name
+        if self.clock_zone:
+            self.error(
+                "KVR206",
+                f"clock `{name}` can only be compared with a bound, as in `{name} <= T`",
+                e.name_span,
+                "help: a clock constraint is `clock op bound`, with `op` one of"
+                " `<`, `<=`, `>`, `>=`, `==` and the bound linear in parameters",
+            )
+        else:
+            self.error(
+                "KVR206",
+                f"clock `{name}` cannot be used in {self.place}",
+                e.name_span,
+                _CLOCK_HELP.get(
+                    self.place, "help: clocks may only be compared with a bound in a"
+                    " `when` guard or a deadline"),
+            )
+
+    def not_a_value(self, e: ast.Ref) -> tuple[ir.Expr, Ty]:
+        """Report a name that is a type, an actor or unknown (unless already reported)."""
+        name = e.name
         if name in self.types:
             self.error("KVR201", f"`{name}` is a type, not a value", e.name_span)
             return ir.Const(0), ERR_T
@@ -1817,86 +1891,112 @@ class Elaborator:
     def binary(self, e: ast.Binary) -> tuple[ir.Expr, Ty]:
         op = e.op
         if op in ("and", "or", "=>"):
-            lc, lt = self.expr(e.left, BOOL_T)
-            rc, rt = self.expr(e.right, BOOL_T)
-            self.expect_bool(lt, e.left.span, f"the left side of `{op}`")
-            self.expect_bool(rt, e.right.span, f"the right side of `{op}`")
-            return ir.Binary(ir.BinaryOp(op), lc, rc), BOOL_T
+            return self.logical(e)
         if op in ("==", "!=", "<", "<=", ">", ">="):
-            for a, b in ((e.left, e.right), (e.right, e.left)):
-                if isinstance(a, ast.Ref) and (
-                    a.name in self.poisoned or a.name in self.scope.poisoned
-                ) and a.name not in self.scope.names:
-                    return ir.Const(0), ERR_T  # its declaration was reported
-                if self._unknown(a) and self._mentions_param(b):
-                    # Compared with a parameter: presumably a clock (one error, not two).
-                    assert isinstance(a, ast.Ref)
-                    self.error("KVR101", f"unknown clock `{a.name}`", a.name_span,
-                               *did_you_mean(a.name, [*self.clocks, *self.vars]))
-                    return ir.Const(0), ERR_T
-            direct = self._is_clock(e.left) or self._is_clock(e.right)
-            if self.clock_zone and not direct and (
-                self._mentions_clock(e.left) or self._mentions_clock(e.right)
-            ):
-                self.error(
-                    "KVR207", "a clock must stand alone on one side of a clock constraint",
-                    e.span,
-                    "help: write `clock op bound`, moving numbers and parameters into the bound,"
-                    " as in `c <= T - 1`",
-                )
-                return ir.Const(0), ERR_T
-            if self._is_clock(e.left) or self._is_clock(e.right):
-                if self.clocks_ok:
-                    return self.clock_test(e)
-                if self.clock_zone:
-                    self.error(
-                        "KVR207",
-                        "a clock constraint cannot be used as a value here",
-                        e.span,
-                        "help: combine clock constraints only with `and`, `or`, `not` and `=>`",
-                    )
-                    return ir.Const(0), ERR_T
-                # A clock outside guards and deadlines: one error, about the clock.
-                cref = e.left if self._is_clock(e.left) else e.right
-                assert isinstance(cref, ast.Ref)
-                self.ref(cref, None)
-                return ir.Const(0), ERR_T
-            ac, at, bc, bt = self.pair(e.left, e.right)
-            if not self.comparable(at, bt, e.span):
-                return ir.Const(0), ERR_T
-            if op not in ("==", "!=") and not (
-                at.kind == "int" or (at.kind == "enum" and at.ft is not None and at.ft.ordered)
-            ):
-                self.error("KVR201", f"`{op}` compares integers and values of ordered types,"
-                           f" not {at.show()}", e.op_span, *self.order_help(at))
-                return ir.Const(0), ERR_T
-            return ir.Binary(ir.BinaryOp(op), ac, bc), BOOL_T
+            return self.comparison(e)
         if op in ("+", "-", "*", "/", "%"):
-            lc, lt = self.sub(e.left, INT_T)
-            rc, rt = self.sub(e.right, INT_T)
-            if op in ("+", "-") and lt.kind == "enum" and lt.ft is not None and lt.ft.ordered:
-                return self.step(e, lc, lt, rc, rt)
-            self.expect_int(lt, e.left.span, e.op)
-            self.expect_int(rt, e.right.span, e.op)
-            if lt.kind != "int" or rt.kind != "int":
-                return ir.Const(0), ERR_T
-            site = self.site(e.op_span)
-            if op in ("/", "%") and isinstance(rc, ir.Const) and rc.value == 0:
-                self.error("KVR303", "division by zero" if op == "/" else "modulo by zero",
-                           e.span)
-                return ir.Const(0), ERR_T
-            if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
-                v = (ir.divide(ir.BinaryOp(op), lc.value, rc.value, site) if op in ("/", "%") else
-                     {"+": lc.value + rc.value, "-": lc.value - rc.value,
-                      "*": lc.value * rc.value}[op])
-                if _too_big(Fraction(v)):
-                    self.error("KVR307", _TOO_BIG, e.span)
-                    return ir.Const(0), ERR_T
-                return ir.Const(v), INT_T
-            return ir.Binary(ir.BinaryOp(op), lc, rc,
-                             site if op in ("/", "%") else ""), INT_T
+            return self.arithmetic(e)
         self.error("KVR201", f"`{op}` is not an operator on values", e.op_span)
         return ir.Const(0), ERR_T
+
+    def logical(self, e: ast.Binary) -> tuple[ir.Expr, Ty]:
+        """``and``, ``or``, ``=>``: both sides boolean."""
+        op = e.op
+        lc, lt = self.expr(e.left, BOOL_T)
+        rc, rt = self.expr(e.right, BOOL_T)
+        self.expect_bool(lt, e.left.span, f"the left side of `{op}`")
+        self.expect_bool(rt, e.right.span, f"the right side of `{op}`")
+        return ir.Binary(ir.BinaryOp(op), lc, rc), BOOL_T
+
+    def comparison(self, e: ast.Binary) -> tuple[ir.Expr, Ty]:
+        """A comparison of two values, or a clock constraint."""
+        op = e.op
+        if self.side_reported(e):
+            return ir.Const(0), ERR_T
+        direct = self._is_clock(e.left) or self._is_clock(e.right)
+        if self.clock_zone and not direct and (
+            self._mentions_clock(e.left) or self._mentions_clock(e.right)
+        ):
+            self.error(
+                "KVR207", "a clock must stand alone on one side of a clock constraint",
+                e.span,
+                "help: write `clock op bound`, moving numbers and parameters into the bound,"
+                " as in `c <= T - 1`",
+            )
+            return ir.Const(0), ERR_T
+        if direct:
+            return self.clock_comparison(e)
+        ac, at, bc, bt = self.pair(e.left, e.right)
+        if not self.comparable(at, bt, e.span):
+            return ir.Const(0), ERR_T
+        if op not in ("==", "!=") and not (
+            at.kind == "int" or (at.kind == "enum" and at.ft is not None and at.ft.ordered)
+        ):
+            self.error("KVR201", f"`{op}` compares integers and values of ordered types,"
+                       f" not {at.show()}", e.op_span, *self.order_help(at))
+            return ir.Const(0), ERR_T
+        return ir.Binary(ir.BinaryOp(op), ac, bc), BOOL_T
+
+    def side_reported(self, e: ast.Binary) -> bool:
+        """Whether a side of comparison ``e`` names a declaration already reported, or an
+        unknown name compared with a parameter (reported here as an unknown clock)."""
+        for a, b in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(a, ast.Ref) and (
+                a.name in self.poisoned or a.name in self.scope.poisoned
+            ) and a.name not in self.scope.names:
+                return True
+            if self._unknown(a) and self._mentions_param(b):
+                assert isinstance(a, ast.Ref)
+                self.error("KVR101", f"unknown clock `{a.name}`", a.name_span,
+                           *did_you_mean(a.name, [*self.clocks, *self.vars]))
+                return True
+        return False
+
+    def clock_comparison(self, e: ast.Binary) -> tuple[ir.Expr, Ty]:
+        """A comparison with a clock on one side: a clock test where one may stand;
+        outside guards and deadlines, one error, about the clock."""
+        if self.clocks_ok:
+            return self.clock_test(e)
+        if self.clock_zone:
+            self.error(
+                "KVR207",
+                "a clock constraint cannot be used as a value here",
+                e.span,
+                "help: combine clock constraints only with `and`, `or`, `not` and `=>`",
+            )
+            return ir.Const(0), ERR_T
+        cref = e.left if self._is_clock(e.left) else e.right
+        assert isinstance(cref, ast.Ref)
+        self.ref(cref, None)
+        return ir.Const(0), ERR_T
+
+    def arithmetic(self, e: ast.Binary) -> tuple[ir.Expr, Ty]:
+        """``+``, ``-``, ``*``, ``/``, ``%`` on integers (constants folded), or a step on
+        an ordered enumeration."""
+        op = e.op
+        lc, lt = self.sub(e.left, INT_T)
+        rc, rt = self.sub(e.right, INT_T)
+        if op in ("+", "-") and lt.kind == "enum" and lt.ft is not None and lt.ft.ordered:
+            return self.step(e, lc, lt, rc, rt)
+        self.expect_int(lt, e.left.span, e.op)
+        self.expect_int(rt, e.right.span, e.op)
+        if lt.kind != "int" or rt.kind != "int":
+            return ir.Const(0), ERR_T
+        site = self.site(e.op_span)
+        if op in ("/", "%") and isinstance(rc, ir.Const) and rc.value == 0:
+            self.error("KVR303", "division by zero" if op == "/" else "modulo by zero",
+                       e.span)
+            return ir.Const(0), ERR_T
+        if isinstance(lc, ir.Const) and isinstance(rc, ir.Const):
+            v = (ir.divide(ir.BinaryOp(op), lc.value, rc.value, site) if op in ("/", "%") else
+                 {"+": lc.value + rc.value, "-": lc.value - rc.value,
+                  "*": lc.value * rc.value}[op])
+            if _too_big(Fraction(v)):
+                self.error("KVR307", _TOO_BIG, e.span)
+                return ir.Const(0), ERR_T
+            return ir.Const(v), INT_T
+        return ir.Binary(ir.BinaryOp(op), lc, rc,
+                         site if op in ("/", "%") else ""), INT_T
 
     def step(self, e: ast.Binary, lc: ir.Expr, lt: Ty, rc: ir.Expr,
              rt: Ty) -> tuple[ir.Expr, Ty]:
@@ -2039,39 +2139,50 @@ class Elaborator:
                        " and `*`/`/` by a number")
             return None
         if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
-            left = self._linear(e.left)
-            right = self._linear(e.right)
-            if left is None or right is None:
-                return None
-            if e.op in ("+", "-"):
-                sign = 1 if e.op == "+" else -1
-                terms = dict(left[1])
-                for p, c in right[1].items():
-                    terms[p] = terms.get(p, Fraction(0)) + sign * c
-                return self._bounded(left[0] + sign * right[0], terms, e.span)
-            if e.op == "*":
-                if left[1] and right[1]:
-                    self.error("KVR303", f"{self.bound_what} must be linear: cannot multiply"
-                               " two parameters", e.span)
-                    return None
-                k, (c0, ts) = (left[0], right) if not left[1] else (right[0], left)
-                return self._bounded(k * c0, {p: k * c for p, c in ts.items()}, e.span)
-            if right[1]:
-                self.error("KVR303", f"{self.bound_what} must be linear: cannot divide by a"
-                           " parameter", e.span)
-                return None
-            if right[0] == 0:
-                self.error("KVR303", "division by zero", e.span)
-                return None
-            d = right[0]
-            return self._bounded(left[0] / d, {p: c / d for p, c in left[1].items()}, e.span)
-        if isinstance(e, ast.Ref) and e.name in self.poisoned:
+            return self._linear_binary(e)
+        if isinstance(e, ast.Ref):
+            return self._linear_ref(e)
+        self._not_linear(e)
+        return None
+
+    def _linear_binary(self, e: ast.Binary) -> tuple[Fraction, dict[str, Fraction]] | None:
+        """A bound ``a + b``, ``a - b``, ``a * b`` or ``a / b``, kept linear."""
+        left = self._linear(e.left)
+        right = self._linear(e.right)
+        if left is None or right is None:
             return None
-        if isinstance(e, ast.Ref) and self._unknown(e):
+        if e.op in ("+", "-"):
+            sign = 1 if e.op == "+" else -1
+            terms = dict(left[1])
+            for p, c in right[1].items():
+                terms[p] = terms.get(p, Fraction(0)) + sign * c
+            return self._bounded(left[0] + sign * right[0], terms, e.span)
+        if e.op == "*":
+            if left[1] and right[1]:
+                self.error("KVR303", f"{self.bound_what} must be linear: cannot multiply"
+                           " two parameters", e.span)
+                return None
+            k, (c0, ts) = (left[0], right) if not left[1] else (right[0], left)
+            return self._bounded(k * c0, {p: k * c for p, c in ts.items()}, e.span)
+        if right[1]:
+            self.error("KVR303", f"{self.bound_what} must be linear: cannot divide by a"
+                       " parameter", e.span)
+            return None
+        if right[0] == 0:
+            self.error("KVR303", "division by zero", e.span)
+            return None
+        d = right[0]
+        return self._bounded(left[0] / d, {p: c / d for p, c in left[1].items()}, e.span)
+
+    def _linear_ref(self, e: ast.Ref) -> tuple[Fraction, dict[str, Fraction]] | None:
+        """A name in a bound that is neither a parameter nor a constant: reported."""
+        if e.name in self.poisoned:
+            return None
+        if self._unknown(e):
             self.error("KVR101", f"unknown parameter `{e.name}`", e.name_span,
                        *did_you_mean(e.name, self.params))
             return None
-        if isinstance(e, ast.Ref) and e.name in self.clocks:
+        if e.name in self.clocks:
             if self.bound_what == "a clock bound":
                 self.error("KVR207", "comparisons between two clocks are not supported", e.span,
                            "help: compare each clock with a bound instead")
@@ -2083,13 +2194,17 @@ class Elaborator:
                            "help: the bound is a number or linear in parameters, as in"
                            " `within 2 * T`")
             return None
+        self._not_linear(e)
+        return None
+
+    def _not_linear(self, e: ast.Expr) -> None:
+        """Report an expression a bound may not contain."""
         self.error(
             "KVR303",
             f"{self.bound_what} may use only numbers, parameters, constants, `+`, `-`, and"
             " `*`/`/` by a number",
             e.span,
         )
-        return None
 
     def member(self, e: ast.Member) -> tuple[ir.Expr, Ty]:
         if self.is_label(e.value) and e.options and not all(self.is_label(o) for o in e.options):

@@ -129,6 +129,19 @@ class _Automaton:
     edges: list[_Edge] = field(default_factory=list)
 
 
+@dataclass
+class _Init:
+    """The initial state of a model as read: parameter ranges (low bound, low open,
+    high bound, high open), fixed parameters, ``assume`` lines, initial locations and
+    initial values of the discrete variables."""
+
+    ranges: dict[str, list[Fraction | bool | None]]
+    fixed: dict[str, Fraction] = field(default_factory=dict)
+    assumes: list[str] = field(default_factory=list)
+    locations: dict[str, str] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
+
+
 class _Translator:
     """Reads one parsed model (and property) and writes the kvrace spec."""
 
@@ -213,49 +226,60 @@ class _Translator:
 
     def read_automata(self, tree: Node) -> None:
         for node in tree.children:
-            if not (isinstance(node, Tree) and node.data == "automaton"):
-                continue
-            name = node.children[0]
-            if any(a.name == name for a in self.automata):
-                raise self.error(name, f"automaton `{name}` is declared twice")
-            actions: list[str] = []
-            locs: list[Node] = []
-            for child in node.children[1:]:
-                if isinstance(child, Tree) and child.data == "actions":
-                    actions = [str(a) for a in child.children if a is not None]
-                elif isinstance(child, Tree):
-                    locs.append(child)
-            aut = _Automaton(Token("NAME", str(name)) if not isinstance(name, Token) else name,
-                             actions)
-            self.ident(str(name), "actor:" + str(name))
-            for loc in locs:
-                kind, lname, inv, stop, *edges = loc.children
-                if stop is not None:
-                    raise self.error(stop, "stopwatches (`stop`) are not supported")
-                if str(lname) in aut.locations:
-                    raise self.error(lname, f"location `{lname}` is declared twice in `{name}`")
-                aut.locations.append(str(lname))
-                if kind is not None and str(kind) == "urgent":
-                    aut.urgent.append(str(lname))
-                aut.invariants[str(lname)] = inv
-                for edge in edges:
-                    if edge.data == "transition":
-                        guard, sync, do, target = edge.children
-                    else:
-                        guard, do, sync, target = edge.children
-                    action = None if sync is None else sync.children[0]
-                    updates = [] if do is None else [
-                        (u.children[0], u.children[1]) for u in do.children if u is not None]
-                    if action is not None and str(action) not in actions:
-                        raise self.error(action, f"action `{action}` is not declared in the "
-                                                 f"actions of `{name}`")
-                    aut.edges.append(_Edge(str(name), str(lname), str(target), guard,
-                                           None if action is None else str(action), updates, edge))
-            for e in aut.edges:
-                if e.target not in aut.locations:
-                    tgt = e.node.children[-1]
-                    raise self.error(tgt, f"`{name}` has no location `{e.target}`")
-            self.automata.append(aut)
+            if isinstance(node, Tree) and node.data == "automaton":
+                self.read_automaton(node)
+
+    def read_automaton(self, node: Node) -> None:
+        """Read one automaton: its actions, locations and edges."""
+        name = node.children[0]
+        if any(a.name == name for a in self.automata):
+            raise self.error(name, f"automaton `{name}` is declared twice")
+        actions: list[str] = []
+        locs: list[Node] = []
+        for child in node.children[1:]:
+            if isinstance(child, Tree) and child.data == "actions":
+                actions = [str(a) for a in child.children if a is not None]
+            elif isinstance(child, Tree):
+                locs.append(child)
+        aut = _Automaton(Token("NAME", str(name)) if not isinstance(name, Token) else name,
+                         actions)
+        self.ident(str(name), "actor:" + str(name))
+        for loc in locs:
+            self.read_location(aut, loc)
+        for e in aut.edges:
+            if e.target not in aut.locations:
+                tgt = e.node.children[-1]
+                raise self.error(tgt, f"`{name}` has no location `{e.target}`")
+        self.automata.append(aut)
+
+    def read_location(self, aut: _Automaton, loc: Node) -> None:
+        """Read one location of ``aut``: its kind, invariant and outgoing edges."""
+        kind, lname, inv, stop, *edges = loc.children
+        if stop is not None:
+            raise self.error(stop, "stopwatches (`stop`) are not supported")
+        if str(lname) in aut.locations:
+            raise self.error(lname, f"location `{lname}` is declared twice in `{aut.name}`")
+        aut.locations.append(str(lname))
+        if kind is not None and str(kind) == "urgent":
+            aut.urgent.append(str(lname))
+        aut.invariants[str(lname)] = inv
+        for edge in edges:
+            self.read_edge(aut, str(lname), edge)
+
+    def read_edge(self, aut: _Automaton, source: str, edge: Node) -> None:
+        """Read one edge of ``aut`` leaving location ``source``."""
+        if edge.data == "transition":
+            guard, sync, do, target = edge.children
+        else:
+            guard, do, sync, target = edge.children
+        action = None if sync is None else sync.children[0]
+        updates = [] if do is None else [
+            (u.children[0], u.children[1]) for u in do.children if u is not None]
+        if action is not None and str(action) not in aut.actions:
+            raise self.error(action, f"action `{action}` is not declared in the "
+                                     f"actions of `{aut.name}`")
+        aut.edges.append(_Edge(str(aut.name), source, str(target), guard,
+                               None if action is None else str(action), updates, edge))
 
     # ---- expressions ----------------------------------------------------------
     def linear(self, t: Node | Token) -> Linear:
@@ -564,68 +588,87 @@ class _Translator:
             raise self.error(tree, "the model has no automaton")
         urgent = any(a.urgent for a in self.automata)
         self.urgent_clock = self.ident("urgent_clock") if urgent else ""
-        init = next(c for c in tree.children if isinstance(c, Tree) and c.data == "init")
-        loc_init: dict[str, str] = {}
-        var_init: dict[str, str] = {}
-        ranges: dict[str, list[Fraction | bool | None]] = {
-            p: [Fraction(0), False, None, False] for p in self.params}  # lo, lo_open, hi, hi_open
-        fixed: dict[str, Fraction] = {}
-        assumes: list[str] = []
-        for part in init.children:
+        init_node = next(c for c in tree.children if isinstance(c, Tree) and c.data == "init")
+        init = self.read_init(init_node)
+        lines = [f"# Translated from {Path(self.path).name} by `kvrace import`.", "",
+                 f"model {model_name}", ""]
+        param_lines = self.param_lines(init.ranges, init.fixed, init.assumes)
+        lines += param_lines
+        if param_lines:
+            lines.append("")
+        lines += self.state_lines(init)
+        lines += self.deadline_lines()
+        lines.append("")
+        for ev in self.events():
+            lines += [ev, ""]
+        if prop is not None:
+            lines.append(self.property_line(prop))
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+    def read_init(self, node: Node) -> _Init:
+        """Read the initial state: locations, discrete values and the constraint on the
+        clocks and parameters; checks that it sets every clock and location."""
+        init = _Init({p: [Fraction(0), False, None, False] for p in self.params})
+        for part in node.children:
             if not isinstance(part, Tree):
                 continue
             if part.data == "discrete_part":
                 for d in part.children:
-                    if d is None:
-                        continue
-                    if d.data == "loc_init":
-                        aut_tok, loc = d.children
-                        aut = next((a for a in self.automata if a.name == aut_tok), None)
-                        if aut is None:
-                            raise self.error(aut_tok, f"there is no automaton `{aut_tok}`")
-                        if str(loc) not in aut.locations:
-                            raise self.error(loc, f"`{aut_tok}` has no location `{loc}`")
-                        loc_init[str(aut_tok)] = str(loc)
-                    else:
-                        var, value = d.children
-                        kind = self.kind(var)
-                        if kind not in ("int", "bool"):
-                            raise self.error(var, f"`{var}` is not a discrete variable")
-                        var_init[str(var)] = self.expr(value)
+                    if d is not None:
+                        self.discrete_init(d, init)
             else:
                 for c in part.children:
-                    self.initial_constraint(c, ranges, fixed, assumes)
+                    self.initial_constraint(c, init.ranges, init.fixed, init.assumes)
         for clock in self.clocks:
             if self.ident(clock) not in self.zeroed:
-                raise self.error(init, f"the initial constraint must set clock `{clock}` to 0 "
+                raise self.error(node, f"the initial constraint must set clock `{clock}` to 0 "
                                        "(IMITATOR leaves an unmentioned clock arbitrary)")
         for aut in self.automata:
-            if str(aut.name) not in loc_init:
+            if str(aut.name) not in init.locations:
                 raise self.error(aut.name, f"the initial location of `{aut.name}` is not given")
-        lines = [f"# Translated from {Path(self.path).name} by `kvrace import`.", "",
-                 f"model {model_name}", ""]
-        param_lines = self.param_lines(ranges, fixed, assumes)
-        lines += param_lines
-        if param_lines:
-            lines.append("")
+        return init
+
+    def discrete_init(self, d: Node, init: _Init) -> None:
+        """Read one initial location or initial value of a discrete variable."""
+        if d.data == "loc_init":
+            aut_tok, loc = d.children
+            aut = next((a for a in self.automata if a.name == aut_tok), None)
+            if aut is None:
+                raise self.error(aut_tok, f"there is no automaton `{aut_tok}`")
+            if str(loc) not in aut.locations:
+                raise self.error(loc, f"`{aut_tok}` has no location `{loc}`")
+            init.locations[str(aut_tok)] = str(loc)
+            return
+        var, value = d.children
+        kind = self.kind(var)
+        if kind not in ("int", "bool"):
+            raise self.error(var, f"`{var}` is not a discrete variable")
+        init.values[str(var)] = self.expr(value)
+
+    def state_lines(self, init: _Init) -> list[str]:
+        """The ``actor``, ``var`` and ``clock`` lines."""
         actors = [self.ident(str(a.name), "actor:" + str(a.name)) for a in self.automata]
-        lines.append("actor " + ", ".join(actors))
-        lines.append("")
+        lines = ["actor " + ", ".join(actors), ""]
         for aut in self.automata:
             values = ", ".join(self.loc_value(aut, loc) for loc in aut.locations)
             lines.append(f"var {self.loc_var(aut)} : {{{values}}} = "
-                         f"{self.loc_value(aut, loc_init[str(aut.name)])}")
+                         f"{self.loc_value(aut, init.locations[str(aut.name)])}")
         for v in self.ints:
             lines.append(f"var {self.ident(v)} : {self.options.int_lo}..{self.options.int_hi} = "
-                         f"{var_init.get(v, '0')}")
+                         f"{init.values.get(v, '0')}")
         for v in self.bools:
-            lines.append(f"var {self.ident(v)} : bool = {var_init.get(v, 'false')}")
+            lines.append(f"var {self.ident(v)} : bool = {init.values.get(v, 'false')}")
         clocks = [self.ident(c) for c in self.clocks]
         if self.urgent_clock:
             clocks.append(self.urgent_clock)
         if clocks:
             lines.append("clock " + ", ".join(clocks))
         lines.append("")
+        return lines
+
+    def deadline_lines(self) -> list[str]:
+        """The deadlines of the location invariants and of the urgent locations."""
+        lines: list[str] = []
         for aut in self.automata:
             for loc in aut.locations:
                 inv = self.invariant(aut, loc)
@@ -637,17 +680,15 @@ class _Translator:
             where = " or ".join(f"{self.loc_var(a)} == {self.loc_value(a, loc)}"
                                 for a in self.automata for loc in a.urgent)
             lines.append(f"deadline urgent_locations: {self.urgent_clock} <= 0\n  while {where}")
-        lines.append("")
-        for ev in self.events():
-            lines += [ev, ""]
-        if prop is not None:
-            kind, body = prop.children
-            self.path = self.prop_path
-            if str(kind) == "AGnot":
-                lines.append(f"invariant agnot: not ({self.condition(body, allow_clocks=False)})")
-            else:
-                lines.append(f"reachable ef: {self.condition(body, allow_clocks=True)}")
-        return "\n".join(lines).rstrip("\n") + "\n"
+        return lines
+
+    def property_line(self, prop: Node) -> str:
+        """The invariant of an ``AGnot`` property or the query of an ``EF`` one."""
+        kind, body = prop.children
+        self.path = self.prop_path
+        if str(kind) == "AGnot":
+            return f"invariant agnot: not ({self.condition(body, allow_clocks=False)})"
+        return f"reachable ef: {self.condition(body, allow_clocks=True)}"
 
     def initial_constraint(self, c: Node, ranges: dict[str, list[Fraction | bool | None]],
                            fixed: dict[str, Fraction], assumes: list[str]) -> None:
@@ -660,10 +701,7 @@ class _Translator:
             kinds = self.names_in(atom)
             a, op, b = atom.children
             if "clock" in kinds:
-                text = self.atom(atom, allow_clocks=True, allow_params=False)
-                if not text.endswith("== 0") or text.count(" ") != 2:
-                    raise self.error(atom, "clocks must start at 0 (`x = 0`)")
-                self.zeroed.add(text.split(" ")[0])
+                self.zero_clock(atom)
                 continue
             if kinds - {"param", "const"}:
                 raise self.error(atom, "the initial constraint may only constrain "
@@ -678,40 +716,56 @@ class _Translator:
                 kop = {"=": "=="}.get(str(op), str(op))
                 if not self.holds({}, kop, -diff.get("", Fraction(0)), {}):
                     raise self.error(atom, "this initial constraint is false")
-                continue
-            if len(ps) == 1:
-                p = ps[0]
-                coef = diff[p]
-                value = -diff.get("", Fraction(0)) / coef
-                kop = str(op)
-                if coef < 0:
-                    kop = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(kop, kop)
-                r = ranges[p]
-                if kop == "=":
-                    fixed[p] = value
-                elif kop in (">", ">="):
-                    lo = r[0]
-                    assert isinstance(lo, Fraction)
-                    if value > lo or (value == lo and kop == ">"):
-                        r[0], r[1] = value, kop == ">"
-                else:
-                    hi = r[2]
-                    if hi is None or not isinstance(hi, Fraction) or value < hi or (
-                            value == hi and kop == "<"):
-                        r[2], r[3] = value, kop == "<"
-                continue
-            kop = {"=": "=="}.get(str(op), str(op))
-            lhs = {k: v for k, v in diff.items() if k}
-            if lhs[min(lhs)] < 0:  # written as a person would: `p - q >= 1`, not `-p + q <= -1`
-                lhs = {k: -v for k, v in lhs.items()}
-                diff = {k: -v for k, v in diff.items()}
-                kop = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(kop, kop)
-            # positive terms on the left, the rest on the right: `p >= q + 1`
-            left = {k: v for k, v in lhs.items() if v > 0}
-            right = {k: -v for k, v in lhs.items() if v < 0}
-            right[""] = -diff.get("", Fraction(0))
-            assumes.append(f"assume {self.fmt_linear(left)} {kop} {self.fmt_linear(right)}")
-            self._assume_forms.append((lhs, kop, -diff.get("", Fraction(0)), atom))
+            elif len(ps) == 1:
+                self.param_bound(ps[0], diff, str(op), ranges, fixed)
+            else:
+                self.param_assume(diff, str(op), atom, assumes)
+
+    def zero_clock(self, atom: Node) -> None:
+        """Record the clock that a comparison of the initial constraint sets to 0."""
+        text = self.atom(atom, allow_clocks=True, allow_params=False)
+        if not text.endswith("== 0") or text.count(" ") != 2:
+            raise self.error(atom, "clocks must start at 0 (`x = 0`)")
+        self.zeroed.add(text.split(" ")[0])
+
+    @staticmethod
+    def param_bound(p: str, diff: Linear, op: str,
+                    ranges: dict[str, list[Fraction | bool | None]],
+                    fixed: dict[str, Fraction]) -> None:
+        """Narrow the range of ``p`` (or fix it) by the constraint ``diff op 0``."""
+        coef = diff[p]
+        value = -diff.get("", Fraction(0)) / coef
+        kop = op
+        if coef < 0:
+            kop = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(kop, kop)
+        r = ranges[p]
+        if kop == "=":
+            fixed[p] = value
+        elif kop in (">", ">="):
+            lo = r[0]
+            assert isinstance(lo, Fraction)
+            if value > lo or (value == lo and kop == ">"):
+                r[0], r[1] = value, kop == ">"
+        else:
+            hi = r[2]
+            if hi is None or not isinstance(hi, Fraction) or value < hi or (
+                    value == hi and kop == "<"):
+                r[2], r[3] = value, kop == "<"
+
+    def param_assume(self, diff: Linear, op: str, atom: Node, assumes: list[str]) -> None:
+        """An ``assume`` line for the constraint ``diff op 0`` on several parameters."""
+        kop = {"=": "=="}.get(op, op)
+        lhs = {k: v for k, v in diff.items() if k}
+        if lhs[min(lhs)] < 0:  # written as a person would: `p - q >= 1`, not `-p + q <= -1`
+            lhs = {k: -v for k, v in lhs.items()}
+            diff = {k: -v for k, v in diff.items()}
+            kop = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(kop, kop)
+        # positive terms on the left, the rest on the right: `p >= q + 1`
+        left = {k: v for k, v in lhs.items() if v > 0}
+        right = {k: -v for k, v in lhs.items() if v < 0}
+        right[""] = -diff.get("", Fraction(0))
+        assumes.append(f"assume {self.fmt_linear(left)} {kop} {self.fmt_linear(right)}")
+        self._assume_forms.append((lhs, kop, -diff.get("", Fraction(0)), atom))
 
     _assume_forms: list[tuple[Linear, str, Fraction, Node]]
     _init_node: Node

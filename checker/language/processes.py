@@ -22,7 +22,8 @@ this module knows nothing of lark or of the IR.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from checker.diagnostics import Diagnostic, Span, SpecError, did_you_mean
 from checker.language import ast
@@ -180,25 +181,7 @@ class _Process:
     def flatten(self) -> list[ast.Decl]:
         d = self.d
         out: list[ast.Decl] = [ast.ActorDecl(d.span, ((self.name, d.name_span),))]
-        for item in d.items:  # names first: events may use locals declared after them
-            if isinstance(item, ast.VarDecl):
-                self.declare_local(item.name, item.name_span)
-            elif isinstance(item, ast.ClockDecl):
-                for n, sp in item.names:
-                    self.declare_local(n, sp)
-            elif isinstance(item, ast.LocationDecl):
-                for n, sp in item.names:
-                    if n in self.kinds:
-                        self.error("KVR102", f"location `{n}` is already declared in process"
-                                   f" `{self.name}`", sp)
-                        continue
-                    self.kinds[n] = item.kind
-                    self.locations.append((n, sp))
-        if self.locations:
-            self.declare_local(LOC, self.locations[0][1])
-        if self.param is not None and self.param.name in self.locals:
-            self.error("KVR102", f"the instance `{self.param.name}` of process `{self.name}`"
-                       " has the name of one of its locals", self.param.span)
+        self.declare_locals()
         if self.locations:
             first, sp = self.locations[0]
             enum = ast.EnumType(sp, tuple(self.locations))
@@ -206,48 +189,98 @@ class _Process:
                                  if self.param is not None else enum)
             out.append(ast.VarDecl(sp, self.qualified(LOC), sp, typ, ast.Ref(sp, first, sp,
                                                                               None)))
-        none: frozenset[str] = frozenset()
+        table: dict[type, Callable[[Any], list[ast.Decl]]] = {
+            ast.VarDecl: self.flat_var,
+            ast.ClockDecl: self.flat_clock,
+            ast.LocationDecl: self.flat_location,
+            ast.LocalEventDecl: self.flat_event,
+            ast.DeadlineDecl: self.flat_deadline,
+            ast.InvariantDecl: self.flat_invariant,
+            ast.PropertyDecl: self.flat_property,
+        }
         for item in d.items:
-            if isinstance(item, ast.VarDecl):
-                typ = item.type
-                if isinstance(typ, ast.MapType):
-                    typ = ast.MapType(typ.span, self.domain(typ.domain), typ.value)
-                elif self.param is not None:
-                    typ = ast.MapType(typ.span, (self.param.type,), typ)
-                init = self.expr(item.init, none) if item.init is not None else None
-                out.append(ast.VarDecl(item.span, self.qualified(item.name), item.name_span,
-                                       typ, init))
-            elif isinstance(item, ast.ClockDecl):
-                out.append(ast.ClockDecl(
-                    item.span, tuple((self.qualified(n), sp) for n, sp in item.names),
-                    self.domain(item.domain)))
-            elif isinstance(item, ast.LocationDecl):
-                if item.invariant is not None:
-                    out.extend(self.location_deadline(item, n, sp) for n, sp in item.names)
-            elif isinstance(item, ast.LocalEventDecl):
-                out.append(self.event(item))
-            elif isinstance(item, ast.DeadlineDecl):
-                bound = self.bound(item.params)
-                out.append(ast.DeadlineDecl(
-                    item.span, self.qualified(item.name) if item.name is not None else None,
-                    self.binders(item.params), self.expr(item.bound, bound),
-                    self.expr(item.cond, bound) if item.cond is not None else None))
-            elif isinstance(item, ast.InvariantDecl):
-                bound = self.bound(item.params)
-                out.append(ast.InvariantDecl(item.span, self.qualified(item.name),
-                                             item.name_span, self.binders(item.params),
-                                             self.expr(item.expr, bound)))
-            elif isinstance(item, ast.PropertyDecl):
-                bound = self.bound(item.params)
-                out.append(ast.PropertyDecl(
-                    item.span, self.qualified(item.name), item.name_span,
-                    self.binders(item.params), self.expr(item.trigger, bound),
-                    self.expr(item.response, bound), item.within, item.always))
+            flat = table.get(type(item))
+            if flat is not None:
+                out.extend(flat(item))
         out.append(ast.ProcessInfo(
             d.span, self.name, d.name_span, self.param,
             tuple(n for n, _ in self.locations if self.kinds[n] == "urgent"),
             tuple(n for n, _ in self.locations if self.kinds[n] == "committed")))
         return out
+
+    def declare_locals(self) -> None:
+        """Enter the local names and the locations (before any item is flattened: events
+        may use locals declared after them)."""
+        for item in self.d.items:
+            if isinstance(item, ast.VarDecl):
+                self.declare_local(item.name, item.name_span)
+            elif isinstance(item, ast.ClockDecl):
+                for n, sp in item.names:
+                    self.declare_local(n, sp)
+            elif isinstance(item, ast.LocationDecl):
+                self.declare_locations(item)
+        if self.locations:
+            self.declare_local(LOC, self.locations[0][1])
+        if self.param is not None and self.param.name in self.locals:
+            self.error("KVR102", f"the instance `{self.param.name}` of process `{self.name}`"
+                       " has the name of one of its locals", self.param.span)
+
+    def declare_locations(self, item: ast.LocationDecl) -> None:
+        """Enter the locations of a ``location`` declaration, reporting repeated ones."""
+        for n, sp in item.names:
+            if n in self.kinds:
+                self.error("KVR102", f"location `{n}` is already declared in process"
+                           f" `{self.name}`", sp)
+                continue
+            self.kinds[n] = item.kind
+            self.locations.append((n, sp))
+
+    def flat_var(self, item: ast.VarDecl) -> list[ast.Decl]:
+        """A local variable as a global one indexed by the instance."""
+        typ = item.type
+        if isinstance(typ, ast.MapType):
+            typ = ast.MapType(typ.span, self.domain(typ.domain), typ.value)
+        elif self.param is not None:
+            typ = ast.MapType(typ.span, (self.param.type,), typ)
+        init = self.expr(item.init, frozenset()) if item.init is not None else None
+        return [ast.VarDecl(item.span, self.qualified(item.name), item.name_span, typ, init)]
+
+    def flat_clock(self, item: ast.ClockDecl) -> list[ast.Decl]:
+        """Local clocks as global ones indexed by the instance."""
+        return [ast.ClockDecl(item.span, tuple((self.qualified(n), sp) for n, sp in item.names),
+                              self.domain(item.domain))]
+
+    def flat_location(self, item: ast.LocationDecl) -> list[ast.Decl]:
+        """The deadlines of a location's invariant, one per location named."""
+        if item.invariant is None:
+            return []
+        return [self.location_deadline(item, n, sp) for n, sp in item.names]
+
+    def flat_event(self, item: ast.LocalEventDecl) -> list[ast.Decl]:
+        """A local event as a global one."""
+        return [self.event(item)]
+
+    def flat_deadline(self, item: ast.DeadlineDecl) -> list[ast.Decl]:
+        """A local deadline, bound to the instance."""
+        bound = self.bound(item.params)
+        return [ast.DeadlineDecl(
+            item.span, self.qualified(item.name) if item.name is not None else None,
+            self.binders(item.params), self.expr(item.bound, bound),
+            self.expr(item.cond, bound) if item.cond is not None else None)]
+
+    def flat_invariant(self, item: ast.InvariantDecl) -> list[ast.Decl]:
+        """A local invariant, bound to the instance."""
+        bound = self.bound(item.params)
+        return [ast.InvariantDecl(item.span, self.qualified(item.name), item.name_span,
+                                  self.binders(item.params), self.expr(item.expr, bound))]
+
+    def flat_property(self, item: ast.PropertyDecl) -> list[ast.Decl]:
+        """A local property, bound to the instance."""
+        bound = self.bound(item.params)
+        return [ast.PropertyDecl(
+            item.span, self.qualified(item.name), item.name_span,
+            self.binders(item.params), self.expr(item.trigger, bound),
+            self.expr(item.response, bound), item.within, item.always)]
 
     def bound(self, params: Sequence[ast.Binder]) -> frozenset[str]:
         names = {b.name for b in params}

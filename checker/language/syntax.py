@@ -20,7 +20,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -453,49 +453,77 @@ class _Converter:
 
     # ---- expressions ----
     def expr(self, t: Tree[Any] | Token) -> ast.Expr:
-        sp = self.span(t)
         if isinstance(t, Token):
-            if t.type == "UNUMBER":
-                return ast.Num(sp, self.number(t))
-            if t.type == "NAME":
-                return ast.Ref(sp, str(t), sp, None)
-            raise AssertionError(f"unexpected token {t.type}")
-        d = t.data
-        if d == "ref":
-            return self.ref(t)
-        if d == "cref":
-            return ast.Ref(sp, str(t.children[0]), sp, None)
-        if d == "num":
-            return ast.Num(sp, self.number(t.children[0]))
-        if d == "true":
-            return ast.BoolLit(sp, True)
-        if d == "false":
-            return ast.BoolLit(sp, False)
-        if d == "none":
-            return ast.NoneLit(sp)
-        if d == "not_":
-            return ast.Unary(sp, "not", self.expr(t.children[0]))
-        if d == "neg":
-            return ast.Unary(sp, "-", self.expr(t.children[0]))
-        if d in ("and_", "or_", "implies"):
-            op = {"and_": "and", "or_": "or", "implies": "=>"}[d]
-            left, right = t.children
-            lsp, rsp = self.span(left), self.span(right)
-            op_span = Span(lsp.end_line, lsp.end_column, rsp.line, rsp.column)
-            return ast.Binary(sp, op, self.expr(left), self.expr(right), op_span)
-        if d in ("compare", "binop"):
-            left, op_tok, right = t.children
-            return ast.Binary(
-                sp, str(op_tok), self.expr(left), self.expr(right), self.span(op_tok)
-            )
-        if d in ("member", "not_member"):
-            value, args = t.children
-            return ast.Member(sp, self.expr(value), self.args(args), d == "not_member")
-        if d in ("forall_q", "exists_q"):
-            kind = "forall" if d == "forall_q" else "exists"
-            binders = tuple(self.binder(b) for b in t.children[:-1])
-            return ast.Quant(sp, kind, binders, self.expr(t.children[-1]))
-        raise AssertionError(f"unexpected tree {d}")
+            return self.token_expr(t)
+        convert = _EXPR_KINDS.get(t.data)
+        if convert is None:
+            raise AssertionError(f"unexpected tree {t.data}")
+        return convert(self, t)
+
+    def token_expr(self, t: Token) -> ast.Expr:
+        """A number or a name standing alone as an expression."""
+        sp = self.span(t)
+        if t.type == "UNUMBER":
+            return ast.Num(sp, self.number(t))
+        if t.type == "NAME":
+            return ast.Ref(sp, str(t), sp, None)
+        raise AssertionError(f"unexpected token {t.type}")
+
+    def cref(self, t: Tree[Any]) -> ast.Expr:
+        """A clock named in a constraint."""
+        sp = self.span(t)
+        return ast.Ref(sp, str(t.children[0]), sp, None)
+
+    def num(self, t: Tree[Any]) -> ast.Expr:
+        """A number literal."""
+        return ast.Num(self.span(t), self.number(t.children[0]))
+
+    def true(self, t: Tree[Any]) -> ast.Expr:
+        """``true``."""
+        return ast.BoolLit(self.span(t), True)
+
+    def false(self, t: Tree[Any]) -> ast.Expr:
+        """``false``."""
+        return ast.BoolLit(self.span(t), False)
+
+    def none(self, t: Tree[Any]) -> ast.Expr:
+        """``none``."""
+        return ast.NoneLit(self.span(t))
+
+    def not_(self, t: Tree[Any]) -> ast.Expr:
+        """``not e``."""
+        return ast.Unary(self.span(t), "not", self.expr(t.children[0]))
+
+    def neg(self, t: Tree[Any]) -> ast.Expr:
+        """``-e``."""
+        return ast.Unary(self.span(t), "-", self.expr(t.children[0]))
+
+    def logical(self, t: Tree[Any]) -> ast.Expr:
+        """``a and b``, ``a or b``, ``a => b``: the operator spans the gap between them."""
+        op = {"and_": "and", "or_": "or", "implies": "=>"}[t.data]
+        left, right = t.children
+        lsp, rsp = self.span(left), self.span(right)
+        op_span = Span(lsp.end_line, lsp.end_column, rsp.line, rsp.column)
+        return ast.Binary(self.span(t), op, self.expr(left), self.expr(right), op_span)
+
+    def binop(self, t: Tree[Any]) -> ast.Expr:
+        """A comparison or an arithmetic operation."""
+        left, op_tok, right = t.children
+        return ast.Binary(
+            self.span(t), str(op_tok), self.expr(left), self.expr(right), self.span(op_tok)
+        )
+
+    def member(self, t: Tree[Any]) -> ast.Expr:
+        """``e in {a, b}`` or ``e not in {a, b}``."""
+        value, args = t.children
+        return ast.Member(self.span(t), self.expr(value), self.args(args),
+                          t.data == "not_member")
+
+    def quant(self, t: Tree[Any]) -> ast.Expr:
+        """``forall`` or ``exists`` over binders."""
+        kind = "forall" if t.data == "forall_q" else "exists"
+        binders = tuple(self.binder(b) for b in t.children[:-1])
+        return ast.Quant(self.span(t), kind, binders, self.expr(t.children[-1]))
 
     def args(self, t: Tree[Any] | None) -> tuple[ast.Expr, ...]:
         if t is None:
@@ -813,6 +841,28 @@ class _Converter:
         return self.expr(t.children[0]) if t is not None else None
 
 
+_EXPR_KINDS: dict[str, Callable[[_Converter, Tree[Any]], ast.Expr]] = {
+    "ref": _Converter.ref,
+    "cref": _Converter.cref,
+    "num": _Converter.num,
+    "true": _Converter.true,
+    "false": _Converter.false,
+    "none": _Converter.none,
+    "not_": _Converter.not_,
+    "neg": _Converter.neg,
+    "and_": _Converter.logical,
+    "or_": _Converter.logical,
+    "implies": _Converter.logical,
+    "compare": _Converter.binop,
+    "binop": _Converter.binop,
+    "member": _Converter.member,
+    "not_member": _Converter.member,
+    "forall_q": _Converter.quant,
+    "exists_q": _Converter.quant,
+}
+"""The conversion of each kind of expression tree."""
+
+
 def _literal_int(e: ast.Expr) -> int | None:
     """The value of an integer literal, possibly negated (a range bound), else None."""
     if isinstance(e, ast.Num) and e.value.denominator == 1:
@@ -1026,15 +1076,7 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
     Raises :class:`~checker.diagnostics.SpecError` with every syntax error found.
     """
     source = source.removeprefix("\ufeff")
-    if "\x00" in source:
-        at = source.index("\x00")
-        line = source.count("\n", 0, at) + 1
-        col = at - (source.rfind("\n", 0, at) + 1) + 1
-        raise SpecError(
-            [Diagnostic("KVR001", "file contains NUL bytes; is it a binary file?", path,
-                        Span(line, col, line, col + 1))],
-            source,
-        )
+    _refuse_binary(source, path)
     blank = not source.strip()
     chunks = (c for c in _split("" if blank else source) if _NOT_BLANK.search(c.text))
     first = next(chunks, None)
@@ -1047,35 +1089,63 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
             source,
         )
     diags: list[Diagnostic] = []
-    model_name = ""
-    model_span = Span(1, 1, 1, 2)
-    rest: Iterable[_Chunk] = chunks
+    model_name, model_span, rest = _model_header(path, first, chunks, diags)
+    decls = _declarations(path, rest, diags)
+    if diags:
+        raise SpecError(diags, source)
+    return ast.SpecFile(path, model_name, model_span, tuple(decls))
+
+
+def _refuse_binary(source: str, path: str) -> None:
+    """Raise a :class:`SpecError` at the first NUL byte of ``source``, if any."""
+    if "\x00" in source:
+        at = source.index("\x00")
+        line = source.count("\n", 0, at) + 1
+        col = at - (source.rfind("\n", 0, at) + 1) + 1
+        raise SpecError(
+            [Diagnostic("KVR001", "file contains NUL bytes; is it a binary file?", path,
+                        Span(line, col, line, col + 1))],
+            source,
+        )
+
+
+def _model_header(path: str, first: _Chunk, chunks: Iterator[_Chunk],
+                  diags: list[Diagnostic]) -> tuple[str, Span, Iterable[_Chunk]]:
+    """The model's name and span, and the chunks after its header; a missing or late
+    header is reported in ``diags``."""
     if _is_header(first):
         model_name, model_span, err = _header(path, first)
         if err is not None:
             diags.append(err)
+        return model_name, model_span, chunks
+    model_name = ""
+    model_span = Span(1, 1, 1, 2)
+    listed = [first, *chunks]
+    later = next((c for c in listed if _is_header(c)), None)
+    if later is not None:
+        diags.append(Diagnostic(
+            "KVR002", "`model NAME` must come before every other declaration", path,
+            _first_token_span(later), ("help: move this line to the top of the file",),
+        ))
+        model_name, model_span, err = _header(path, later)
+        if err is not None:
+            diags.append(err)
+        listed = [c for c in listed if c is not later]
     else:
-        listed = [first, *chunks]
-        later = next((c for c in listed if _is_header(c)), None)
-        if later is not None:
-            diags.append(Diagnostic(
-                "KVR002", "`model NAME` must come before every other declaration", path,
-                _first_token_span(later), ("help: move this line to the top of the file",),
-            ))
-            model_name, model_span, err = _header(path, later)
-            if err is not None:
-                diags.append(err)
-            listed = [c for c in listed if c is not later]
-        else:
-            diags.append(Diagnostic(
-                "KVR002", "a specification starts with `model NAME`", path,
-                _first_token_span(first),
-                ("help: add a first line such as `model my_protocol`",),
-            ))
-        if listed and _DECL_START.match(listed[0].text) is None:
-            listed = listed[1:]  # not a declaration either: reported once, above
-        rest = listed
+        diags.append(Diagnostic(
+            "KVR002", "a specification starts with `model NAME`", path,
+            _first_token_span(first),
+            ("help: add a first line such as `model my_protocol`",),
+        ))
+    if listed and _DECL_START.match(listed[0].text) is None:
+        listed = listed[1:]  # not a declaration either: reported once, above
+    return model_name, model_span, listed
 
+
+def _declarations(path: str, rest: Iterable[_Chunk], diags: list[Diagnostic]
+                  ) -> list[ast.Decl]:
+    """The declarations of the chunks after the header, their errors added to
+    ``diags``, within the limits on errors and tokens."""
     decls: list[ast.Decl] = []
     budget = MAX_TOKENS
     for chunk in rest:
@@ -1103,29 +1173,37 @@ def parse(source: str, path: str = "<input>") -> ast.SpecFile:
             if budget <= 0:
                 break
             continue
-        if limits.too_deep is not None:
-            diags.append(_nesting_diagnostic(
-                path, chunk.span(limits.too_deep, limits.too_deep + 1)))
-            continue
-        try:
-            tree = _parse(chunk.text, "decl")
-        except UnexpectedInput as exc:
-            diags.append(_syntax_diagnostic(path, chunk, exc))
-            continue
-        conv = _Converter(path, chunk)
-        deep = _too_deep(tree)
-        if deep is not None:
-            sp = conv.span(deep)
-            diags.append(_nesting_diagnostic(path, Span(sp.line, sp.column, sp.line,
-                                                        sp.column + 1)))
-            continue
-        try:
-            decls.append(conv.decl(tree))
-        except _ConvertError as err:
-            diags.append(err.diag)
-    if diags:
-        raise SpecError(diags, source)
-    return ast.SpecFile(path, model_name, model_span, tuple(decls))
+        decl = _declaration(path, chunk, limits, diags)
+        if decl is not None:
+            decls.append(decl)
+    return decls
+
+
+def _declaration(path: str, chunk: _Chunk, limits: _Limits, diags: list[Diagnostic]
+                 ) -> ast.Decl | None:
+    """The declaration of one chunk within the token limits, or None with its error
+    added to ``diags``."""
+    if limits.too_deep is not None:
+        diags.append(_nesting_diagnostic(
+            path, chunk.span(limits.too_deep, limits.too_deep + 1)))
+        return None
+    try:
+        tree = _parse(chunk.text, "decl")
+    except UnexpectedInput as exc:
+        diags.append(_syntax_diagnostic(path, chunk, exc))
+        return None
+    conv = _Converter(path, chunk)
+    deep = _too_deep(tree)
+    if deep is not None:
+        sp = conv.span(deep)
+        diags.append(_nesting_diagnostic(path, Span(sp.line, sp.column, sp.line,
+                                                    sp.column + 1)))
+        return None
+    try:
+        return conv.decl(tree)
+    except _ConvertError as err:
+        diags.append(err.diag)
+        return None
 
 
 def parse_expression(text: str, path: str = "<input>") -> ast.Expr:

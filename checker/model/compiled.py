@@ -130,42 +130,67 @@ class _Gen:
         return " + ".join([*reversed(parts), str(static)] if static else list(reversed(parts)))
 
     def expr(self, e: ir.Expr, st: str) -> str:
-        if isinstance(e, ir.Const):
-            return str(e.value)
-        if isinstance(e, ir.Local):
-            return f"a{e.slot}"
-        if isinstance(e, ir.Read):
-            return f"{st}[{self.cell(e.var.offset, e.var.domain, e.index, st)}]"
-        if isinstance(e, ir.Some):
-            return f"_some({self.expr(e.operand, st)}, {e.site!r})"
-        if isinstance(e, ir.InRange) and e.what:
+        kind = _EXPR_KINDS.get(e.__class__)
+        if kind is None:  # pragma: no cover
+            raise AssertionError(type(e).__name__)
+        return kind(self, e, st)
+
+    def const_expr(self, e: ir.Const, st: str) -> str:
+        """A constant."""
+        return str(e.value)
+
+    def local_expr(self, e: ir.Local, st: str) -> str:
+        """A bound name: the argument of its slot."""
+        return f"a{e.slot}"
+
+    def read_expr(self, e: ir.Read, st: str) -> str:
+        """A variable's cell of state ``st``."""
+        return f"{st}[{self.cell(e.var.offset, e.var.domain, e.index, st)}]"
+
+    def some_expr(self, e: ir.Some, st: str) -> str:
+        """An optional value, faulting on ``none``."""
+        return f"_some({self.expr(e.operand, st)}, {e.site!r})"
+
+    def in_range_expr(self, e: ir.InRange, st: str) -> str:
+        """A value checked against its range."""
+        if e.what:
             return f"_rngm({self.expr(e.operand, st)}, {self.const(e)})"
-        if isinstance(e, ir.InRange):
-            return f"_rng({self.expr(e.operand, st)}, {e.lo}, {e.hi}, {e.site!r})"
-        if isinstance(e, ir.Unary):
-            if e.op == ir.UnaryOp.NOT:
-                return f"(not {self.expr(e.operand, st)})"
-            return f"(-{self.expr(e.operand, st)})"
-        if isinstance(e, ir.Binary):
-            a, b = self.expr(e.left, st), self.expr(e.right, st)
-            if e.op == ir.BinaryOp.IMPLIES:
-                return f"((not {a}) or {b})"
-            if e.op in (ir.BinaryOp.DIV, ir.BinaryOp.MOD):
-                fn = "_div" if e.op == ir.BinaryOp.DIV else "_mod"
-                return f"{fn}({a}, {b}, {e.site!r})"
-            return f"({a} {e.op} {b})"
-        if isinstance(e, ir.Member):
-            opts = ", ".join(self.expr(o, st) for o in e.options)
-            return f"({self.expr(e.value, st)} in ({opts},))"
-        if isinstance(e, ir.Quant):
-            fn = "all" if e.kind == ir.Quantifier.FORALL else "any"
-            body = self.expr(e.body, st)
-            return f"{fn}({body} for a{e.slot} in range({e.type.lo}, {e.type.hi + 1}))"
-        if isinstance(e, ir.IndexCheck):
-            return f"_touch({', '.join(self.expr(i, st) for i in e.index)})"
-        if isinstance(e, ir.ClockTest):
-            raise AssertionError("clock tests are split out of guards before code generation")
-        raise AssertionError(type(e).__name__)  # pragma: no cover
+        return f"_rng({self.expr(e.operand, st)}, {e.lo}, {e.hi}, {e.site!r})"
+
+    def unary_expr(self, e: ir.Unary, st: str) -> str:
+        """``not e`` or ``-e``."""
+        if e.op == ir.UnaryOp.NOT:
+            return f"(not {self.expr(e.operand, st)})"
+        return f"(-{self.expr(e.operand, st)})"
+
+    def binary_expr(self, e: ir.Binary, st: str) -> str:
+        """A binary operation; ``=>`` and the faulting divisions spelled out."""
+        a, b = self.expr(e.left, st), self.expr(e.right, st)
+        if e.op == ir.BinaryOp.IMPLIES:
+            return f"((not {a}) or {b})"
+        if e.op in (ir.BinaryOp.DIV, ir.BinaryOp.MOD):
+            fn = "_div" if e.op == ir.BinaryOp.DIV else "_mod"
+            return f"{fn}({a}, {b}, {e.site!r})"
+        return f"({a} {e.op} {b})"
+
+    def member_expr(self, e: ir.Member, st: str) -> str:
+        """``e in {a, b}`` as a tuple membership."""
+        opts = ", ".join(self.expr(o, st) for o in e.options)
+        return f"({self.expr(e.value, st)} in ({opts},))"
+
+    def quant_expr(self, e: ir.Quant, st: str) -> str:
+        """``forall`` / ``exists`` as ``all`` / ``any`` over the type's range."""
+        fn = "all" if e.kind == ir.Quantifier.FORALL else "any"
+        body = self.expr(e.body, st)
+        return f"{fn}({body} for a{e.slot} in range({e.type.lo}, {e.type.hi + 1}))"
+
+    def index_check_expr(self, e: ir.IndexCheck, st: str) -> str:
+        """True once every index is evaluated."""
+        return f"_touch({', '.join(self.expr(i, st) for i in e.index)})"
+
+    def clock_test_expr(self, e: ir.ClockTest, st: str) -> str:
+        """Never generated: guards lose their clock tests first."""
+        raise AssertionError("clock tests are split out of guards before code generation")
 
     def stmts(self, ss: Sequence[ir.Stmt], indent: str) -> list[str]:
         out: list[str] = []
@@ -244,6 +269,22 @@ class _Gen:
         return out
 
 
+_EXPR_KINDS: dict[type, Callable[[_Gen, Any, str], str]] = {
+    ir.Const: _Gen.const_expr,
+    ir.Local: _Gen.local_expr,
+    ir.Read: _Gen.read_expr,
+    ir.Some: _Gen.some_expr,
+    ir.InRange: _Gen.in_range_expr,
+    ir.Unary: _Gen.unary_expr,
+    ir.Binary: _Gen.binary_expr,
+    ir.Member: _Gen.member_expr,
+    ir.Quant: _Gen.quant_expr,
+    ir.IndexCheck: _Gen.index_check_expr,
+    ir.ClockTest: _Gen.clock_test_expr,
+}
+"""The source generation of each kind of IR expression."""
+
+
 def _args_sig(nslots: int) -> str:
     # The state comes last so that instances bind their arguments with a C-level
     # functools.partial (the hot path calls these functions once per state).
@@ -269,42 +310,59 @@ def _first_test(guard: ir.Expr, args: tuple[int, ...]) -> tuple[int, frozenset[i
     later one could hide a fault an earlier one raises."""
     while isinstance(guard, ir.Binary) and guard.op == ir.BinaryOp.AND:
         guard = guard.left
-
-    def const(e: ir.Expr) -> int | None:
-        if isinstance(e, ir.Const):
-            return e.value
-        if isinstance(e, ir.Local) and e.slot < len(args):
-            return args[e.slot]
-        return None
-
-    def cell(e: ir.Expr) -> int | None:
-        if not isinstance(e, ir.Read):
-            return None
-        idx = [const(i) for i in e.index]
-        if any(i is None for i in idx):
-            return None
-        point = tuple(i for i in idx if i is not None)
-        for ft, v in zip(e.var.domain, point, strict=True):
-            if not ft.lo <= v <= ft.hi:
-                return None
-        return e.var.offset + ir.cell_index(e.var.domain, point)
-
     if isinstance(guard, ir.Unary) and guard.op == ir.UnaryOp.NOT:
-        c = cell(guard.operand)
+        c = _static_cell(guard.operand, args)
         return None if c is None else (c, frozenset({0}))
     if isinstance(guard, ir.Binary) and guard.op == ir.BinaryOp.EQ:
-        for a, b in ((guard.left, guard.right), (guard.right, guard.left)):
-            c, v = cell(a), const(b)
-            if c is not None and v is not None:
-                return c, frozenset({v})
+        return _equality_test(guard, args)
     if isinstance(guard, ir.Member):
-        c = cell(guard.value)
-        opts = [const(o) for o in guard.options]
-        if c is not None and all(o is not None for o in opts):
-            return c, frozenset(o for o in opts if o is not None)
-    c = cell(guard)
+        return _member_test(guard, args)
+    c = _static_cell(guard, args)
     if c is not None and guard.__class__ is ir.Read and guard.var.value.base.kind == "bool":
         return c, frozenset({1})
+    return None
+
+
+def _static_value(e: ir.Expr, args: tuple[int, ...]) -> int | None:
+    """The value of ``e`` when it is a constant or an instance's argument."""
+    if isinstance(e, ir.Const):
+        return e.value
+    if isinstance(e, ir.Local) and e.slot < len(args):
+        return args[e.slot]
+    return None
+
+
+def _static_cell(e: ir.Expr, args: tuple[int, ...]) -> int | None:
+    """The cell ``e`` reads when it is a read at static indices within its domain."""
+    if not isinstance(e, ir.Read):
+        return None
+    idx = [_static_value(i, args) for i in e.index]
+    if any(i is None for i in idx):
+        return None
+    point = tuple(i for i in idx if i is not None)
+    for ft, v in zip(e.var.domain, point, strict=True):
+        if not ft.lo <= v <= ft.hi:
+            return None
+    return e.var.offset + ir.cell_index(e.var.domain, point)
+
+
+def _equality_test(guard: ir.Binary, args: tuple[int, ...]
+                   ) -> tuple[int, frozenset[int]] | None:
+    """``cell == value`` (either way round) as ``(cell, {value})``."""
+    for a, b in ((guard.left, guard.right), (guard.right, guard.left)):
+        c, v = _static_cell(a, args), _static_value(b, args)
+        if c is not None and v is not None:
+            return c, frozenset({v})
+    return None
+
+
+def _member_test(guard: ir.Member, args: tuple[int, ...]
+                 ) -> tuple[int, frozenset[int]] | None:
+    """``cell in {values}`` as ``(cell, values)``."""
+    c = _static_cell(guard.value, args)
+    opts = [_static_value(o, args) for o in guard.options]
+    if c is not None and all(o is not None for o in opts):
+        return c, frozenset(o for o in opts if o is not None)
     return None
 
 

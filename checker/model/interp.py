@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
 from checker.model import ir
 from checker.model.interface import (
@@ -73,6 +74,20 @@ class Fault(Exception):
     (its message is the model error's)."""
 
 
+_STRICT: dict[BinaryOp, Callable[[int, int], int]] = {
+    BinaryOp.ADD: lambda a, b: a + b,
+    BinaryOp.SUB: lambda a, b: a - b,
+    BinaryOp.MUL: lambda a, b: a * b,
+    BinaryOp.EQ: lambda a, b: int(a == b),
+    BinaryOp.NE: lambda a, b: int(a != b),
+    BinaryOp.LT: lambda a, b: int(a < b),
+    BinaryOp.LE: lambda a, b: int(a <= b),
+    BinaryOp.GT: lambda a, b: int(a > b),
+    BinaryOp.GE: lambda a, b: int(a >= b),
+}
+"""The binary operators that evaluate both operands and cannot fault."""
+
+
 def _label(name: str, domain: tuple[ir.FiniteType, ...], idx: tuple[int, ...]) -> str:
     return name + "(" + ", ".join(t.show(v) for t, v in zip(domain, idx, strict=True)) + ")"
 
@@ -98,43 +113,76 @@ class InterpretedModel:
         self.bounds: list[LinExpr] = []
         self.clock_names: list[str] = []
         self._clock_base: dict[str, int] = {}
-        for clk in spec.clocks:
+        self._var_base: dict[str, int] = {}
+        self._observers: list[tuple[ir.Response, tuple[int, ...], int, int, str]] = []
+        """Observers: (response, instance index, pending cell, observer clock, label)."""
+        self._layout_clocks()
+        self.state_size = self._layout_observers(self._layout_vars())
+        self._events: list[tuple[ir.Event, tuple[int, ...]]] = []
+        self.event_names: list[str] = []
+        self._instantiate_events()
+        self.event_count = len(self._events)
+        self._number_bounds()
+        self._eval_kind: dict[type, Callable[[Any, Sequence[int], Env], int]] = {
+            ir.Const: self._eval_const,
+            ir.Local: self._eval_local,
+            ir.Read: self._eval_read,
+            ir.Some: self._eval_some,
+            ir.InRange: self._eval_in_range,
+            ir.Unary: self._eval_unary,
+            ir.Binary: self._eval_binary,
+            ir.Member: self._eval_member,
+            ir.Quant: self._eval_quant,
+            ir.IndexCheck: self._eval_index_check,
+        }
+
+    def _layout_clocks(self) -> None:
+        """Number the clock instances, family by family."""
+        for clk in self.spec.clocks:
             self._clock_base[clk.name] = len(self.clock_names)
             for idx in ir.domain_points(clk.domain):
                 self.clock_names.append(clk.name + ir.show_index(clk.domain, idx))
-        self._var_base: dict[str, int] = {}
+
+    def _layout_vars(self) -> int:
+        """Place the variables' cells in the state; the number of cells."""
         size = 0
-        for var in spec.vars:
+        for var in self.spec.vars:
             self._var_base[var.name] = size
             size += ir.domain_size(var.domain)
-        # Observers: (response, instance index, pending cell, observer clock, label).
-        self._observers: list[tuple[ir.Response, tuple[int, ...], int, int, str]] = []
-        for resp in spec.responses:
+        return size
+
+    def _layout_observers(self, size: int) -> int:
+        """Give each response instance a pending cell after the ``size`` cells of the
+        variables and an observer clock; the state's size."""
+        for resp in self.spec.responses:
             dom = tuple(ft for _, ft in resp.params)
             for idx in ir.domain_points(dom):
                 label = resp.name + ir.show_index(dom, idx)
                 self.clock_names.append(f"<{label}>")
                 self._observers.append((resp, idx, size, len(self.clock_names) - 1, label))
                 size += 1
-        self.state_size = size
-        self._events: list[tuple[ir.Event, tuple[int, ...]]] = []
-        self.event_names: list[str] = []
-        for ev in spec.events:
+        return size
+
+    def _instantiate_events(self) -> None:
+        """One event instance per combination of its parameters, with its label."""
+        for ev in self.spec.events:
             dom = tuple(ft for _, ft in ev.params)
             for idx in ir.domain_points(dom):
                 self._events.append((ev, idx))
                 self.event_names.append(_label(ev.label, dom, idx))
-        self.event_count = len(self._events)
-        for ev in spec.events:
+
+    def _number_bounds(self) -> None:
+        """Number the bounds of guards, deadlines, responses and queries, in that order."""
+        for ev in self.spec.events:
             for x in ir.walk(ev.guard):
                 if isinstance(x, ir.ClockTest):
                     self._bound(x.bound)
-        for dl in spec.deadlines:
+        for dl in self.spec.deadlines:
             for ct in dl.atoms:
                 self._bound(ct.bound)
-        for resp in spec.responses:
+        for resp in self.spec.responses:
             self._bound(resp.within)
-        for query in spec.queries:
+        for query in self.spec.queries:
             for x in ir.walk(query.expr):
                 if isinstance(x, ir.ClockTest):
                     self._bound(x.bound)
@@ -160,75 +208,86 @@ class InterpretedModel:
     def eval(self, e: ir.Expr, s: Sequence[int], env: Env) -> int:
         """The value of data expression ``e`` in state ``s`` with the local slots bound by
         ``env``; raises :class:`Fault`."""
-        if isinstance(e, ir.Const):
-            return e.value
-        if isinstance(e, ir.Local):
-            return env[e.slot]
-        if isinstance(e, ir.Read):
-            base = self._var_base[e.var.name]
-            return s[base + self._cell(e.var.domain, e.index, s, env, e.var.name)]
-        if isinstance(e, ir.Some):
-            v = self.eval(e.operand, s, env)
-            if v == ir.NONE:
-                raise Fault(f"`none` dereferenced at {e.site}")
-            return v
-        if isinstance(e, ir.InRange):
-            v = self.eval(e.operand, s, env)
-            if not e.lo <= v <= e.hi:
-                raise Fault(e.fault(v))
-            return v
-        if isinstance(e, ir.Unary):
-            v = self.eval(e.operand, s, env)
-            return int(not v) if e.op == UnaryOp.NOT else -v
-        if isinstance(e, ir.Binary):
-            op = e.op
-            left = self.eval(e.left, s, env)
-            if op == BinaryOp.AND:
-                return int(bool(left) and bool(self.eval(e.right, s, env)))
-            if op == BinaryOp.OR:
-                return int(bool(left) or bool(self.eval(e.right, s, env)))
-            if op == BinaryOp.IMPLIES:
-                return int(not left or bool(self.eval(e.right, s, env)))
-            right = self.eval(e.right, s, env)
-            if op == BinaryOp.ADD:
-                return left + right
-            if op == BinaryOp.SUB:
-                return left - right
-            if op == BinaryOp.MUL:
-                return left * right
-            if op in (BinaryOp.DIV, BinaryOp.MOD):
-                try:
-                    return ir.divide(op, left, right, e.site)
-                except ZeroDivisionError as exc:
-                    raise Fault(str(exc)) from None
-            if op == BinaryOp.EQ:
-                return int(left == right)
-            if op == BinaryOp.NE:
-                return int(left != right)
-            if op == BinaryOp.LT:
-                return int(left < right)
-            if op == BinaryOp.LE:
-                return int(left <= right)
-            if op == BinaryOp.GT:
-                return int(left > right)
-            if op == BinaryOp.GE:
-                return int(left >= right)
-            raise AssertionError(f"operator {op}")
-        if isinstance(e, ir.Member):
-            v = self.eval(e.value, s, env)
-            options = [self.eval(o, s, env) for o in e.options]
-            return int(v in options)
-        if isinstance(e, ir.Quant):
-            want = e.kind == Quantifier.EXISTS
-            for v in e.type.values():
-                if bool(self.eval(e.body, s, {**env, e.slot: v})) == want:
-                    return int(want)
-            return int(not want)
-        if isinstance(e, ir.IndexCheck):
-            for i in e.index:
-                self.eval(i, s, env)
-            return 1
-        raise AssertionError(f"cannot evaluate {type(e).__name__} as data")
+        kind = self._eval_kind.get(e.__class__)
+        if kind is None:
+            raise AssertionError(f"cannot evaluate {type(e).__name__} as data")
+        return kind(e, s, env)
+
+    @staticmethod
+    def _eval_const(e: ir.Const, s: Sequence[int], env: Env) -> int:
+        """A constant."""
+        return e.value
+
+    @staticmethod
+    def _eval_local(e: ir.Local, s: Sequence[int], env: Env) -> int:
+        """A bound name's value."""
+        return env[e.slot]
+
+    def _eval_read(self, e: ir.Read, s: Sequence[int], env: Env) -> int:
+        """A variable's cell."""
+        base = self._var_base[e.var.name]
+        return s[base + self._cell(e.var.domain, e.index, s, env, e.var.name)]
+
+    def _eval_some(self, e: ir.Some, s: Sequence[int], env: Env) -> int:
+        """An optional value known not to be ``none``."""
+        v = self.eval(e.operand, s, env)
+        if v == ir.NONE:
+            raise Fault(f"`none` dereferenced at {e.site}")
+        return v
+
+    def _eval_in_range(self, e: ir.InRange, s: Sequence[int], env: Env) -> int:
+        """A value checked to be within its range."""
+        v = self.eval(e.operand, s, env)
+        if not e.lo <= v <= e.hi:
+            raise Fault(e.fault(v))
+        return v
+
+    def _eval_unary(self, e: ir.Unary, s: Sequence[int], env: Env) -> int:
+        """``not e`` or ``-e``."""
+        v = self.eval(e.operand, s, env)
+        return int(not v) if e.op == UnaryOp.NOT else -v
+
+    def _eval_binary(self, e: ir.Binary, s: Sequence[int], env: Env) -> int:
+        """A binary operation: the logical ones short-circuit, the others evaluate both
+        operands, left to right."""
+        op = e.op
+        left = self.eval(e.left, s, env)
+        if op == BinaryOp.AND:
+            return int(bool(left) and bool(self.eval(e.right, s, env)))
+        if op == BinaryOp.OR:
+            return int(bool(left) or bool(self.eval(e.right, s, env)))
+        if op == BinaryOp.IMPLIES:
+            return int(not left or bool(self.eval(e.right, s, env)))
+        right = self.eval(e.right, s, env)
+        strict = _STRICT.get(op)
+        if strict is not None:
+            return strict(left, right)
+        if op in (BinaryOp.DIV, BinaryOp.MOD):
+            try:
+                return ir.divide(op, left, right, e.site)
+            except ZeroDivisionError as exc:
+                raise Fault(str(exc)) from None
+        raise AssertionError(f"operator {op}")
+
+    def _eval_member(self, e: ir.Member, s: Sequence[int], env: Env) -> int:
+        """``e in {a, b}``: ``e``, then every option."""
+        v = self.eval(e.value, s, env)
+        options = [self.eval(o, s, env) for o in e.options]
+        return int(v in options)
+
+    def _eval_quant(self, e: ir.Quant, s: Sequence[int], env: Env) -> int:
+        """``forall`` / ``exists``, stopping at the first false / true body."""
+        want = e.kind == Quantifier.EXISTS
+        for v in e.type.values():
+            if bool(self.eval(e.body, s, {**env, e.slot: v})) == want:
+                return int(want)
+        return int(not want)
+
+    def _eval_index_check(self, e: ir.IndexCheck, s: Sequence[int], env: Env) -> int:
+        """True, once every index is evaluated (each may fault)."""
+        for i in e.index:
+            self.eval(i, s, env)
+        return 1
 
     def atom(self, ct: ir.ClockTest, s: Sequence[int], env: Env, negated: bool = False
              ) -> ClockAtom:

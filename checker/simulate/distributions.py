@@ -18,6 +18,7 @@ import os
 import random
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -88,55 +89,80 @@ class Distribution:
         if hi < lo:
             return None
         if self.kind == "mixture":
-            weights = [w * d.mass(lo, hi) for w, d in zip(self.args, self.parts, strict=True)]
-            total = sum(weights)
-            if total <= 0.0:
-                return None
-            pick = rng.random() * total
-            last = self.parts[-1]
-            for w, d in zip(weights, self.parts, strict=True):
-                if w > 0.0:
-                    last = d
-                    if pick < w:
-                        break
-                    pick -= w
-            return last.sample_in(rng, lo, hi)
+            return self._mixture_in(rng, lo, hi)
         u = rng.random()
-        if self.kind == "uniform":
-            a, b = self.args
-            a2, b2 = max(a, lo), min(b, hi)
-            if b2 < a2:
-                return None
-            return a2 + u * (b2 - a2)
-        if self.kind == "exp":
-            (rate,) = self.args
-            start = max(lo, 0.0)
-            if hi < start:
-                return None
-            # Memoryless: X | X >= start is start + Exp(rate), truncated at hi.
-            span = hi - start
-            mass = 1.0 if math.isinf(span) else -math.expm1(-rate * span)
-            if mass <= 0.0:
-                return start
-            return min(start - math.log1p(-u * mass) / rate, hi)
-        if self.kind == "lognormal":
-            mu, sigma = self.args
-            if hi <= 0.0:
-                return None
-            pa = 0.0 if lo <= 0.0 else _STD_NORMAL.cdf((math.log(lo) - mu) / sigma)
-            pb = 1.0 if math.isinf(hi) else _STD_NORMAL.cdf((math.log(hi) - mu) / sigma)
-            if pb - pa <= 1e-15:
-                return None
-            p = min(max(pa + u * (pb - pa), 1e-300), 1.0 - 1e-16)
-            x = math.exp(mu + sigma * _STD_NORMAL.inv_cdf(p))
-            return min(max(x, lo), hi)
-        if self.kind == "empirical":
-            i = bisect.bisect_left(self.data, lo)
-            j = bisect.bisect_right(self.data, hi)
-            if i >= j:
-                return None
-            return self.data[i + min(int(u * (j - i)), j - i - 1)]
-        raise AssertionError(self.kind)  # pragma: no cover
+        truncated = _TRUNCATED.get(self.kind)
+        if truncated is None:  # pragma: no cover
+            raise AssertionError(self.kind)
+        return truncated(self, u, lo, hi)
+
+    def _mixture_in(self, rng: random.Random, lo: float, hi: float) -> float | None:
+        """A part picked by its weighted mass in ``[lo, hi]``, then sampled there."""
+        weights = [w * d.mass(lo, hi) for w, d in zip(self.args, self.parts, strict=True)]
+        total = sum(weights)
+        if total <= 0.0:
+            return None
+        pick = rng.random() * total
+        last = self.parts[-1]
+        for w, d in zip(weights, self.parts, strict=True):
+            if w > 0.0:
+                last = d
+                if pick < w:
+                    break
+                pick -= w
+        return last.sample_in(rng, lo, hi)
+
+    def _uniform_in(self, u: float, lo: float, hi: float) -> float | None:
+        """The uniform distribution on the overlap of its interval with ``[lo, hi]``."""
+        a, b = self.args
+        a2, b2 = max(a, lo), min(b, hi)
+        if b2 < a2:
+            return None
+        return a2 + u * (b2 - a2)
+
+    def _exp_in(self, u: float, lo: float, hi: float) -> float | None:
+        """The exponential distribution truncated to ``[lo, hi]``, by inversion."""
+        (rate,) = self.args
+        start = max(lo, 0.0)
+        if hi < start:
+            return None
+        # Memoryless: X | X >= start is start + Exp(rate), truncated at hi.
+        span = hi - start
+        mass = 1.0 if math.isinf(span) else -math.expm1(-rate * span)
+        if mass <= 0.0:
+            return start
+        return min(start - math.log1p(-u * mass) / rate, hi)
+
+    def _lognormal_in(self, u: float, lo: float, hi: float) -> float | None:
+        """The log-normal distribution truncated to ``[lo, hi]``, by inversion."""
+        mu, sigma = self.args
+        if hi <= 0.0:
+            return None
+        pa = 0.0 if lo <= 0.0 else _STD_NORMAL.cdf((math.log(lo) - mu) / sigma)
+        pb = 1.0 if math.isinf(hi) else _STD_NORMAL.cdf((math.log(hi) - mu) / sigma)
+        if pb - pa <= 1e-15:
+            return None
+        p = min(max(pa + u * (pb - pa), 1e-300), 1.0 - 1e-16)
+        x = math.exp(mu + sigma * _STD_NORMAL.inv_cdf(p))
+        return min(max(x, lo), hi)
+
+    def _empirical_in(self, u: float, lo: float, hi: float) -> float | None:
+        """One of the samples in ``[lo, hi]``, each equally likely."""
+        i = bisect.bisect_left(self.data, lo)
+        j = bisect.bisect_right(self.data, hi)
+        if i >= j:
+            return None
+        return self.data[i + min(int(u * (j - i)), j - i - 1)]
+
+
+_TRUNCATED: dict[str, Callable[[Distribution, float, float, float], float | None]] = {
+    "uniform": Distribution._uniform_in,
+    "exp": Distribution._exp_in,
+    "lognormal": Distribution._lognormal_in,
+    "empirical": Distribution._empirical_in,
+}
+"""Sampling of each kind of distribution, truncated to an interval, from a uniform
+draw."""
 
 
 _CALL = re.compile(r"\s*([a-z]+)\s*\((.*)\)\s*", re.DOTALL)

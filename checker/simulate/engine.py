@@ -257,7 +257,6 @@ class Simulator:
         (with ``every_path``, whatever the end)."""
         cfg = self.config
         bound = INF if cfg.time_bound is None else cfg.time_bound
-        bv = self.bound_values
         s = self._initial
         clock = [0.0] * self.n_clocks
         now = 0.0
@@ -279,51 +278,15 @@ class Simulator:
             info = self.info(s)
             if info.violation is not None:
                 return done(VIOLATION, *info.violation, at=now)
-            dmax = INF
-            for c, b, _ in info.deadlines:
-                dmax = min(dmax, bv[b] - (now - clock[c]))
-            dmax = max(dmax, 0.0)
-            new_sched: dict[tuple[object, ...], float] = {}
-            cands: list[_Candidate] = []
-            for ei in info.edges:
-                if ei.never:
-                    continue
-                lo, hi, empty = self._window(ei.lowers, ei.uppers, clock, now)
-                if empty:
-                    continue
-                tau = sched.get(ei.key)
-                if (tau is None or not ei.watch.isdisjoint(last_resets)
-                        or not lo - _EPS <= tau - now <= hi + _EPS):
-                    tau = now + self._sample(rng, ei, lo, hi, clock, now)
-                new_sched[ei.key] = tau
-                cands.append(_Candidate(tau, ei, lo, hi))
-            sched = new_sched
-            firing = [c for c in cands if c.tau - now <= dmax + _EPS]
-            chosen: _Candidate | None = None
-            if firing:
-                first = min(c.tau for c in firing)
-                ties = [c for c in firing if c.tau == first]
-                chosen = ties[0] if len(ties) == 1 else ties[rng.randrange(len(ties))]
-                delay = chosen.tau - now
-            elif not math.isinf(dmax):
-                forced = [c for c in cands if c.lo <= dmax + _EPS and c.hi >= dmax - _EPS]
-                delay = dmax
-                if forced:
-                    chosen = forced[0] if len(forced) == 1 else forced[rng.randrange(len(forced))]
-            else:
-                delay = INF
+            sched, chosen, delay = self._next_event(rng, info, sched, last_resets, clock, now)
             # Bounded responses broken while the run stays here.
             for h, hl, hu in info.hazards:
-                lo, hi, empty = self._window(hl, hu, clock, now)
+                lo, _, empty = self._window(hl, hu, clock, now)
                 if not empty and lo < delay and now + lo <= bound:
                     return done(VIOLATION, h.property, h.message, at=now + lo)
             if chosen is None:
-                if math.isinf(delay):
-                    return done(QUIESCENT, at=now)
-                if now + delay > bound:
-                    return done(TIME_BOUND, at=bound)
-                return done(VIOLATION, "deadlock", "no event can fire and time cannot pass",
-                            at=now + delay)
+                end, prop, message, at = self._stuck(delay, now, bound)
+                return done(end, prop, message, at=at)
             if now + delay > bound:
                 return done(TIME_BOUND, at=bound)
             if steps >= cfg.max_steps:
@@ -340,3 +303,57 @@ class Simulator:
                 clock[c] = now
             last_resets = frozenset(e.resets)
             s = e.target
+
+    def _next_event(self, rng: random.Random, info: _StateInfo,
+                    sched: dict[tuple[object, ...], float], last_resets: frozenset[int],
+                    clock: list[float], now: float
+                    ) -> tuple[dict[tuple[object, ...], float], _Candidate | None, float]:
+        """The new schedule of the edges that may fire (a time kept from the previous
+        state while its window holds and no clock it watches was reset, else drawn
+        again), the edge that fires (the earliest, ties broken at random; at a deadline,
+        one forced to fire there) and the delay before it."""
+        bv = self.bound_values
+        dmax = INF
+        for c, b, _ in info.deadlines:
+            dmax = min(dmax, bv[b] - (now - clock[c]))
+        dmax = max(dmax, 0.0)
+        new_sched: dict[tuple[object, ...], float] = {}
+        cands: list[_Candidate] = []
+        for ei in info.edges:
+            if ei.never:
+                continue
+            lo, hi, empty = self._window(ei.lowers, ei.uppers, clock, now)
+            if empty:
+                continue
+            tau = sched.get(ei.key)
+            if (tau is None or not ei.watch.isdisjoint(last_resets)
+                    or not lo - _EPS <= tau - now <= hi + _EPS):
+                tau = now + self._sample(rng, ei, lo, hi, clock, now)
+            new_sched[ei.key] = tau
+            cands.append(_Candidate(tau, ei, lo, hi))
+        firing = [c for c in cands if c.tau - now <= dmax + _EPS]
+        chosen: _Candidate | None = None
+        if firing:
+            first = min(c.tau for c in firing)
+            ties = [c for c in firing if c.tau == first]
+            chosen = ties[0] if len(ties) == 1 else ties[rng.randrange(len(ties))]
+            delay = chosen.tau - now
+        elif not math.isinf(dmax):
+            forced = [c for c in cands if c.lo <= dmax + _EPS and c.hi >= dmax - _EPS]
+            delay = dmax
+            if forced:
+                chosen = forced[0] if len(forced) == 1 else forced[rng.randrange(len(forced))]
+        else:
+            delay = INF
+        return new_sched, chosen, delay
+
+    @staticmethod
+    def _stuck(delay: float, now: float, bound: float
+               ) -> tuple[str, str | None, str | None, float]:
+        """How a run ends when no event fires: quiescent, at the time bound, or in a
+        deadlock."""
+        if math.isinf(delay):
+            return QUIESCENT, None, None, now
+        if now + delay > bound:
+            return TIME_BOUND, None, None, bound
+        return VIOLATION, "deadlock", "no event can fire and time cannot pass", now + delay
