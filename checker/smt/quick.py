@@ -241,81 +241,11 @@ class Shortcuts:
         """Whether a cycle of at most four edges through a ``new`` constraint is
         infeasible for every parameter valuation within the system's own bounds
         (for a new parameter-only constraint: it alone, or it plus one other)."""
-        out: dict[str | None, list[_Shape]] = {}
-        loops: list[_Shape] = []
-        for sh in shaped:
-            if sh.src == sh.dst:
-                loops.append(sh)
-                continue
-            got = out.get(sh.src)
-            if got is None:
-                out[sh.src] = [sh]
-            else:
-                got.append(sh)
-        lo: list[Bound | None] = [None] * len(self.params)
-        hi: list[Bound | None] = [None] * len(self.params)
-        box: list[int | None] = []  # [probe inside the box], once lo and hi are filled
-
-        def fill() -> int | None:
-            """The box the system's single-parameter bounds span (into lo and hi),
-            and a probe inside it, computed on first use."""
-            if not box:
-                for sh in loops:
-                    b = sh.bound
-                    if b is not None:
-                        i, v, strict, upper = b
-                        side = hi if upper else lo
-                        old = side[i]
-                        if (old is None or (v < old[0] if upper else v > old[0])
-                                or (v == old[0] and strict)):
-                            side[i] = (v, strict)
-                box.append(self._inside(lo, hi))
-            return box[0]
-
-        def refutes(cycle: tuple[_Shape, ...]) -> bool:
-            """Whether the cycle is infeasible throughout the box; first, cheaply,
-            whether it is feasible at a probe inside the box (then it is not)."""
-            t0 = fill()
-            if t0 is not None:
-                total = 0
-                for sh in cycle:
-                    w = sh.weights[t0] if sh.weights is not None else None
-                    if w is None:
-                        break
-                    total += w
-                else:
-                    if total >= 0:
-                        return False
-            return self._infeasible(cycle, lo, hi)
-
+        cycles = _Cycles(self, shaped)
         for c in new:
             n = self.shape(c)
-            if n is None:
-                continue
-            if n.src == n.dst:
-                if n.bound is None:
-                    if refutes((n,)):
-                        return True
-                    for o in loops:
-                        if o is not n and refutes((n, o)):
-                            return True
-                continue
-            # n: src -> dst; close the cycle dst -> src in one or two more edges.
-            for e1 in out.get(n.dst, ()):
-                if e1.dst == n.src:
-                    if refutes((n, e1)):
-                        return True
-                    continue
-                for e2 in out.get(e1.dst, ()):
-                    if e2.dst == n.src:
-                        if refutes((n, e1, e2)):
-                            return True
-                        continue
-                    if e2.dst == n.dst:
-                        continue
-                    for e3 in out.get(e2.dst, ()):
-                        if e3.dst == n.src and refutes((n, e1, e2, e3)):
-                            return True
+            if n is not None and cycles.refuted_through(n):
+                return True
         return False
 
     def _inside(self, lo: Sequence[Bound | None], hi: Sequence[Bound | None]) -> int | None:
@@ -369,3 +299,89 @@ class Shortcuts:
             total += a * b[0]
             attained = attained and not b[1]
         return total > 0 or (total == 0 and (strict or not attained))
+
+
+class _Cycles:
+    """The cycles a :meth:`QuickRefuter._refuted` call looks for, over the shaped system:
+    its edges by source, its single-parameter constraints (the self-loops), and the box
+    they span, filled on first use."""
+
+    def __init__(self, quick: Shortcuts, shaped: list[_Shape]) -> None:
+        self.quick = quick
+        self.out: dict[str | None, list[_Shape]] = {}
+        self.loops: list[_Shape] = []
+        for sh in shaped:
+            if sh.src == sh.dst:
+                self.loops.append(sh)
+                continue
+            got = self.out.get(sh.src)
+            if got is None:
+                self.out[sh.src] = [sh]
+            else:
+                got.append(sh)
+        self.lo: list[Bound | None] = [None] * len(quick.params)
+        self.hi: list[Bound | None] = [None] * len(quick.params)
+        self.box: list[int | None] = []  # [probe inside the box], once lo and hi are filled
+
+    def fill(self) -> int | None:
+        """The box the system's single-parameter bounds span (into lo and hi), and a
+        probe inside it, computed on first use."""
+        if not self.box:
+            lo, hi = self.lo, self.hi
+            for sh in self.loops:
+                b = sh.bound
+                if b is not None:
+                    i, v, strict, upper = b
+                    side = hi if upper else lo
+                    old = side[i]
+                    if (old is None or (v < old[0] if upper else v > old[0])
+                            or (v == old[0] and strict)):
+                        side[i] = (v, strict)
+            self.box.append(self.quick._inside(lo, hi))
+        return self.box[0]
+
+    def refutes(self, cycle: tuple[_Shape, ...]) -> bool:
+        """Whether the cycle is infeasible throughout the box; first, cheaply, whether
+        it is feasible at a probe inside the box (then it is not)."""
+        t0 = self.fill()
+        if t0 is not None:
+            total = 0
+            for sh in cycle:
+                w = sh.weights[t0] if sh.weights is not None else None
+                if w is None:
+                    break
+                total += w
+            else:
+                if total >= 0:
+                    return False
+        return self.quick._infeasible(cycle, self.lo, self.hi)
+
+    def refuted_through(self, n: _Shape) -> bool:
+        """Whether some short cycle through the new constraint ``n`` is refuted."""
+        if n.src == n.dst:
+            if n.bound is not None:
+                return False
+            return self.refutes((n,)) or any(o is not n and self.refutes((n, o))
+                                             for o in self.loops)
+        return self._closed(n)
+
+    def _closed(self, n: _Shape) -> bool:
+        """``n``: src -> dst; whether a cycle closing dst -> src in one to three more
+        edges is refuted."""
+        out = self.out
+        for e1 in out.get(n.dst, ()):
+            if e1.dst == n.src:
+                if self.refutes((n, e1)):
+                    return True
+                continue
+            for e2 in out.get(e1.dst, ()):
+                if e2.dst == n.src:
+                    if self.refutes((n, e1, e2)):
+                        return True
+                    continue
+                if e2.dst == n.dst:
+                    continue
+                for e3 in out.get(e2.dst, ()):
+                    if e3.dst == n.src and self.refutes((n, e1, e2, e3)):
+                        return True
+        return False
