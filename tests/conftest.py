@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +41,23 @@ def _flock(path: Path, mode: int) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+_SLOW_MODULE = re.compile(r"^pytestmark = pytest\.mark\.slow$", re.M)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under the quick subset's ``-m "not slow"``, a module marked ``slow`` as a whole is
+    not imported: every test in it would be deselected, and building its parameters
+    (some parse every spec) would cost each xdist worker seconds for nothing."""
+    if (config.getoption("markexpr", "").strip() != "not slow"
+            or collection_path.suffix != ".py" or not collection_path.name.startswith("test_")):
+        return None
+    try:
+        text = collection_path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return True if _SLOW_MODULE.search(text) else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The ``alone`` tests run on one xdist worker (never two waiting for each other).
@@ -63,6 +81,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(sorted(groups))}")
 
 
+_HAS_ALONE = pytest.StashKey[bool]()
+
+
+def _session_has_alone_tests(session: pytest.Session) -> bool:
+    """Whether any selected test is marked ``alone`` (every worker selects the same
+    tests): without one, no test needs the locks."""
+    if _HAS_ALONE not in session.stash:
+        session.stash[_HAS_ALONE] = any(
+            item.get_closest_marker("alone") is not None for item in session.items)
+    return session.stash[_HAS_ALONE]
+
+
 @pytest.fixture(autouse=True)
 def _alone_when_marked(request: pytest.FixtureRequest,
                        tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
@@ -70,6 +100,9 @@ def _alone_when_marked(request: pytest.FixtureRequest,
     test of this session runs in another xdist worker (every other test holds a shared
     lock, the ``alone`` ones an exclusive one).  A turnstile lets a waiting ``alone``
     test in before the next shared holder."""
+    if not _session_has_alone_tests(request.session):
+        yield
+        return
     # Under xdist every worker's base temp dir is a child of the same session dir.
     root = tmp_path_factory.getbasetemp()
     if root.name.startswith("popen-gw"):

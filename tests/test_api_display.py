@@ -48,6 +48,7 @@ def test_holds_shows_no_diagram() -> None:
         ok.viewer()
 
 
+@pytest.mark.slow
 def test_synth_and_prove_display() -> None:
     region = api.synth(DEFERRED, free=["T_hold"])
     assert repr(region) == ("<Synthesis deferred_release over T_hold; fixed T_prop=2, T_chunk=2,"

@@ -322,7 +322,9 @@ COVERED = (9, 10, 22, 54, 60, 108)
 zone: a larger zone of its discrete state is stored, possibly on another worker."""
 
 
-@pytest.mark.parametrize("seed", sorted({*SEEDS, *COVERED}))
+@pytest.mark.parametrize("seed", [
+    s if s < 10 or s in COVERED else pytest.param(s, marks=pytest.mark.slow)
+    for s in sorted({*SEEDS, *COVERED})])
 def test_random_models_with_queries(seed: int) -> None:
     spec = load_text(model_for_seed(seed, extended=True), "<generated>")
     for opts in (Options(), Options(symmetry=False, deadlock=False)):
@@ -330,7 +332,8 @@ def test_random_models_with_queries(seed: int) -> None:
         assert_same(one, two, f"seed {seed} {opts}")
 
 
-@pytest.mark.parametrize("seed", range(0, 60, 4))
+@pytest.mark.parametrize("seed", [s if s % 12 == 0 else pytest.param(s, marks=pytest.mark.slow)
+                                  for s in range(0, 60, 4)])
 def test_random_models_one_query_at_a_time(seed: int) -> None:
     spec = load_text(model_for_seed(seed, extended=True), "<generated>")
     for q in spec.queries:
@@ -338,6 +341,7 @@ def test_random_models_one_query_at_a_time(seed: int) -> None:
         assert_same(one, two, f"seed {seed} {q.name}")
 
 
+@pytest.mark.slow
 def test_pinned_statuses_of_random_models() -> None:
     """The statuses over the first seeds (both runs agree on each, above): the
     comparison covers every kind of outcome."""

@@ -519,7 +519,8 @@ def compare_model(model: SpecModel, queries: bool = True) -> Readback:
     return back
 
 
-@pytest.mark.parametrize("path", SPECS)
+@pytest.mark.parametrize("path", [p if i < 15 else pytest.param(p, marks=pytest.mark.slow)
+                                  for i, p in enumerate(SPECS)])
 def test_uppaal_and_tchecker_describe_the_same_network(path: str) -> None:
     compare(path)
 

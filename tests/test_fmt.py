@@ -4,6 +4,7 @@ formatted; broken input is refused with lint's diagnostics."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import re
 from pathlib import Path
@@ -35,7 +36,11 @@ def _parses(path: Path) -> bool:
     return True
 
 
-PARSEABLE = [p for p in ALL_KVR if _parses(p)]
+@functools.cache
+def parseable() -> tuple[Path, ...]:
+    """The ``.kvr`` files of the repository that parse (built on first use, not when the
+    module is collected)."""
+    return tuple(p for p in ALL_KVR if _parses(p))
 
 
 def shape(obj: object) -> object:
@@ -93,9 +98,10 @@ def test_committed_specs_are_formatted() -> None:
     assert not unformatted, f"run `kvrace fmt {' '.join(unformatted)}`"
 
 
+@pytest.mark.slow
 def test_formatting_is_idempotent() -> None:
-    assert len(PARSEABLE) > 150
-    for path in PARSEABLE:
+    assert len(parseable()) > 150
+    for path in parseable():
         once = format_text(path.read_text(encoding="utf-8"), _rel(path))
         assert format_text(once) == once, _rel(path)
 
@@ -198,6 +204,7 @@ def _fmt_mutant(text: str) -> None:
     assert shape(load_text(once, "mutant.kvr")) == before
 
 
+@pytest.mark.slow
 def test_mutants_are_refused_or_formatted_without_changing_meaning() -> None:
     for text in _mutants(150):
         _fmt_mutant(text)
@@ -229,6 +236,7 @@ def test_cli_check_and_diff_report_and_change_nothing(tmp_path: Path) -> None:
     assert run_cli("fmt", "--check", str(spec)) == (0, "", "")
 
 
+@pytest.mark.slow
 def test_cli_check_passes_on_the_committed_specs() -> None:
     code, out, err = run_cli("fmt", "--check", str(ROOT / "spec"), str(ROOT / "docs/liveness"))
     assert (code, out, err) == (0, "", "")

@@ -285,6 +285,7 @@ CSMA_VERDICTS = {"bus_idles": "holds", "finishes[S1]": "holds", "finishes[S2]": 
 BUSY_AGAIN = "  event busy_again from retrying to retrying receive busy do reset x\n"
 
 
+@pytest.mark.slow
 def test_csma_cd_the_bus_idles_but_a_station_may_starve() -> None:
     classic = (ROOT / "spec/classic/csma_cd.kvr").read_text()
     doc = (DOCS / "csma_cd.kvr").read_text()

@@ -239,7 +239,7 @@ def _probe(a: Analysis, rng: random.Random) -> None:
 FUZZ_EDITS = int(os.environ.get("KVRACE_LSP_FUZZ", "600"))
 
 
-@pytest.mark.parametrize("count", [pytest.param(300, id="quick"),
+@pytest.mark.parametrize("count", [pytest.param(100, id="quick"),
                                    pytest.param(FUZZ_EDITS, id="slow", marks=pytest.mark.slow)])
 def test_analysis_survives_half_typed_files(count: int) -> None:
     rng = random.Random(33)

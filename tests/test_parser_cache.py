@@ -87,7 +87,8 @@ def test_the_cache_directory_is_private(private_tmp: Path, tmp_path: Path) -> No
     assert directory.stat().st_mode & 0o777 == 0o700
 
 
-@pytest.mark.parametrize("mode", [0o755, 0o770, 0o707])
+@pytest.mark.parametrize("mode", [0o755, pytest.param(0o770, marks=pytest.mark.slow),
+                                  pytest.param(0o707, marks=pytest.mark.slow)])
 def test_a_directory_others_can_read_or_write_is_refused(
     private_tmp: Path, tmp_path: Path, mode: int
 ) -> None:

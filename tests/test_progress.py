@@ -75,6 +75,7 @@ def test_check_lines_and_quiet(in_root: Path, monkeypatch: pytest.MonkeyPatch) -
         assert err.getvalue() == "", argv
 
 
+@pytest.mark.slow
 def test_live_display_on_a_terminal_is_erased(in_root: Path) -> None:
     err = _Terminal()
     code, out = run_cli("synth", DEFERRED, stderr=err)[:2]

@@ -156,6 +156,7 @@ def test_a_region_other_than_expected_fails_with_a_point(pytester: pytest.Pytest
     _run(pytester, "-k", "region").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_a_malformed_expectation_is_one_line(pytester: pytest.Pytester) -> None:
     pytester.makeini(ON)
     pytester.makefile(".kvr", window=WINDOW.replace("# expect: holds", "# expect: fine"))
@@ -188,6 +189,7 @@ def test_a_broken_spec_fails_with_its_diagnostics(pytester: pytest.Pytester) -> 
     assert reports.count("unknown clock `y`") == 4
 
 
+@pytest.mark.slow
 def test_a_bad_timeout_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makeini(ON + "kvrace_timeout = soon\n")
     pytester.makefile(".kvr", window=WINDOW)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
 from helpers import run_cli
 from test_synth_targets import TWO
 
@@ -28,6 +29,7 @@ def test_polygons_are_exact() -> None:
     assert polygons([flat], "X", "Y", (F(0), F(10), F(0), F(10))) == []
 
 
+@pytest.mark.slow
 def test_plot_is_deterministic(tmp_path: Path) -> None:
     spec = tmp_path / "two.kvr"
     spec.write_text(TWO)

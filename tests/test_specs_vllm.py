@@ -212,6 +212,7 @@ def test_push_55470_with_no_expiry_in_flight_holds() -> None:
     run(PUSH, DROP, HOLD).assert_holds()
 
 
+@pytest.mark.slow
 def test_push_53244_renewals_hold_while_they_keep_up() -> None:
     run(PUSH, HB_RENEWS).assert_holds()
     assert region(PUSH, ["T_enter", "T_hb"], HB_RENEWS) == "T_enter + T_hb < 25"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import z3
 from helpers import ROOT, run_cli
 
@@ -103,6 +104,7 @@ def test_bad_target_names(tmp_path: Path) -> None:
     assert code == 2, err
 
 
+@pytest.mark.slow
 def test_provenance_names_the_elements_bounding_each_constraint() -> None:
     flagship = str(ROOT / "spec/sglang/deferred_release.kvr")
     code, out, _ = run_cli("synth", flagship, "--provenance", "--json")

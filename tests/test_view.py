@@ -524,6 +524,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> bytes:
     return got
 
 
+@pytest.mark.slow
 def test_slow_clients_are_cut_off(impatient: server.ViewServer,
                                   capfd: pytest.CaptureFixture[str]) -> None:
     port = impatient.server_address[1]
@@ -551,6 +552,7 @@ def test_slow_clients_are_cut_off(impatient: server.ViewServer,
     assert capfd.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_handlers_are_bounded(flagship: tuple[SpecModel, api.Outcome]) -> None:
     """With both handlers held by silent clients, a third connection is told the
     viewer is busy (after waiting a second for a free one); once they are gone,
@@ -730,6 +732,7 @@ def test_incremental_zones_equal_replayed_ones(path: str) -> None:
         assert "unknown: the model errs here" in kinds
 
 
+@pytest.mark.slow
 def test_a_long_run_costs_linear_work() -> None:
     """The view of a run of 2,000 moves evaluates each state's deadlines a bounded
     number of times (a replay from the start at each step: about 2,000,000)."""
