@@ -240,7 +240,8 @@ FUZZ_EDITS = int(os.environ.get("KVRACE_LSP_FUZZ", "600"))
 
 
 @pytest.mark.parametrize("count", [pytest.param(100, id="quick"),
-                                   pytest.param(FUZZ_EDITS, id="slow", marks=pytest.mark.slow)])
+                                   pytest.param(FUZZ_EDITS, id="slow",
+                                                marks=[pytest.mark.slow, pytest.mark.alone])])
 def test_analysis_survives_half_typed_files(count: int) -> None:
     rng = random.Random(33)
     previous = None
