@@ -93,13 +93,40 @@ def _session_has_alone_tests(session: pytest.Session) -> bool:
     return session.stash[_HAS_ALONE]
 
 
+class _Exclusive:
+    """The exclusive lock while this worker runs its ``alone`` tests: taken by the
+    first, kept through the ones that follow it (the ``alone`` group runs on one worker,
+    one test after another), let go before the next other test or at the session's
+    end."""
+
+    def __init__(self) -> None:
+        self._held: contextlib.ExitStack | None = None
+
+    def take(self, turnstile: Path, room: Path) -> None:
+        if self._held is None:
+            stack = contextlib.ExitStack()
+            with _flock(turnstile, fcntl.LOCK_EX):
+                stack.enter_context(_flock(room, fcntl.LOCK_EX))
+            self._held = stack
+
+    def release(self) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
+
+
+_EXCLUSIVE = _Exclusive()
+
+
 @pytest.fixture(autouse=True)
 def _alone_when_marked(request: pytest.FixtureRequest,
                        tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Tests marked ``alone`` bound a run's wall-clock time: while they run, no other
     test of this session runs in another xdist worker (every other test holds a shared
     lock, the ``alone`` ones an exclusive one).  A turnstile lets a waiting ``alone``
-    test in before the next shared holder."""
+    test in before the next shared holder.  Consecutive ``alone`` tests keep the
+    exclusive lock between them, so the group waits once for the other workers' tests
+    to end instead of once per test."""
     if not _session_has_alone_tests(request.session):
         yield
         return
@@ -109,12 +136,16 @@ def _alone_when_marked(request: pytest.FixtureRequest,
         root = root.parent
     turnstile, room = root / "alone.turnstile", root / "alone.lock"
     if request.node.get_closest_marker("alone") is None:
+        _EXCLUSIVE.release()
         with _flock(turnstile, fcntl.LOCK_EX):
             pass
         with _flock(room, fcntl.LOCK_SH):
             yield
         return
-    with contextlib.ExitStack() as stack:
-        with _flock(turnstile, fcntl.LOCK_EX):
-            stack.enter_context(_flock(room, fcntl.LOCK_EX))
-        yield
+    _EXCLUSIVE.take(turnstile, room)
+    yield
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Let go of the exclusive lock if the session ended on an ``alone`` test."""
+    _EXCLUSIVE.release()

@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -49,17 +50,21 @@ from checker.view import server, steps  # noqa: E402
 
 MODELS = ("spec/sglang/immediate_release.kvr", "spec/sglang/heartbeat_loss.kvr")
 """The models served: runs that end in a violation, and runs that never end."""
-ALLOWED = frozenset({200, 400, 403, 404, 408, 411, 413, 415})
-"""The statuses a request may get."""
+ALLOWED = frozenset({200, 400, 403, 404, 408, 411, 413, 415, 503})
+"""The statuses a request may get (``503``: an answer over the server's budget of work,
+inconclusive)."""
 LIMIT = 1.0
 """Seconds (of wall clock and CPU time both) a request may take."""
-PATHS = ("/api/run", "/api/random", "/api/trace")
+PATHS = ("/api/run", "/api/random", "/api/trace", "/api/symbolic", "/api/concretise")
+SYMBOLIC = ("/api/symbolic", "/api/concretise")
+"""The paths whose runs are event numbers only (no times)."""
 
 _TIMES = ("0", "1", "2.5", "7/2", "-1", "1e30", "1e31", "1e-30", "1e99999999999999",
           "1e9999999", "9" * 30, "9" * 31, "9" * 60, "9" * 61, "1/0", "0/0", "nan", "inf",
           "-inf", "1_000", "0x10", " 3 ", "", ".", "1.", ".5", "+1", "--1", "1e", "e5",
           "\u0663", "\uff13", "3\x00", "1/" + "9" * 40, "1" + "0" * 29 + "/3", "10e-31")
-_MOVES = (0, 1, 2, 3, -1, 99, 2**31, 2**63, 10**40, True, False, None, 1.5, "0", [], {})
+_MOVES: tuple[object, ...] = (0, 1, 2, 3, -1, 99, 2**31, 2**63, 10**40, True, False, None,
+                              1.5, "0", [], {})
 _SCALARS: tuple[object, ...] = (None, True, False, 0, -1, 1.5, 1e308, "", "x", "moves",
                                 2**70, -(2**70))
 
@@ -113,12 +118,15 @@ def _deep(rng: random.Random) -> str:
     return '{"a":' * k + "1" + "}" * k
 
 
-def _mutate_moves(rng: random.Random, moves: list[list[object]], done: list[str]) -> object:
-    moves = [list(m) for m in moves]
+def _mutate_moves(rng: random.Random, moves: list[Any], done: list[str]) -> object:
+    moves = [list(m) if isinstance(m, list) else m for m in moves]
     for _ in range(rng.choice((1, 1, 2, 3))):
         op = rng.randrange(9)
         pairs = [i for i, m in enumerate(moves) if isinstance(m, list) and len(m) == 2]
-        if op == 0 and pairs:
+        if op in (0, 1, 7) and moves and not pairs:  # a symbolic run: event numbers only
+            moves[rng.randrange(len(moves))] = rng.choice(_MOVES)
+            done.append("event")
+        elif op == 0 and pairs:
             moves[rng.choice(pairs)][1] = rng.choice(_TIMES)
             done.append("time")
         elif op == 1 and pairs:
@@ -178,17 +186,19 @@ def viewer_input(seed: int, index: int, runs: Runs,
     """Request number ``index`` of a campaign: (model index, request).  ``addresses``
     are the (``Host`` header, token) of each model's server."""
     rng = random.Random(f"{seed}:viewer:{index}")
-    mi, moves = runs[rng.randrange(len(runs))]
+    mi, pairs = runs[rng.randrange(len(runs))]
     host, token = addresses[mi]
     path = rng.choice(PATHS)
+    moves: list[Any] = [m[0] for m in pairs] if path in SYMBOLIC else pairs
     done: list[str] = []
     r = rng.random()
     doc: object
     text: str | None = None
     if r < 0.15:
-        doc = {"moves": moves}
+        valid: dict[str, object] = {"moves": moves}
         if path == "/api/random" and rng.random() < 0.8:
-            doc["seed"] = rng.randrange(10**6)
+            valid["seed"] = rng.randrange(10**6)
+        doc = valid
         done.append("valid")
     elif r < 0.55:
         doc = {"moves": _mutate_moves(rng, moves, done)}

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-# Every case bounds a process's wall-clock time.
-pytestmark = [pytest.mark.slow, pytest.mark.alone]
+# Every case but the memory ones bounds a process's wall-clock time, and carries `alone`.
+pytestmark = pytest.mark.slow
 
 DEFERRED = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 STARTUP = 1.5
@@ -129,6 +129,7 @@ CASES = [
 ]
 
 
+@pytest.mark.alone
 def test_a_product_of_quantifiers_past_the_bound_is_refused_at_once(tmp_path: Path) -> None:
     lint_seconds = 0.0
     for command in ("lint", "check", "synth", "simulate"):
@@ -142,6 +143,7 @@ def test_a_product_of_quantifiers_past_the_bound_is_refused_at_once(tmp_path: Pa
         assert seconds <= lint_seconds + 1, f"{command}: {seconds:.1f} s, lint {lint_seconds:.1f} s"
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize(("text", "argv", "limit"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
 def test_time_limits_hold(tmp_path: Path, text: str, argv: tuple[str, ...], limit: float
@@ -167,6 +169,7 @@ def test_memory_limit_holds(tmp_path: Path, text: str, argv: tuple[str, ...]) ->
     assert peak <= budget * 1.1, f"peak {peak:.0f} MiB for --max-memory {budget}"
 
 
+@pytest.mark.alone
 def test_nested_quantifiers_over_clocks_are_refused_quickly(tmp_path: Path) -> None:
     code, out, err, seconds, _ = run(tmp_path, nested_quantifiers(24), "lint")
     # Refused by the nesting limit (KVR208) or, first, by the bindings limit (KVR301).

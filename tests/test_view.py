@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import re
 import socket
 import struct
@@ -707,10 +708,17 @@ def _model(path: str) -> SpecModel:
 
 
 def _random_run(model: SpecModel, length: int, seed: int = 0) -> steps.Run:
+    """A random run of at most ``length`` steps, as :meth:`steps.Run.random_step` takes
+    them but from one generator (``random_step`` seeds itself from the whole history,
+    which costs time quadratic in a long run's length)."""
     run = steps.Run(model)
-    for k in range(length):
-        if not run.random_step(seed * 100_000 + k):
+    rng = random.Random(seed)
+    for _ in range(length):
+        options = run.choices(len(run) - 1)
+        if not options:
             break
+        ch = rng.choice(options)
+        run.fire(ch.index, rng.choice(ch.window.points()))
     return run
 
 
@@ -755,13 +763,13 @@ def test_a_long_run_costs_linear_work() -> None:
 
 @pytest.mark.slow
 def test_a_run_of_5000_moves_is_answered_quickly() -> None:
-    """Through the server: the view of 5,000 moves (a quadratic replay took about
-    90 s on the machine that measured 3 s for this)."""
+    """Through the server, with the budget lifted: the view of 5,000 moves (a quadratic
+    replay took about 90 s on the machine that measured 3 s for this)."""
     model = _model("spec/sglang/heartbeat_loss.kvr")
     run = _random_run(model, 5000, seed=3)
     body = {"moves": [[m, tr.fmt_time(t)] for m, t in zip(run.moves, run.times[1:],
                                                           strict=True)]}
-    srv = server.make_server(model, {"steps": []}, None)
+    srv = server.make_server(model, {"steps": []}, None, answer_budget=60.0)
     threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
         t0 = monotonic()
@@ -771,6 +779,113 @@ def test_a_run_of_5000_moves_is_answered_quickly() -> None:
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def longest_run() -> tuple[SpecModel, steps.Run]:
+    """A run of the longest length the server accepts (heartbeat_loss never ends)."""
+    model = _model("spec/sglang/heartbeat_loss.kvr")
+    run = _random_run(model, server.MAX_MOVES, seed=5)
+    assert len(run.moves) == server.MAX_MOVES
+    return model, run
+
+
+@pytest.mark.slow
+@pytest.mark.alone  # its bound is time, which a busy sibling core inflates
+@pytest.mark.parametrize("path", ["/api/run", "/api/random", "/api/trace", "/api/symbolic",
+                                  "/api/concretise"])
+def test_the_longest_request_ends_within_the_answer_budget(
+        longest_run: tuple[SpecModel, steps.Run], path: str) -> None:
+    """A run of MAX_MOVES moves (and, for the symbolic pair, MAX_MOVES events: Z3
+    choosing times for 2,000 of them took 15 s) to every endpoint: answered within
+    about a second, either in full or as an inconclusive 503 that says why."""
+    model, run = longest_run
+    symbolic = path in ("/api/symbolic", "/api/concretise")
+    body: dict[str, object] = {"moves": list(run.moves) if symbolic else [
+        [m, tr.fmt_time(t)] for m, t in zip(run.moves, run.times[1:], strict=True)]}
+    if path == "/api/random":
+        body["seed"] = 1
+    srv = server.make_server(model, {"steps": []}, None)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        t0 = monotonic()
+        status, doc = _post(srv, path, body)
+        took = monotonic() - t0
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert took < server.ANSWER_BUDGET + 0.6, took
+    assert status in ((400,) if path == "/api/concretise" else (200, 503)), (status, doc)
+    if status == 503:
+        assert doc["status"] == "inconclusive"
+        assert str(doc["error"]).startswith("inconclusive: ")
+    if path == "/api/concretise":  # refused outright: longer than MAX_CONCRETE
+        assert (status, doc) == (400, {"error": "concretise: at most 300 events can be given"
+                                       " times at once (this run has 10000); go back some"
+                                       " steps"})
+
+
+@pytest.mark.slow
+@pytest.mark.alone  # its bound is time, which a busy sibling core inflates
+def test_the_longest_run_that_concretises_is_answered_within_the_budget(
+        longest_run: tuple[SpecModel, steps.Run]) -> None:
+    """MAX_CONCRETE events to /api/concretise: answered in about a second with the
+    times, or an inconclusive 503; one more event is refused."""
+    from checker.view import symbolic
+
+    model, run = longest_run
+    srv = server.make_server(model, {"steps": []}, None)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        t0 = monotonic()
+        status, doc = _post(srv, "/api/concretise",
+                            {"moves": run.moves[:symbolic.MAX_CONCRETE]})
+        took = monotonic() - t0
+        over, _ = _post(srv, "/api/concretise",
+                        {"moves": run.moves[:symbolic.MAX_CONCRETE + 1]})
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert took < server.ANSWER_BUDGET + 0.6, took
+    assert status in (200, 503)
+    if status == 200:
+        assert len(doc["steps"]) == symbolic.MAX_CONCRETE + 1  # type: ignore[arg-type]
+    assert over == 400
+
+
+def test_an_answer_over_its_budget_is_inconclusive() -> None:
+    """A budget of zero: every answer that has work to do is a 503 that says it is
+    inconclusive, never a partial view; an empty run is still answered."""
+    model = _model("spec/sglang/heartbeat_loss.kvr")
+    srv = server.make_server(model, {"steps": []}, None, answer_budget=0.0)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        for path, moves in (("/api/run", [[0, "0"]]), ("/api/random", []),
+                            ("/api/trace", [[0, "0"]]), ("/api/symbolic", [0]),
+                            ("/api/concretise", [0])):
+            status, doc = _post(srv, path, {"moves": moves})
+            assert status == 503, (path, status, doc)
+            assert doc == {"status": "inconclusive", "error": doc["error"]}
+            assert "inconclusive: " in str(doc["error"]), doc
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_concretising_honours_a_deadline() -> None:
+    """Z3's times for a symbolic run stop at the budget's deadline with OverBudget, and
+    within the budget they are the same times as without one."""
+    from checker.view import symbolic
+
+    model = _model("spec/sglang/heartbeat_loss.kvr")
+    events = _random_run(model, 30, seed=5).moves
+    free = symbolic.SymbolicRun(model, events).concretise()
+    bounded = symbolic.SymbolicRun(model, events, steps.Budget(30.0)).concretise()
+    assert bounded.times == free.times and len(free.times) == 31
+    spent = symbolic.SymbolicRun(model, events, steps.Budget(30.0))
+    spent.budget.deadline = monotonic() - 1  # type: ignore[union-attr]
+    with pytest.raises(steps.OverBudget, match="no times were chosen within the 30 s"):
+        spent.concretise()
 
 
 # ---- the API fuzzed: a slice of tests/fuzz.py --viewer ------------------------------------

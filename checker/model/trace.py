@@ -10,7 +10,7 @@ at what time, and which earlier step's message it consumed (``receives``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -133,8 +133,10 @@ def build(
     receives: Sequence[tuple[str, tuple[int, ...]] | None],
     failures: Sequence[str | None],
     times: Sequence[Fraction] | None,
+    tick: Callable[[], None] | None = None,
 ) -> Trace:
-    """Assemble a :class:`Trace` from the states and event instances of a run.
+    """Assemble a :class:`Trace` from the states and event instances of a run
+    (calling ``tick``, when given, at each step: it may raise to stop the work).
 
     ``receives[i]`` is the (sender ``actor.event``, argument values) the event of
     step ``i`` consumes; it is matched with the latest earlier unmatched firing of
@@ -144,6 +146,8 @@ def build(
     prev: dict[str, JsonValue] | None = None
     sent: list[tuple[str, tuple[int, ...], int]] = []
     for i, s in enumerate(states):
+        if tick is not None:
+            tick()
         now = cells(spec, s)
         changes: dict[str, tuple[JsonValue, JsonValue]] = {}
         if prev is not None:
@@ -253,10 +257,13 @@ def _key(parts: list[str], template: dict[str, JsonValue]) -> JsonValue:
     return {"#tup": [atom(p) for p in parts]}
 
 
-def to_itf(trace: Trace) -> dict[str, JsonValue]:
-    """The trace as an ITF-shaped JSON object."""
+def to_itf(trace: Trace, tick: Callable[[], None] | None = None) -> dict[str, JsonValue]:
+    """The trace as an ITF-shaped JSON object (calling ``tick``, when given, at each
+    step: it may raise to stop the work)."""
     states: list[dict[str, JsonValue]] = []
     for s in trace.steps:
+        if tick is not None:
+            tick()
         meta: dict[str, JsonValue] = {"index": s.index, "label": s.label}
         if s.event is not None:
             meta["actor"] = s.actor

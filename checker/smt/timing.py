@@ -21,6 +21,7 @@ reported as such (:class:`SolverUnknown`), never read as "infeasible".
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 
@@ -70,9 +71,11 @@ def _constraints(
     shape: TraceShape,
     bound: Callable[[int], z3.ArithRef],
     strict_gap: z3.ArithRef | None,
+    deadline: float | None = None,
 ) -> tuple[list[z3.ArithRef], list[z3.BoolRef]]:
     """Timestamps ``t_0 .. t_k`` (plus one for a hazard) and the constraints on them
-    (:func:`checker.model.timeline.timeline` over Z3 reals)."""
+    (:func:`checker.model.timeline.timeline` over Z3 reals); raises
+    :class:`SolverUnknown` once ``time.monotonic()`` passes ``deadline``."""
     times = [z3.Real("t0")]
     cons: list[z3.BoolRef] = [times[0] == 0]
     last_reset: dict[int, z3.ArithRef] = {}
@@ -90,6 +93,8 @@ def _constraints(
 
     for op in timeline(model, shape):
         now = times[-1]
+        if deadline is not None and len(times) % 64 == 0 and time.monotonic() > deadline:
+            raise SolverUnknown("the time allowed ran out")
         if isinstance(op, Elapse):
             nxt = z3.Real(f"t{len(times)}")
             cons.append(nxt >= now)
@@ -102,13 +107,25 @@ def _constraints(
     return times, cons
 
 
-def timestamps(
-    model: TimedModel, values: Mapping[str, Fraction], shape: TraceShape
-) -> list[Fraction]:
-    """Readable concrete times for each step of a trace (one more for a hazard).
+def _timeout_ms(deadline: float | None) -> int:
+    """Z3's timeout for a query that must end by ``deadline`` (``time.monotonic()``)."""
+    if deadline is None:
+        return TIMEOUT_MS
+    left = int((deadline - time.monotonic()) * 1000)
+    if left <= 0:
+        raise SolverUnknown("the time allowed ran out")
+    return min(TIMEOUT_MS, left)
 
-    Raises :class:`SolverUnknown` if Z3 cannot decide, ValueError if the trace is
-    infeasible (which would be an engine bug).
+
+def timestamps(
+    model: TimedModel, values: Mapping[str, Fraction], shape: TraceShape,
+    deadline: float | None = None,
+) -> list[Fraction]:
+    """Readable concrete times for each step of a trace (one more for a hazard),
+    found by ``deadline`` (``time.monotonic()``) if one is given.
+
+    Raises :class:`SolverUnknown` if Z3 cannot decide (or the deadline passes),
+    ValueError if the trace is infeasible (which would be an engine bug).
     """
     _solver_params()
     concrete = [b.evaluate(values) for b in model.bounds]
@@ -120,9 +137,9 @@ def timestamps(
     for gap in (Fraction(1), Fraction(1, 2), Fraction(1, 10), Fraction(1, 100),
                 Fraction(1, 10_000), None):
         g = z3.RealVal(str(gap)) if gap is not None else None
-        times, cons = _constraints(model, shape, bound, g)
+        times, cons = _constraints(model, shape, bound, g, deadline)
         opt = z3.Optimize()
-        opt.set("timeout", TIMEOUT_MS)
+        opt.set("timeout", _timeout_ms(deadline))
         opt.add(*cons)
         # Readability first: consecutive events one time unit apart where the
         # model allows it; then the run as short and as early as possible.

@@ -18,7 +18,9 @@ never disagree with it:
 
 Errors are JSON ``{"error": message}``: ``400`` for a body the server cannot use,
 ``403`` for a request it refuses, ``411``/``413``/``415`` for a missing length, a
-body too large or not JSON, ``408`` for a client too slow.
+body too large or not JSON, ``408`` for a client too slow, ``503`` when every handler
+is busy or the answer needs more work than :data:`ANSWER_BUDGET` allows (an
+inconclusive answer: nothing is said about the run).
 
 What it trusts and what it exposes (the README's "Security" section):
 
@@ -34,7 +36,8 @@ What it trusts and what it exposes (the README's "Security" section):
   which a cross-site form or a ``no-cors`` fetch cannot send;
 * times are parsed by :func:`checker.numbers.parse_number`, which bounds digits
   and exponents; a body is at most :data:`MAX_BODY` bytes, a run at most
-  :data:`MAX_MOVES` moves;
+  :data:`MAX_MOVES` moves, and the work on one answer at most :data:`ANSWER_BUDGET`
+  seconds;
 * each connection has its own thread (at most :data:`MAX_HANDLERS` at a time),
   an idle timeout and a deadline for sending its request, so a slow or silent
   client delays no one else; a client that goes away is forgotten quietly.
@@ -62,10 +65,10 @@ from checker.model.compiled import SpecModel
 from checker.model.interface import ModelRuntimeError
 from checker.numbers import parse_number
 from checker.view.page import page_html
-from checker.view.steps import Run, RunError, view_json
+from checker.view.steps import Budget, OverBudget, Run, RunError, view_json
 from checker.view.symbolic import SymbolicRun, symbolic_view_json
 
-__all__ = ["MAX_BODY", "MAX_HANDLERS", "MAX_MOVES", "TOKEN_HEADER", "ViewServer",
+__all__ = ["ANSWER_BUDGET", "MAX_BODY", "MAX_HANDLERS", "MAX_MOVES", "TOKEN_HEADER", "ViewServer",
            "make_server"]
 
 MAX_MOVES = 10_000
@@ -73,6 +76,9 @@ MAX_MOVES = 10_000
 MAX_BODY = 1 << 20
 """The largest request body, in bytes (a run of :data:`MAX_MOVES` moves takes at most
 about 700 KB)."""
+ANSWER_BUDGET = 0.75
+"""How long (seconds) the work on one answer may take: past it the answer is ``503``,
+inconclusive (a long run's view, or Z3 choosing times for a long symbolic run)."""
 MAX_TIME_TEXT = 60
 """The longest firing time, in characters."""
 MAX_HANDLERS = 16
@@ -180,8 +186,10 @@ class ViewServer(ThreadingHTTPServer):
     def __init__(self, model: SpecModel, page: str, port: int = 0, *,
                  token: str | None = None, idle_timeout: float = IDLE_TIMEOUT,
                  request_timeout: float = REQUEST_TIMEOUT,
-                 max_handlers: int = MAX_HANDLERS) -> None:
+                 max_handlers: int = MAX_HANDLERS,
+                 answer_budget: float = ANSWER_BUDGET) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
+        self.answer_budget = answer_budget
         self.model = model
         self.page = page.encode("utf-8")
         self.token = token if token is not None else secrets.token_urlsafe(32)
@@ -226,9 +234,10 @@ class ViewServer(ThreadingHTTPServer):
         sys.stderr.write(f"kvrace view: internal error: {type(exc).__name__}: {exc}\n")
 
     def run_of(self, body: dict[str, Any]) -> Run:
-        """The run a request's ``moves`` describe."""
+        """The run a request's ``moves`` describe, with the answer's budget."""
+        moves = _moves(body)
         try:
-            return Run(self.model, _moves(body))
+            return Run(self.model, moves, Budget(self.answer_budget))
         except RunError as exc:
             raise BadRequest(str(exc)) from None
 
@@ -245,7 +254,8 @@ class ViewServer(ThreadingHTTPServer):
                 raise BadRequest("no event can fire here")
             return view_json(run)
         if path == "/api/trace":
-            return tr.to_itf(self.run_of(body).trace())
+            run = self.run_of(body)
+            return tr.to_itf(run.trace(), run.budget.tick if run.budget is not None else None)
         if path == "/api/symbolic":
             return symbolic_view_json(self.symbolic_of(body))
         if path == "/api/concretise":
@@ -262,7 +272,7 @@ class ViewServer(ThreadingHTTPServer):
                 isinstance(m, int) and not isinstance(m, bool) for m in raw):
             raise BadRequest(f"moves: expected a list of at most {MAX_MOVES} event numbers")
         try:
-            return SymbolicRun(self.model, raw)
+            return SymbolicRun(self.model, raw, Budget(self.answer_budget))
         except RunError as exc:
             raise BadRequest(str(exc)) from None
 
@@ -413,6 +423,10 @@ class _Handler(BaseHTTPRequestHandler):
         except BadRequest as exc:
             self._json(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
             return
+        except OverBudget as exc:
+            self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": str(exc),
+                                                        "status": "inconclusive"})
+            return
         except ModelRuntimeError as exc:
             self._json(HTTPStatus.BAD_REQUEST, {"error": f"model error: {exc.message}"})
             return
@@ -431,5 +445,5 @@ def make_server(model: SpecModel, view: dict[str, Any], check: dict[str, Any] | 
                 port: int = 0, start: int | str = 0, **options: Any) -> ViewServer:
     """A server for ``model`` whose page starts with ``view`` (and the ``check`` that
     found it) at step ``start``; ``port`` 0 takes a free port.  ``options`` go to
-    :class:`ViewServer` (``token``, timeouts, ``max_handlers``)."""
+    :class:`ViewServer` (``token``, timeouts, ``max_handlers``, ``answer_budget``)."""
     return ViewServer(model, page_html(view, check, live=True, start=start), port, **options)

@@ -17,6 +17,7 @@ event label and resulting state against the model's edges
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -40,13 +41,35 @@ from checker.model.interface import (
 from checker.results import Verdict
 from checker.semantics.traces import constrain_atoms
 
-__all__ = ["Choice", "Run", "RunError", "Window", "check_info", "lasso_info", "run_of_trace",
-           "view_json"]
+__all__ = ["Budget", "Choice", "OverBudget", "Run", "RunError", "Window", "check_info",
+           "lasso_info", "run_of_trace", "view_json"]
 
 
 class RunError(KvraceError):
     """A run the model cannot take (a trace from another spec, a time outside the
     window); the message is meant for the user."""
+
+
+class OverBudget(KvraceError):
+    """The work on one answer passed its :class:`Budget`: nothing was shown, so the
+    answer is inconclusive (the run may be fine)."""
+
+
+class Budget:
+    """How long (seconds of the wall clock, from its creation) the work on one
+    answer of the viewer may take: each step of a replay or a view calls
+    :meth:`tick`, which raises :class:`OverBudget` once the time is up."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+
+    def tick(self) -> None:
+        """Raise :class:`OverBudget` if the time allowed has passed."""
+        if time.monotonic() > self.deadline:
+            raise OverBudget(f"inconclusive: this answer needs more than {self.seconds:g} s"
+                             " of work (the view of a run costs time linear in its length);"
+                             " go back some steps, or replay the run with `kvrace simulate`")
 
 
 @dataclass(frozen=True)
@@ -140,8 +163,10 @@ class Run:
     """A concrete timed run of ``model``: the edge positions taken and the firing
     times (``times[0]`` is 0, the initial state)."""
 
-    def __init__(self, model: SpecModel, moves: Sequence[tuple[int, Fraction]] = ()) -> None:
+    def __init__(self, model: SpecModel, moves: Sequence[tuple[int, Fraction]] = (),
+                 budget: Budget | None = None) -> None:
         self.model = model
+        self.budget = budget
         self.bound_values = [b.evaluate(model.values) for b in model.bounds]
         self.states: list[State] = [model.initial_states()[0]]
         self.edges: list[Edge] = []
@@ -213,6 +238,8 @@ class Run:
         """Append the firing of edge ``k`` of the last state at time ``t``; raises
         RunError when it cannot fire then."""
         i = len(self) - 1
+        if self.budget is not None:
+            self.budget.tick()
         if self.ended:
             raise RunError("the run ended with a violated assert; go back to continue")
         got = [c for c in self.choices(i) if c.index == k]
@@ -326,7 +353,8 @@ class Run:
             if broken:
                 verdict, prop, message = Verdict.VIOLATED, broken[0].property, broken[0].message
         return tr.build(model.spec, model.values, verdict, prop, message, labels,
-                        self.states, events, receives, failures, self.times)
+                        self.states, events, receives, failures, self.times,
+                        tick=self.budget.tick if self.budget is not None else None)
 
 
 def zone_lines(d: dbm.Dbm, n: int, names: Sequence[str], scale: int) -> list[str]:
@@ -488,6 +516,8 @@ def view_json(run: Run) -> dict[str, Any]:
     steps: list[dict[str, Any]] = []
     violating = None
     for i, st in enumerate(trace.steps):
+        if run.budget is not None:
+            run.budget.tick()
         choices, notes, violated = _notes(run, i, st.failure)
         if violated and violating is None:
             violating = i

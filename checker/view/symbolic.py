@@ -17,11 +17,13 @@ readable timestamps as a counterexample's) and returns the concrete
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from checker import smt
 from checker.domains import dbm
 from checker.model import ir
 from checker.model import trace as tr
@@ -29,9 +31,14 @@ from checker.model.compiled import SpecModel
 from checker.model.interface import Edge, ModelRuntimeError, State, scaled_bounds
 from checker.model.timeline import TraceShape
 from checker.semantics.traces import constrain_atoms
-from checker.view.steps import Run, RunError, zone_lines
+from checker.view.steps import Budget, OverBudget, Run, RunError, zone_lines
 
-__all__ = ["SymbolicRun", "symbolic_view_json"]
+__all__ = ["MAX_CONCRETE", "SymbolicRun", "symbolic_view_json"]
+
+MAX_CONCRETE = 300
+"""The longest symbolic run :meth:`SymbolicRun.concretise` gives times to: Z3 chooses
+the times of all the steps at once, and its time grows faster than the run (400
+events took 0.5 s, 2,000 took 15 s)."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +54,10 @@ class SymbolicChoice:
 class SymbolicRun:
     """A run of ``model`` as a sequence of edge positions, with the zone of each step."""
 
-    def __init__(self, model: SpecModel, moves: Sequence[int] = ()) -> None:
+    def __init__(self, model: SpecModel, moves: Sequence[int] = (),
+                 budget: Budget | None = None) -> None:
         self.model = model
+        self.budget = budget
         self.n = len(model.clock_names) + 2  # the reference clock, the clocks, then t
         self.bounds, self.scale = scaled_bounds(model.bounds, model.values)
         self.states: list[State] = [model.initial_states()[0]]
@@ -117,6 +126,8 @@ class SymbolicRun:
         """Append the firing of edge ``k`` of the last state; raises RunError when its
         guard does not meet the zone."""
         i = len(self) - 1
+        if self.budget is not None:
+            self.budget.tick()
         if self.ended:
             raise RunError("the run ended with a violated assert; go back to continue")
         got = [c for c in self.choices(i) if c.index == k]
@@ -159,17 +170,26 @@ class SymbolicRun:
         return [_readable(line) for line in lines]
 
     def concretise(self) -> Run:
-        """A concrete timed run along the same events (readable times, from Z3)."""
-        from checker import smt
-
+        """A concrete timed run along the same events (readable times, from Z3),
+        within this run's budget (:class:`OverBudget` when Z3 needs more)."""
         shape = TraceShape(self.states, self.edges)
+        if len(self.edges) > MAX_CONCRETE:
+            raise RunError(f"concretise: at most {MAX_CONCRETE} events can be given times"
+                           f" at once (this run has {len(self.edges)}); go back some steps")
+        budget = self.budget
+        deadline = budget.deadline if budget is not None else None
         try:
-            times = smt.timestamps(self.model, self.model.values, shape)
+            times = smt.timestamps(self.model, self.model.values, shape, deadline)
         except smt.SolverUnknown as exc:
+            if budget is not None and time.monotonic() >= budget.deadline:
+                raise OverBudget(f"inconclusive: no times were chosen within the"
+                                 f" {budget.seconds:g} s an answer may take"
+                                 " (concretise a shorter run)") from None
             raise RunError(f"no times could be chosen (solver: {exc})") from None
         except ValueError:
             raise RunError("this sequence of events cannot be timed") from None
-        return Run(self.model, list(zip(self.moves, times[1:len(self.states)], strict=True)))
+        return Run(self.model, list(zip(self.moves, times[1:len(self.states)], strict=True)),
+                   self.budget)
 
     def trace(self) -> tr.Trace:
         """The run as a :class:`~checker.model.trace.Trace` without times."""
@@ -183,7 +203,8 @@ class SymbolicRun:
             failures.append(e.failure)
         labels = ["initial"] + [model.event_names[e.event] for e in self.edges]
         return tr.build(model.spec, model.values, "run", None, None, labels, self.states,
-                        events, receives, failures, None)
+                        events, receives, failures, None,
+                        tick=self.budget.tick if self.budget is not None else None)
 
 
 def _readable(line: str) -> str:
@@ -221,6 +242,8 @@ def symbolic_view_json(run: SymbolicRun) -> dict[str, Any]:
     steps: list[dict[str, Any]] = []
     violating = None
     for i, st in enumerate(trace.steps):
+        if run.budget is not None:
+            run.budget.tick()
         notes, violated = _notes(run, i, st.failure)
         if violated and violating is None:
             violating = i
