@@ -183,6 +183,10 @@ class MemoryGuard:
     """
 
     interval = 0.01
+    refire = 0.5
+    """Seconds after which a limit hit is raised again if the guarded code still runs
+    (it may have been lost, or caught and ignored); longer than a limit's own handling
+    takes, so a hit that was handled is not raised twice."""
 
     def __init__(self, limit_mb: int | None) -> None:
         self.limit_mb = limit_mb
@@ -206,12 +210,17 @@ class MemoryGuard:
     def _watch(self) -> None:
         limit = self.limit_mb
         assert limit is not None
-        while not self._stop.wait(self.interval):
+        wait = self.interval
+        while not self._stop.wait(wait):
             if rss_mb() > limit:
                 self.tripped = True
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(self._target), ctypes.py_object(self._exc))
-                return
+                # Python drops an exception raised in a finaliser (a ``__del__`` the
+                # collector runs, such as Z3's) with "Exception ignored", and the code
+                # it was meant for goes on: until that code leaves the guard, raise it
+                # again after :attr:`refire` seconds.
+                wait = self.refire
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()

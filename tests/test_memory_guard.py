@@ -49,3 +49,25 @@ def test_zones_are_checked_before_they_are_built() -> None:
     assert "needs about 554 MiB" in why
     big = zone_over_limit(6000, None)
     assert big is not None and "6000 live clocks needs" in big
+
+
+def test_a_hit_that_was_lost_is_raised_again() -> None:
+    """The first hit lands where it is caught and ignored (as Python ignores an
+    exception raised in a finaliser, such as Z3's ``__del__``): the guard raises it
+    again while the guarded code keeps running, instead of letting it run unguarded."""
+    import time
+
+    limit = int(rss_mb()) - 1  # already over it
+    lost = 0
+    start = time.monotonic()
+    with pytest.raises(MemoryLimitHit), MemoryGuard(limit) as guard:
+        while time.monotonic() - start < 10:
+            try:
+                while time.monotonic() - start < 10:
+                    sum(range(100))
+            except MemoryLimitHit:
+                if lost:
+                    raise
+                lost += 1
+    assert guard.tripped and lost == 1
+    assert time.monotonic() - start < MemoryGuard.refire + 1.5
