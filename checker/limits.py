@@ -8,11 +8,12 @@ from __future__ import annotations
 import ctypes
 import enum
 import resource
+import sys
 import threading
 import time
 from collections.abc import Callable, Sized
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from checker.errors import Inconclusive
 from checker.model.interface import LimitReached
@@ -100,9 +101,10 @@ class Budget:
         return self.deadline is not None and time.monotonic() > self.deadline
 
     def check_time(self) -> None:
-        """End the run at the time limit."""
+        """End the run at the time limit (or at a memory limit its guard has seen)."""
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise self.time_limit()
+        _raise_pending_memory_hit()
 
     def count(self, n: int) -> None:
         """End the run once ``n`` (states so far) reaches the states limit, at the time
@@ -112,6 +114,7 @@ class Budget:
             raise LimitHit(f"state limit ({lim.max_states}) reached")
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise self.time_limit()
+        _raise_pending_memory_hit()
         self._checks += 1
         mem = lim.max_memory_mb
         if mem is not None and self._checks % 256 == 0 and peak_rss_mb() > mem:
@@ -171,6 +174,18 @@ def rss_mb() -> float:
 _PAGE = resource.getpagesize()
 
 
+_PENDING: dict[int, type[MemoryLimitHit]] = {}
+"""The memory limit hit each :class:`MemoryGuard` has raised in its thread (by thread
+id), until the guard ends: the budget's checks raise it again at their safe points."""
+
+
+def _raise_pending_memory_hit() -> None:
+    """Raise the memory limit hit this thread's guard has seen, if any."""
+    hit = _PENDING.get(threading.get_ident())
+    if hit is not None:
+        raise hit()
+
+
 class MemoryGuard:
     """Enforces ``--max-memory`` while a command runs, whatever it is doing.
 
@@ -195,6 +210,7 @@ class MemoryGuard:
         self._thread: threading.Thread | None = None
         self._target = threading.get_ident()
         self._exc: type[MemoryLimitHit] = MemoryLimitHit
+        self._hook: Callable[[Any], object] = sys.unraisablehook
 
     def __enter__(self) -> MemoryGuard:
         if self.limit_mb is not None and rss_mb() > 0:
@@ -204,8 +220,16 @@ class MemoryGuard:
             self._exc = type("MemoryLimitHit", (MemoryLimitHit,), {"limit_mb": self.limit_mb})
             self._thread = threading.Thread(target=self._watch, name="kvrace-memory-guard",
                                             daemon=True)
+            self._hook = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
             self._thread.start()
         return self
+
+    def _unraisable(self, info: Any) -> None:
+        """A hit that landed in a finaliser is not news (the budget raises it again):
+        anything else goes to the hook this guard replaced."""
+        if not isinstance(info.exc_value, MemoryLimitHit):
+            self._hook(info)
 
     def _watch(self) -> None:
         limit = self.limit_mb
@@ -214,12 +238,14 @@ class MemoryGuard:
         while not self._stop.wait(wait):
             if rss_mb() > limit:
                 self.tripped = True
+                _PENDING[self._target] = self._exc
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(self._target), ctypes.py_object(self._exc))
                 # Python drops an exception raised in a finaliser (a ``__del__`` the
                 # collector runs, such as Z3's) with "Exception ignored", and the code
-                # it was meant for goes on: until that code leaves the guard, raise it
-                # again after :attr:`refire` seconds.
+                # it was meant for goes on: the budget's checks raise it from
+                # _PENDING, and until the code leaves the guard it is raised again
+                # after :attr:`refire` seconds.
                 wait = self.refire
 
     def __exit__(self, *exc: object) -> None:
@@ -232,6 +258,10 @@ class MemoryGuard:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._target), None)
         except MemoryLimitHit:
             pass
+        finally:
+            _PENDING.pop(self._target, None)
+            if self._thread is not None and sys.unraisablehook == self._unraisable:
+                sys.unraisablehook = self._hook
 
 
 ZONE_ENTRY_BYTES = 48

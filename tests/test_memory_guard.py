@@ -71,3 +71,33 @@ def test_a_hit_that_was_lost_is_raised_again() -> None:
                 lost += 1
     assert guard.tripped and lost == 1
     assert time.monotonic() - start < MemoryGuard.refire + 1.5
+
+
+def test_a_hit_lost_in_a_finaliser_ends_the_run_at_the_budgets_next_check(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """Every hit lands in a finaliser, where Python would print it and go on: the run's
+    budget, checked between runs or states, raises it at once, and nothing is printed."""
+    import time
+
+    from checker.limits import Budget, Limits
+
+    class Finalised:
+        def __init__(self) -> None:
+            self.me = self  # only the cycle collector frees it
+
+        def __del__(self) -> None:
+            total = 0
+            for i in range(20_000):
+                total += i
+
+    budget = Budget(Limits(max_memory_mb=1))
+    start = time.monotonic()
+    checks = 0
+    with pytest.raises(MemoryLimitHit), MemoryGuard(int(rss_mb()) - 1) as guard:
+        while time.monotonic() - start < 10:
+            Finalised()
+            budget.check_time()
+            checks += 1
+    assert guard.tripped
+    assert time.monotonic() - start < 2, f"{checks} checks"
+    assert capfd.readouterr().err == ""
