@@ -382,6 +382,7 @@ def test_draw_accepts_what_check_writes(tmp_path: Path, good_trace: dict[str, An
 # ---- draw bounds its output and leaves nothing half-written -----------------------------------
 
 
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_draw_bounds_steps_times_actors_before_drawing(tmp_path: Path,
                                                        good_trace: dict[str, Any]) -> None:
     data = copy.deepcopy(good_trace)

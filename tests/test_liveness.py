@@ -268,6 +268,7 @@ def test_fischer_needs_fairness_and_still_starves() -> None:
             _assert_real_lasso(SpecModel(load(DOCS / "fischer_fair.kvr")), r)
 
 
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_strict_release_strands_the_slot_and_the_timer_frees_it() -> None:
     run = api.check_liveness(SpecModel(load(DOCS / "strict_release.kvr")))
     first = run.results[0]

@@ -93,6 +93,7 @@ def assert_violates(point: dict[str, Fraction], spec: str = DEFERRED) -> None:
 
 # ---- prove on the flagship ----------------------------------------------------------------
 
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_prove_is_refuted_under_a_too_weak_assumption(cached_deferred: list[str]) -> None:
     code, out, err = run_cli("prove", DEFERRED, "--assume", WEAK)
     assert code == 1, out + err

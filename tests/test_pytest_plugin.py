@@ -144,6 +144,7 @@ property done: n == 0 leadsto n == 3
         " end ---"])
 
 
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_a_region_other_than_expected_fails_with_a_point(pytester: pytest.Pytester) -> None:
     pytester.makeini(ON)
     pytester.makefile(".kvr", window=WINDOW.replace("T <= 5", "T < 5 or T > 9"))

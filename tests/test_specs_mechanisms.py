@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from checker.api import Outcome, check
 from checker.language import load_text
 from checker.model.compiled import SpecModel
@@ -48,6 +50,7 @@ HOLD = ("var hold_until_drained : bool = false", "var hold_until_drained : bool 
 # ---- non-KV state rows indexed by req_pool_idx -------------------------------------------
 
 
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_state_rows_of_the_reused_slot_take_the_late_write() -> None:
     o = run("state_slot_reuse")
     assert o.verdict == "violated" and o.prop == "b_decodes_its_own_state"

@@ -158,6 +158,7 @@ def test_sampled_digest_misses_a_stale_write_into_unsampled_layers() -> None:
     assert stale.changes["page[s0, unsampled]"] == ("B", "A")
 
 
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_sampled_digest_misses_it_even_with_no_late_landing() -> None:
     # The escape is the sample's, not a write after verification.
     o = check_variant(CHECKSUM, NO_LATE_LANDING, options=Options(deadlock=False))

@@ -196,6 +196,7 @@ def test_push_lease_ends_under_the_write_and_the_client_gets_200() -> None:
                          "decode.respond()"]
 
 
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_push_region_without_renewal() -> None:
     # the WRITE must end before L: R_max + T_enter + T_hs + T_write < L
     assert region(PUSH, ["R_max", "T_hs"]) == "R_max + T_hs < 28"

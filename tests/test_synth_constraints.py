@@ -71,6 +71,7 @@ def test_nothing_outside_the_constraint_is_explored() -> None:
     assert sy.coverage(with_it) is Coverage.SOME
 
 
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_root_contention_region_with_and_without_its_constraint() -> None:
     text = ROOT_CONTENTION.read_text(encoding="utf-8")
     with_it = _synth(text, str(ROOT_CONTENTION))

@@ -144,6 +144,7 @@ def test_a_bad_timestamp_in_a_text_log(tmp_path: Path) -> None:
      " not possible for any value of T_flight, T_hold within their ranges; the longest"
      " matching prefix ends at line 2"),
 ])
+@pytest.mark.slow  # about a second: kept out of the quick subset
 def test_the_region_a_log_implies(argv: list[str], code: int, first: str) -> None:
     got, out, _ = cli(*argv)
     assert got == code

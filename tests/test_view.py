@@ -814,7 +814,7 @@ def test_the_longest_request_ends_within_the_answer_budget(
     finally:
         srv.shutdown()
         srv.server_close()
-    assert took < server.ANSWER_BUDGET + 0.6, took
+    assert took < server.ANSWER_BUDGET + 0.75, took
     assert status in ((400,) if path == "/api/concretise" else (200, 503)), (status, doc)
     if status == 503:
         assert doc["status"] == "inconclusive"
@@ -846,7 +846,7 @@ def test_the_longest_run_that_concretises_is_answered_within_the_budget(
     finally:
         srv.shutdown()
         srv.server_close()
-    assert took < server.ANSWER_BUDGET + 0.6, took
+    assert took < server.ANSWER_BUDGET + 0.75, took
     assert status in (200, 503)
     if status == 200:
         assert len(doc["steps"]) == symbolic.MAX_CONCRETE + 1  # type: ignore[arg-type]

@@ -76,7 +76,7 @@ MAX_MOVES = 10_000
 MAX_BODY = 1 << 20
 """The largest request body, in bytes (a run of :data:`MAX_MOVES` moves takes at most
 about 700 KB)."""
-ANSWER_BUDGET = 0.75
+ANSWER_BUDGET = 0.6
 """How long (seconds) the work on one answer may take: past it the answer is ``503``,
 inconclusive (a long run's view, or Z3 choosing times for a long symbolic run)."""
 MAX_TIME_TEXT = 60
@@ -233,20 +233,21 @@ class ViewServer(ThreadingHTTPServer):
             return
         sys.stderr.write(f"kvrace view: internal error: {type(exc).__name__}: {exc}\n")
 
-    def run_of(self, body: dict[str, Any]) -> Run:
+    def run_of(self, body: dict[str, Any], budget: Budget | None = None) -> Run:
         """The run a request's ``moves`` describe, with the answer's budget."""
         moves = _moves(body)
         try:
-            return Run(self.model, moves, Budget(self.answer_budget))
+            return Run(self.model, moves, budget)
         except RunError as exc:
             raise BadRequest(str(exc)) from None
 
-    def api(self, path: str, body: dict[str, Any]) -> object:
-        """The answer to a POST to ``path``."""
+    def api(self, path: str, body: dict[str, Any], budget: Budget | None = None) -> object:
+        """The answer to a POST to ``path``, within ``budget`` (:class:`OverBudget`
+        past it)."""
         if path == "/api/run":
-            return view_json(self.run_of(body))
+            return view_json(self.run_of(body, budget))
         if path == "/api/random":
-            run = self.run_of(body)
+            run = self.run_of(body, budget)
             seed = body.get("seed", 0)
             if not isinstance(seed, int) or isinstance(seed, bool):
                 raise BadRequest("seed: expected a whole number")
@@ -254,25 +255,25 @@ class ViewServer(ThreadingHTTPServer):
                 raise BadRequest("no event can fire here")
             return view_json(run)
         if path == "/api/trace":
-            run = self.run_of(body)
+            run = self.run_of(body, budget)
             return tr.to_itf(run.trace(), run.budget.tick if run.budget is not None else None)
         if path == "/api/symbolic":
-            return symbolic_view_json(self.symbolic_of(body))
+            return symbolic_view_json(self.symbolic_of(body, budget))
         if path == "/api/concretise":
             try:
-                return view_json(self.symbolic_of(body).concretise())
+                return view_json(self.symbolic_of(body, budget).concretise())
             except RunError as exc:
                 raise BadRequest(str(exc)) from None
         raise BadRequest(f"no such request: {path}")
 
-    def symbolic_of(self, body: dict[str, Any]) -> SymbolicRun:
+    def symbolic_of(self, body: dict[str, Any], budget: Budget | None = None) -> SymbolicRun:
         """The symbolic run a request's ``moves`` (edge positions, no times) describe."""
         raw = body.get("moves")
         if not isinstance(raw, list) or len(raw) > MAX_MOVES or not all(
                 isinstance(m, int) and not isinstance(m, bool) for m in raw):
             raise BadRequest(f"moves: expected a list of at most {MAX_MOVES} event numbers")
         try:
-            return SymbolicRun(self.model, raw, Budget(self.answer_budget))
+            return SymbolicRun(self.model, raw, budget)
         except RunError as exc:
             raise BadRequest(str(exc)) from None
 
@@ -411,7 +412,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._check_token(self.headers.get(TOKEN_HEADER))
             self._check_origin()
             body = self._body()
-            doc = self.server.api(self.path, body)
+            # The budget covers the work and the answer's encoding, not the client's
+            # sending (REQUEST_TIMEOUT bounds that).
+            budget = Budget(self.server.answer_budget)
+            doc = self.server.api(self.path, body, budget)
+            answer = json.dumps(doc).encode("utf-8")
+            budget.tick()
         except _Refused as exc:
             self.close_connection = True
             self._json(exc.status, {"error": str(exc)})
@@ -438,7 +444,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.INTERNAL_SERVER_ERROR,
                        {"error": f"internal error: {type(exc).__name__}"})
             return
-        self._json(HTTPStatus.OK, doc)
+        self._send(HTTPStatus.OK, answer, "application/json")
 
 
 def make_server(model: SpecModel, view: dict[str, Any], check: dict[str, Any] | None,

@@ -69,7 +69,7 @@ class Budget:
         if time.monotonic() > self.deadline:
             raise OverBudget(f"inconclusive: this answer needs more than {self.seconds:g} s"
                              " of work (the view of a run costs time linear in its length);"
-                             " go back some steps, or replay the run with `kvrace simulate`")
+                             " go back some steps")
 
 
 @dataclass(frozen=True)
