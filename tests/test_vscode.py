@@ -70,6 +70,7 @@ def _npm_ready() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("npm")  # one `npm ci` into node_modules at a time
 def test_grammar_snapshot_and_unit_tests_pass() -> None:
     _npm_ready()
     done = subprocess.run(["npm", "test"], cwd=EXT, capture_output=True, text=True,
@@ -79,6 +80,7 @@ def test_grammar_snapshot_and_unit_tests_pass() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("npm")  # one `npm ci` into node_modules at a time
 def test_grammar_tests_fail_when_the_grammar_changes(tmp_path: Path) -> None:
     # The same tests against a grammar that no longer knows `leadsto`: they must fail.
     _npm_ready()
