@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import pickle
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -738,6 +739,16 @@ _PREPASS_CASES += [pytest.param(seed, id=f"seed{seed}") for seed in range(20)]
 def _outcome(res: CheckResult) -> tuple[object, ...]:
     return (res.verdict, res.prop, res.message, res.limit, res.trace, res.reached, res.fired,
             res.stats.states, res.stats.zones, res.stats.transitions)
+
+
+def test_a_pre_pass_stopped_by_time_is_not_kept() -> None:
+    """A check whose time ran out in the pre-pass leaves nothing behind: the next check
+    of the same model explores exactly as on a fresh one."""
+    spec = load(ROOT / "spec/sglang/deferred_release.kvr")
+    shared = SpecModel(spec, {})
+    late = explore(shared, Limits(deadline=time.monotonic() - 1))
+    assert late.verdict == INCONCLUSIVE
+    assert _outcome(explore(shared)) == _outcome(explore(SpecModel(spec, {})))
 
 
 @pytest.mark.parametrize("case", _PREPASS_CASES)

@@ -3,6 +3,7 @@ within 10 % of what pytest collects (the full suite and the quick subset)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -27,21 +28,20 @@ def quoted_counts(paragraph: str) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def _collected(*marks: str) -> int:
-    """How many tests pytest selects (with ``-m`` and ``marks``, if given)."""
+def collected_counts() -> tuple[int, int]:
+    """What pytest collects: (all tests, those of the quick subset ``-m "not slow"``),
+    from one collection (``tests/helpers/quickcount.py`` counts the tests without the
+    ``slow`` mark)."""
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-o", "addopts=",
-         "-p", "no:cacheprovider", *(("-m", *marks) if marks else ())],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-    m = re.search(r"^(\d+)(?:/\d+)? tests? collected", proc.stdout, re.M)
-    assert proc.returncode == 0 and m, proc.stdout[-2000:] + proc.stderr[-2000:]
-    return int(m.group(1))
-
-
-def collected_counts() -> tuple[int, int]:
-    """What pytest collects: (all tests, those of the quick subset ``-m "not slow"``,
-    which does not import the modules marked ``slow`` as a whole)."""
-    return _collected(), _collected("not slow")
+         "-p", "no:cacheprovider", "-p", "helpers.quickcount"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (str(ROOT / "tests"), os.environ.get("PYTHONPATH")) if p)})
+    full = re.search(r"^(\d+) tests? collected", proc.stdout, re.M)
+    quick = re.search(r"^quick: (\d+)$", proc.stdout, re.M)
+    assert proc.returncode == 0 and full and quick, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return int(full.group(1)), int(quick.group(1))
 
 
 def test_the_paragraph_quotes_both_counts() -> None:

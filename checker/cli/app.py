@@ -23,7 +23,7 @@ from checker.cli.common import (
     Session,
     short,
 )
-from checker.cli.parser import COMMANDS, MEMORY_LIMITED, MODULES, build_parser
+from checker.cli.parser import COMMANDS, MEMORY_LIMITED, MODULES, shared_parser
 from checker.cli.signals import Interrupted, SignalWatcher, explored_text, interrupted_line
 from checker.errors import UsageError
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
@@ -71,7 +71,7 @@ def _run_command(words: list[str], session: Session) -> int:
     """Parse ``words`` and run the command they name; every failure is reported here."""
     command = "kvrace"
     try:
-        parser = build_parser()
+        parser = shared_parser()
         args = parser.parse_args(words)
         if args.show_version:
             session.out.write(f"kvrace {version()}\n")

@@ -160,6 +160,7 @@ class Session:
             clock_reduction=not args.no_clock_reduction,
             deadlock=not args.no_deadlock,
             progress=self.explorer_progress(display),
+            on_phase=display.phase,
         )
 
 

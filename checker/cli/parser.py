@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
@@ -76,6 +77,14 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:
         namespace.show_version = True
+
+
+@functools.cache
+def shared_parser() -> argparse.ArgumentParser:
+    """The parser of the whole command line, built once per process: parsing leaves it
+    unchanged, and an in-process caller (the language server, the Python API's
+    callers, a test suite) runs many commands."""
+    return build_parser()
 
 
 def build_parser() -> argparse.ArgumentParser:

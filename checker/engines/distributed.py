@@ -173,7 +173,9 @@ class _Driver:
         try:
             self.dist.workers = self.pool.spawn()
             left = self.pool.left()
-            shipped = replace(self.options, progress=None)
+            shipped = replace(self.options, progress=None, on_phase=None)
+            if self.options.on_phase is not None:
+                self.options.on_phase("model and clock pre-pass in the workers")
             loads = [a.load.remote(self.build, self.limits, left, shipped) for a in self.actors]
             for status, what in self.get(loads):
                 if status == "limit":

@@ -190,7 +190,8 @@ class Partition:
         reset_peak_memory()
         deadline = None if left is None else time.monotonic() + left
         limits = Limits(None, limits.timeout, limits.max_memory_mb, deadline)
-        options = replace(options, progress=None, record_graph=False, search="bfs")
+        options = replace(options, progress=None, on_phase=None, record_graph=False,
+                          search="bfs")
         try:
             self.zc = ZoneCheck(build(), limits, options)
             self.zc.prepare()

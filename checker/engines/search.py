@@ -77,9 +77,10 @@ over every clock per state); larger ones the untimed one."""
 
 _PREPASSES: weakref.WeakKeyDictionary[TimedModel, dict[object, Liveness]] = (
     weakref.WeakKeyDictionary())
-"""The clock-bounds pre-pass of each model, by its bounds, state cap and DBM core: a
-function of those alone, so a model checked again (other options, the Python API, a
-notebook) does not pay for it twice.  A pass stopped by a limit is not kept."""
+"""The clock-bounds pre-pass of each model, by its bounds, state cap and kind (timed or
+untimed): a function of those alone, so a model checked again (other options, the
+Python API, a notebook) does not pay for it twice.  A pass stopped by the time limit
+is not kept."""
 
 __all__ = [
     "ERROR",
@@ -115,6 +116,9 @@ class Options:
     deadlock: bool = True
     progress: Callable[[Stats], None] | None = None
     progress_interval: float = 1.0
+    on_phase: Callable[[str], None] | None = None
+    """Told when a run enters a phase the statistics do not show (the distributed
+    explorer's workers loading the model and running the clock pre-pass)."""
     record_graph: bool = False
     """Keep every explored edge (for ``kvrace graph``): :attr:`CheckResult.graph`."""
     dbm: str = "auto"
@@ -376,13 +380,15 @@ class ZoneCheck:
         # models with few clocks.
         timed = self.D if (self.options.prepass == "timed"
                            and self.n_clocks <= TIMED_PREPASS_CLOCKS) else None
-        key = (tuple(self.bounds), cap, timed)
+        # Both DBM implementations compute the same pass: either one's result serves.
+        key = (tuple(self.bounds), cap, timed is not None)
         memo = _PREPASSES.setdefault(self.model, {})
         live = memo.get(key)
         if live is None:
-            live = clock_bounds(self.model, self.bounds, self.budget.derived(cap), analysis,
-                                cache, timed=timed)
-            memo[key] = live
+            budget = self.budget.derived(cap)
+            live = clock_bounds(self.model, self.bounds, budget, analysis, cache, timed=timed)
+            if live.complete or not budget.over_time():
+                memo[key] = live  # complete, or stopped by its states cap (part of the key)
         self.live = live
         self.restart(self.ts.extrapolation)
 
