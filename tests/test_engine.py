@@ -135,7 +135,7 @@ def test_the_timed_clock_bounds_pass_explores_far_fewer_states() -> None:
     bounds, _ = scaled_bounds(model.bounds, model.values)
     canon = canonizer(model)
     untimed = clock_bounds(model, bounds, None, canon)
-    timed = clock_bounds(model, bounds, None, canon, timed=backend.select("auto"))
+    timed = clock_bounds(model, bounds, None, canon, timed=backend.select(None))
     assert untimed.complete and timed.complete
     assert (len(untimed.live), len(timed.live)) == (19998, 3025)
     for s, mask in timed.live.items():  # a subgraph: never more live clocks

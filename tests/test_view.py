@@ -872,6 +872,26 @@ def test_an_answer_over_its_budget_is_inconclusive() -> None:
         srv.server_close()
 
 
+def test_a_run_too_long_to_concretise_is_refused_before_any_work() -> None:
+    """Past MAX_CONCRETE events /api/concretise is a 400 that says why, even with a
+    budget of zero: the refusal comes before the symbolic run is built (which, for a
+    long run on a loaded machine, used up the budget and answered 503)."""
+    from checker.view import symbolic
+
+    model = _model("spec/sglang/heartbeat_loss.kvr")
+    srv = server.make_server(model, {"steps": []}, None, answer_budget=0.0)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        status, doc = _post(srv, "/api/concretise", {"moves": [0] * (symbolic.MAX_CONCRETE + 1)})
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert status == 400, (status, doc)
+    assert doc["error"] == (f"concretise: at most {symbolic.MAX_CONCRETE} events can be given"
+                            f" times at once (this run has {symbolic.MAX_CONCRETE + 1}); go back"
+                            " some steps")
+
+
 def test_concretising_honours_a_deadline() -> None:
     """Z3's times for a symbolic run stop at the budget's deadline with OverBudget, and
     within the budget they are the same times as without one."""

@@ -66,7 +66,7 @@ from checker.model.interface import ModelRuntimeError
 from checker.numbers import parse_number
 from checker.view.page import page_html
 from checker.view.steps import Budget, OverBudget, Run, RunError, view_json
-from checker.view.symbolic import SymbolicRun, symbolic_view_json
+from checker.view.symbolic import SymbolicRun, symbolic_view_json, too_long_to_concretise
 
 __all__ = ["ANSWER_BUDGET", "MAX_BODY", "MAX_HANDLERS", "MAX_MOVES", "TOKEN_HEADER", "ViewServer",
            "make_server"]
@@ -260,6 +260,10 @@ class ViewServer(ThreadingHTTPServer):
         if path == "/api/symbolic":
             return symbolic_view_json(self.symbolic_of(body, budget))
         if path == "/api/concretise":
+            raw = body.get("moves")
+            refused = too_long_to_concretise(len(raw)) if isinstance(raw, list) else None
+            if refused is not None:  # before the symbolic run, which alone can use the budget
+                raise BadRequest(refused)
             try:
                 return view_json(self.symbolic_of(body, budget).concretise())
             except RunError as exc:

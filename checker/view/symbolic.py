@@ -33,12 +33,20 @@ from checker.model.timeline import TraceShape
 from checker.semantics.traces import constrain_atoms
 from checker.view.steps import Budget, OverBudget, Run, RunError, zone_lines
 
-__all__ = ["MAX_CONCRETE", "SymbolicRun", "symbolic_view_json"]
+__all__ = ["MAX_CONCRETE", "SymbolicRun", "symbolic_view_json", "too_long_to_concretise"]
 
 MAX_CONCRETE = 300
 """The longest symbolic run :meth:`SymbolicRun.concretise` gives times to: Z3 chooses
 the times of all the steps at once, and its time grows faster than the run (400
 events took 0.5 s, 2,000 took 15 s)."""
+
+
+def too_long_to_concretise(events: int) -> str | None:
+    """Why a run of ``events`` events cannot be given times at once, or None."""
+    if events <= MAX_CONCRETE:
+        return None
+    return (f"concretise: at most {MAX_CONCRETE} events can be given times at once"
+            f" (this run has {events}); go back some steps")
 
 
 @dataclass(frozen=True)
@@ -173,9 +181,9 @@ class SymbolicRun:
         """A concrete timed run along the same events (readable times, from Z3),
         within this run's budget (:class:`OverBudget` when Z3 needs more)."""
         shape = TraceShape(self.states, self.edges)
-        if len(self.edges) > MAX_CONCRETE:
-            raise RunError(f"concretise: at most {MAX_CONCRETE} events can be given times"
-                           f" at once (this run has {len(self.edges)}); go back some steps")
+        refused = too_long_to_concretise(len(self.edges))
+        if refused is not None:
+            raise RunError(refused)
         budget = self.budget
         deadline = budget.deadline if budget is not None else None
         try:
