@@ -496,6 +496,7 @@ def check(
                 result = explore_distributed(model, build, cluster, limits, options)
         except LimitReached as lim:
             return Outcome(sp, values, INCONCLUSIVE, None, None, None, Stats(), lim.what)
+    model.deadline = None  # the run is over: the model serves the trace and later queries
     trace = None
     note = None
     if result.trace:

@@ -156,10 +156,20 @@ class MemoryLimitHit(LimitHit, LimitReached):
     model's :class:`LimitReached`, so each phase ends it as inconclusive."""
 
     limit_mb: int = 0
+    what_text: str | None = None
 
     def __init__(self, what: str | None = None) -> None:
-        super().__init__(what or f"memory limit ({self.limit_mb} MiB) reached",
+        super().__init__(what or self.what_text or f"memory limit ({self.limit_mb} MiB) reached",
                          LimitKind.MEMORY)
+
+
+class TimeLimitHit(LimitHit, LimitReached):
+    """The time limit, met inside a model's call (one :meth:`edges` that builds
+    thousands of large states): both the explorer's :class:`LimitHit` and the
+    model's :class:`LimitReached`, so each phase ends it as inconclusive."""
+
+    def __init__(self, what: str = "time limit reached") -> None:
+        super().__init__(what, LimitKind.TIME)
 
 
 def rss_mb() -> float:
@@ -186,6 +196,50 @@ def _raise_pending_memory_hit() -> None:
         raise hit()
 
 
+SAFETY_SHARE = 0.9
+"""Of the memory available when a command starts, the share it may take without
+``--max-memory`` (past it the command ends as inconclusive rather than be killed by
+the kernel, or make the machine swap until no time limit holds)."""
+
+
+def _read_int(path: str) -> int | None:
+    """The integer in a one-line file, or None (absent, unreadable, ``max``)."""
+    try:
+        with open(path, encoding="ascii") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def available_mb() -> float | None:
+    """The memory this process could still take, in MiB: the kernel's estimate of
+    what is available (``MemAvailable``), within the cgroup's limit if it has one;
+    None where neither can be read."""
+    avail = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) / 1024.0
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    cap, used = _read_int("/sys/fs/cgroup/memory.max"), _read_int("/sys/fs/cgroup/memory.current")
+    if cap is not None and used is not None:
+        left = max(0.0, (cap - used) / 2**20)
+        avail = left if avail is None else min(avail, left)
+    return avail
+
+
+def safety_limit_mb() -> int | None:
+    """The memory limit of a command run without ``--max-memory``: what it holds now
+    plus :data:`SAFETY_SHARE` of what is available (None where that is unknown)."""
+    avail = available_mb()
+    if avail is None or rss_mb() <= 0:
+        return None
+    return int(rss_mb() + SAFETY_SHARE * avail)
+
+
 class MemoryGuard:
     """Enforces ``--max-memory`` while a command runs, whatever it is doing.
 
@@ -203,8 +257,14 @@ class MemoryGuard:
     (it may have been lost, or caught and ignored); longer than a limit's own handling
     takes, so a hit that was handled is not raised twice."""
 
-    def __init__(self, limit_mb: int | None) -> None:
+    def __init__(self, limit_mb: int | None, what: str | None = None,
+                 interval: float | None = None) -> None:
+        """``what``: the message of the hit (default: the limit in MiB); ``interval``:
+        seconds between samples (default :attr:`interval`)."""
         self.limit_mb = limit_mb
+        self.what = what
+        if interval is not None:
+            self.interval = interval
         self.tripped = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -217,7 +277,8 @@ class MemoryGuard:
             self._target = threading.get_ident()
             # A subclass per guard carries the limit into the message (an asynchronous
             # exception is raised by class, without arguments).
-            self._exc = type("MemoryLimitHit", (MemoryLimitHit,), {"limit_mb": self.limit_mb})
+            self._exc = type("MemoryLimitHit", (MemoryLimitHit,),
+                             {"limit_mb": self.limit_mb, "what_text": self.what})
             self._thread = threading.Thread(target=self._watch, name="kvrace-memory-guard",
                                             daemon=True)
             self._hook = sys.unraisablehook

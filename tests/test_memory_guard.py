@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import io
+import time
+from pathlib import Path
+
 import pytest
 
+from checker.language import load_text
 from checker.limits import (
     LimitHit,
+    LimitKind,
     MemoryGuard,
     MemoryLimitHit,
+    TimeLimitHit,
+    available_mb,
     rss_mb,
+    safety_limit_mb,
     zone_over_limit,
 )
+from checker.model.compiled import SpecModel
 from checker.model.interface import LimitReached
 
 
@@ -101,3 +111,56 @@ def test_a_hit_lost_in_a_finaliser_ends_the_run_at_the_budgets_next_check(
     assert guard.tripped
     assert time.monotonic() - start < 2, f"{checks} checks"
     assert capfd.readouterr().err == ""
+
+
+WIDE = """model wide
+type T = 0..{top}
+actor a
+var on : (T, T) -> bool = false
+event a.go(i: T, j: T) when not on[i, j] do on[i, j] := true
+"""
+"""A state of (top + 1)^2 cells with as many successors, each a fresh copy of it:
+one call of ``edges`` builds (top + 1)^4 cells."""
+
+
+def test_without_max_memory_a_run_ends_inconclusive_before_the_memory_runs_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command run without ``--max-memory`` is guarded at most of the memory available
+    (here, as if only 300 MiB more were): it ends as inconclusive with its exit code 3,
+    not killed by the kernel."""
+    from checker.cli import app
+
+    spec = tmp_path / "wide.kvr"
+    spec.write_text(WIDE.format(top=127))  # 2 GiB of targets from the first state
+    monkeypatch.setattr(app, "safety_limit_mb", lambda: int(rss_mb()) + 300)
+    out, err = io.StringIO(), io.StringIO()
+    assert app.main(["check", str(spec), "-q", "--timeout", "30"], out, err) == 3, err.getvalue()
+    assert "INCONCLUSIVE: memory limit (" in out.getvalue()
+    assert "of the memory available at the start; --max-memory sets another) reached" \
+        in out.getvalue()
+
+
+def test_the_safety_limit_is_what_is_held_plus_most_of_what_is_available() -> None:
+    avail = available_mb()
+    assert avail is not None and avail > 0  # Linux: /proc/meminfo
+    limit = safety_limit_mb()
+    assert limit is not None
+    assert rss_mb() + 0.8 * avail <= limit <= rss_mb() + avail
+
+
+def test_one_call_of_edges_ends_at_the_models_deadline() -> None:
+    """Building the 16,384 successors of the first state (each 16,384 cells) takes
+    seconds; past its deadline the call ends within a few milliseconds."""
+    model = SpecModel(load_text(WIDE.format(top=127), "wide.kvr"))
+    s0 = model.initial_states()[0]
+    model.deadline = time.monotonic() + 0.2
+    start = time.monotonic()
+    with pytest.raises(TimeLimitHit) as info:
+        model.edges(s0)
+    assert time.monotonic() - start < 1.0
+    assert isinstance(info.value, LimitHit) and isinstance(info.value, LimitReached)
+    assert info.value.kind is LimitKind.TIME
+    model.deadline = None
+    small = SpecModel(load_text(WIDE.format(top=3), "small.kvr"))
+    small.deadline = time.monotonic() - 1  # a call too small to reach a check
+    assert len(small.edges(small.initial_states()[0])) == 16

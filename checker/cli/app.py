@@ -26,6 +26,7 @@ from checker.cli.common import (
 from checker.cli.parser import COMMANDS, MEMORY_LIMITED, MODULES, shared_parser
 from checker.cli.signals import Interrupted, SignalWatcher, explored_text, interrupted_line
 from checker.errors import UsageError
+from checker.limits import SAFETY_SHARE, MemoryGuard, safety_limit_mb
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
 from checker.present import jsonout
 from checker.proctree import kill_run
@@ -84,7 +85,8 @@ def _run_command(words: list[str], session: Session) -> int:
         # Each command's module is imported when it runs: `kvrace lint` does not load Z3.
         module = MODULES.get(command, command)
         run: Command = importlib.import_module(f"checker.cli.{module}").run
-        return run(args, session)
+        with _safety_net(args):
+            return run(args, session)
     except Interrupted as e:
         if SignalWatcher.active is not None:
             SignalWatcher.active.reporting = True
@@ -93,6 +95,18 @@ def _run_command(words: list[str], session: Session) -> int:
         return _interrupted(command, signal.SIGINT, session)
     except Exception as exc:  # the last line of defence: never a traceback
         return _failure(exc, command, session)
+
+
+def _safety_net(args: argparse.Namespace) -> MemoryGuard:
+    """Without ``--max-memory``, a guard at most of the memory available: a run that
+    would take it all ends as inconclusive instead of being killed by the kernel (or
+    of swapping until no time limit holds)."""
+    if getattr(args, "max_memory", None) is not None:
+        return MemoryGuard(None)
+    limit = safety_limit_mb()
+    what = (None if limit is None else f"memory limit ({limit:,} MiB, {SAFETY_SHARE:.0%} of"
+            " the memory available at the start; --max-memory sets another) reached")
+    return MemoryGuard(limit, what, interval=0.05)
 
 
 def _interrupted(command: str, signum: int, session: Session) -> int:

@@ -377,6 +377,9 @@ def _add_cluster_args(p: argparse.ArgumentParser) -> None:
                    " per CPU unless --workers says")
 
 
+MEMORY_DEFAULT = " (default: 90%% of the memory available at the start)"
+"""What every ``--max-memory`` says of its default (see :data:`checker.limits.SAFETY_SHARE`)."""
+
 MEMORY_LIMITED = ("check", "simulate", "validate")
 """The commands with ``--max-memory`` (the advice of an out-of-memory message names it
 only for them)."""
@@ -415,7 +418,8 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
     _add_limit_args(g)
     g.add_argument("--max-memory", type=positive_int, metavar="MIB",
-                   help="stop (inconclusive) when the process uses more memory")
+                   help="stop (inconclusive) when the process uses more memory"
+                   + MEMORY_DEFAULT)
     g.add_argument("--dfs", action="store_true",
                    help="depth-first search (traces are then not the shortest)")
     g.add_argument("--no-symmetry", action="store_true",
@@ -474,7 +478,8 @@ def _add_simulate_parser(sub: Subparsers) -> None:
                      help="stop after this many seconds (exit 3, inconclusive, unless a"
                      " violation was sampled; the estimate covers the runs done)")
     sim.add_argument("--max-memory", type=positive_int, metavar="MIB",
-                     help="stop (as --timeout does) when the process uses more memory")
+                     help="stop (as --timeout does) when the process uses more memory"
+                     + MEMORY_DEFAULT)
     sim.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
                      help="worker processes (results do not depend on N)")
     sim.add_argument("--traces", metavar="DIR",
@@ -538,7 +543,8 @@ def _add_validate_parser(sub: Subparsers) -> None:
     val.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_limit_args(val)
     val.add_argument("--max-memory", type=positive_int, metavar="MIB",
-                     help="stop (inconclusive) when the process uses more memory")
+                     help="stop (inconclusive) when the process uses more memory"
+                     + MEMORY_DEFAULT)
 
 
 def _add_schedules_parser(sub: Subparsers) -> None:

@@ -406,7 +406,9 @@ class ZoneCheck:
             self.prepare()
             return self.search()
         except LimitHit as lim:
-            return self.finish(CheckResult(INCONCLUSIVE, limit=lim.what, limit_kind=lim.kind))
+            # The model's own calls know the deadline, not the timeout it came from.
+            what = self.budget.time_limit().what if lim.kind is LimitKind.TIME else lim.what
+            return self.finish(CheckResult(INCONCLUSIVE, limit=what, limit_kind=lim.kind))
         except ModelRuntimeError as err:
             # Raised while evaluating a deadline, an invariant or a property of the
             # state being generated or expanded: a model error at that state.

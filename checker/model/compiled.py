@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from checker.errors import UsageError
+from checker.limits import TimeLimitHit
 from checker.model import ir
 from checker.model.interface import (
     GT,
@@ -45,6 +46,10 @@ from checker.model.interface import (
     scaled_bounds,
 )
 from checker.model.symmetry import SortCanonizer
+
+EDGE_CELLS = 1 << 18
+"""How many cells of target states one call of :meth:`SpecModel.edges` builds between
+two checks of its deadline (a few milliseconds of copying)."""
 
 MAX_PERMUTATIONS = 5_040
 """:meth:`SpecModel.symmetries` lists at most this many permutations (7!); the
@@ -418,13 +423,17 @@ class SpecModel:
 
     def __init__(self, spec: ir.Spec, values: Mapping[str, Fraction] | None = None,
                  deadline: float | None = None, concrete: bool = True) -> None:
-        """``deadline`` (a ``time.monotonic()`` instant) bounds the time spent
-        instantiating events and properties: past it, LimitReached.  ``concrete``: the
+        """``deadline`` (a ``time.monotonic()`` instant, :attr:`deadline`) bounds the
+        time spent instantiating events and properties, and then each call of
+        :meth:`edges`: past it, LimitReached.  ``concrete``: the
         values must satisfy the spec's ``assume`` constraints (ParamError otherwise);
         False for synthesis and proofs, whose free parameters are symbolic and whose
         exploration conjoins the constraints instead."""
         self.spec = spec
-        self._deadline = deadline
+        self.deadline = deadline
+        """Past this ``time.monotonic()`` instant, building the model and each call of
+        :meth:`edges` end with :class:`~checker.limits.TimeLimitHit` (a run's deadline:
+        set to None once the run is over, so that the model serves later queries)."""
         self._built = 0
         self.name = spec.name
         self.params: dict[str, Param] = {p.name: p for p in spec.params}
@@ -614,8 +623,8 @@ class SpecModel:
     # ---- compilation helpers --------------------------------------------------------
     def _tick(self) -> None:
         self._built += 1
-        if (self._deadline is not None and self._built % 256 == 0
-                and time.monotonic() > self._deadline):
+        if (self.deadline is not None and self._built % 256 == 0
+                and time.monotonic() > self.deadline):
             raise LimitReached("time limit reached while building the model")
 
     def bound_id(self, b: LinExpr) -> int:
@@ -702,7 +711,13 @@ class SpecModel:
                 ids.extend(got)
         ids.sort()
         instances = self._instances
-        for i in ids:
+        # One call can build many large targets (a state of 65,536 cells, thousands of
+        # instances): the deadline is checked every EDGE_CELLS cells of targets built.
+        every = max(1, EDGE_CELLS // max(1, len(s)))
+        deadline = self.deadline
+        for n, i in enumerate(ids):
+            if n and deadline is not None and n % every == 0 and time.monotonic() > deadline:
+                raise TimeLimitHit("time limit reached")
             inst = instances[i]
             try:
                 enabled = [atoms if isinstance(atoms, tuple) else atoms(s)

@@ -394,6 +394,8 @@ class _Pass:
         constrain, settle, intern, merge = self.constrain, self.settle, self.intern, self.merge
         preds = self.preds
         for k, e in enumerate(edges):
+            if k & 4095 == 4095:
+                self.budget.check_time()
             if e.failure is not None:
                 continue
             g = list(z)
