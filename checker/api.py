@@ -963,6 +963,11 @@ class LivenessRun:
     limit: str | None
     error: str | None = None
     """A model run-time error met while checking (no result is given then)."""
+    reduced: bool = False
+    """Whether some instance was shown to hold on a graph reduced by symmetry."""
+    reduced_zones: int = 0
+    """Of ``zones``, those of the graphs reduced by symmetry (built even when they
+    decide nothing)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -979,16 +984,18 @@ class LivenessRun:
 
 
 def check_liveness(model: SpecModel, limits: Limits | None = None, only: str | None = None,
-                   timestamps: bool = True) -> LivenessRun:
+                   timestamps: bool = True, symmetry: bool = True) -> LivenessRun:
     """Check the unbounded ``leadsto`` and ``always eventually`` properties of ``model``
-    (see :mod:`checker.algorithms.liveness`); ``only``: the property of that name alone.
-    Run it after safety holds: an ``assert`` edge is never taken here."""
+    (see :mod:`checker.algorithms.liveness`); ``only``: the property of that name alone;
+    ``symmetry``: reduce by the permutations that leave an instance unchanged (the same
+    verdicts, fewer zones).  Run it after safety holds: an ``assert`` edge is never
+    taken here."""
     from checker.algorithms.liveness import LiveStatus
     from checker.algorithms.liveness import check_liveness as run
 
     with MemoryGuard(limits.max_memory_mb if limits is not None else None):
         try:
-            report = run(model, limits, only)
+            report = run(model, limits, only, symmetry)
         except LimitReached as lim:
             names = [n for n in model.leadsto_names
                      if only is None or n.split("[", 1)[0] == only]
@@ -1003,7 +1010,7 @@ def check_liveness(model: SpecModel, limits: Limits | None = None, only: str | N
             out.append(LivenessOutcome(r.name, str(r.status), r.message))
     st = report.stats
     return LivenessRun(tuple(out), st.zones, st.transitions, st.seconds, report.limit,
-                       report.error)
+                       report.error, st.reduced, st.reduced_zones)
 
 
 def _lasso_trace(model: SpecModel, name: str, message: str, lasso: object,

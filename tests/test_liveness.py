@@ -240,7 +240,52 @@ def test_train_gate_every_approaching_train_crosses() -> None:
     run = api.check_liveness(SpecModel(load(DOCS / "train_gate.kvr")))
     assert [(r.name, r.status) for r in run.results] == [
         ("crosses[T1]", "holds"), ("crosses[T2]", "holds"), ("crosses[T3]", "holds")]
-    assert (run.zones, run.transitions) == (91, 129)  # = safety without symmetry: 91 states
+    # The three instances are one orbit: crosses[T1] is checked on the graph reduced by
+    # the permutations fixing T1 (swapping T2 and T3): 48 zones.
+    assert (run.zones, run.transitions) == (48, 71)
+    full = api.check_liveness(SpecModel(load(DOCS / "train_gate.kvr")), symmetry=False)
+    assert [(r.name, r.status) for r in full.results] == [
+        (r.name, r.status) for r in run.results]
+    assert (full.zones, full.transitions) == (91, 129)  # = safety without symmetry: 91 states
+
+
+SYMMETRIC_STALL = """model stall
+symmetric type T = {A, B, C, D}
+actor a
+var st : T -> 0..2 = 0
+event a.start(t: T) when st[t] == 0 do st[t] := 1
+event a.finish(t: T) when st[t] == 1 and forall u: T . u == t or st[u] != 1 do st[t] := 2
+property done(t: T): st[t] == 1 leadsto st[t] == 2
+property all_idle: always eventually forall t: T . st[t] != 1
+"""
+"""Each started value may wait for ever (another one started too, and nothing forces
+either on): every instance is violated.  Reduced by every permutation, ``done[A]``
+would be read on images where some other value is the started one, and hold."""
+
+
+def test_a_reduction_keeps_the_value_its_instance_names() -> None:
+    model = SpecModel(load_text(SYMMETRIC_STALL, "<stall>"))
+    orbits = model.leadsto_orbits()
+    # done[A] ... done[D] are one orbit, done[A] fixed by the permutations of B, C, D;
+    # all_idle is fixed by every permutation (the identity is not listed).
+    assert [k for k, _ in orbits] == [0, 0, 0, 0, 4]
+    assert [len(f) for _, f in orbits] == [5, 5, 5, 5, 23]
+    for sym in (True, False):
+        run = api.check_liveness(model, symmetry=sym)
+        assert [(r.name, r.status) for r in run.results] == [
+            ("done[A]", "violated"), ("done[B]", "violated"), ("done[C]", "violated"),
+            ("done[D]", "violated"), ("all_idle", "violated")], sym
+        assert all(r.trace is not None for r in run.results)
+
+
+def test_a_reduction_decides_what_holds_on_fewer_zones() -> None:
+    text = SYMMETRIC_STALL.replace("event a.finish", "urgent event a.finish").replace(
+        " and forall u: T . u == t or st[u] != 1", "")
+    model = SpecModel(load_text(text, "<served>"))
+    sym = api.check_liveness(model)
+    full = api.check_liveness(model, symmetry=False)
+    assert [r.status for r in sym.results] == [r.status for r in full.results] == ["holds"] * 5
+    assert (sym.zones, full.zones) == (45, 81)  # 3 x C(5, 2) + C(6, 2) against 3^4
 
 
 def test_train_gate_without_the_approach_deadline_fails() -> None:
@@ -261,11 +306,27 @@ def test_fischer_needs_fairness_and_still_starves() -> None:
     assert {r.name: r.status for r in fair.results} == {
         "enters[P1]": "violated", "enters[P2]": "violated", "enters[P3]": "violated",
         "someone_enters": "holds"}
-    assert (plain.zones, fair.zones) == (79, 79)
+    # Without fairness the reduced graphs (62 zones) are tried first and decide nothing:
+    # every instance is violated, and its lasso needs the full graph (79 zones).  With
+    # fairness there is no reduction.
+    assert (plain.zones, fair.zones, plain.reduced, fair.reduced) == (141, 79, False, False)
+    assert plain.reduced_zones == 62
+    alone = api.check_liveness(SpecModel(load(DOCS / "fischer.kvr")), symmetry=False)
+    assert (alone.zones, alone.reduced_zones) == (79, 0)
     for r in fair.results:
         if r.trace is not None:
             assert r.trace.lasso == "cycle"
             _assert_real_lasso(SpecModel(load(DOCS / "fischer_fair.kvr")), r)
+
+
+def test_cli_says_how_symmetry_took_part(in_root: Path) -> None:
+    shown = {f: run_cli("check", f"docs/liveness/{f}.kvr")[1] for f in ("fischer", "train_gate")}
+    assert ("liveness: 141 zones, 339 transitions in" in shown["fischer"]
+            and "(62 of the zones on graphs reduced by symmetry that decided nothing,"
+                " equality store)" in shown["fischer"])
+    assert "(symmetry reduction per instance, equality store)" in shown["train_gate"]
+    out = run_cli("check", "docs/liveness/train_gate.kvr", "--no-symmetry")[1]
+    assert "liveness: 91 zones" in out and "(no symmetry reduction, equality store)" in out
 
 
 @pytest.mark.slow  # about a second: kept out of the quick subset
@@ -359,9 +420,24 @@ def test_cli_refuses_liveness_with_workers(in_root: Path) -> None:
 
 
 def test_cli_limit_is_inconclusive_never_holds(in_root: Path) -> None:
-    code, out, _ = run_cli("check", "docs/liveness/train_gate.kvr", "--max-states", "50")
+    # Liveness on train-gate stores 48 zones with symmetry reduction, 91 without.
+    code, out, _ = run_cli("check", "docs/liveness/train_gate.kvr", "--max-states", "40")
     assert code == 3
-    assert "INCONCLUSIVE" in out.splitlines()[1]
+    assert out.splitlines()[1] == ("INCONCLUSIVE: crosses[T1]: state limit (40) reached;"
+                                   " the safety properties hold (exploration complete)")
+    code, out, _ = run_cli("check", "docs/liveness/train_gate.kvr", "--max-states", "49")
+    assert code == 0 and out.splitlines()[1].startswith("HOLDS")
+    code, out, _ = run_cli("check", "docs/liveness/train_gate.kvr", "--max-states", "90",
+                           "--no-symmetry")
+    assert code == 3 and "state limit (90) reached" in out.splitlines()[1]
+
+
+def test_states_limit_is_the_whole_liveness_run() -> None:
+    # The reduced graphs (62 zones) and the full one (79) count against one limit.
+    model = SpecModel(load(DOCS / "fischer.kvr"))
+    run = api.check_liveness(model, Limits(max_states=100))
+    assert {r.status for r in run.results} == {"inconclusive"}
+    assert api.check_liveness(model, Limits(max_states=142)).results[0].status == "violated"
 
 
 def test_cli_json_liveness(in_root: Path, tmp_path: Path) -> None:
@@ -420,3 +496,61 @@ def test_notebook_repr_of_a_lasso() -> None:
     assert trace is not None
     assert repr(trace).endswith(", lasso: idle>")
     assert "then nothing happens for ever" in trace._repr_html_()
+
+
+def _symmetric_agree(seeds: range) -> tuple[int, int]:
+    """Liveness with and without the symmetry reduction on the random models of
+    ``seeds`` that have symmetries and no fairness: the same status for every instance
+    (a reduced graph that said *holds* wrongly would show here).  Returns how many
+    models were compared and on how many the reduction decided something."""
+    compared = reduced = 0
+    for seed in seeds:
+        spec = load_text(live_model(seed), f"<live {seed}>")
+        model = SpecModel(spec)
+        if not model.leadsto_orbits() or model.fair_events:
+            continue
+        on = api.check_liveness(model, timestamps=False)
+        off = api.check_liveness(SpecModel(spec), timestamps=False, symmetry=False)
+        assert (on.error, [(r.name, r.status) for r in on.results]) == (
+            off.error, [(r.name, r.status) for r in off.results]), seed
+        compared += 1
+        reduced += on.zones != off.zones
+    return compared, reduced
+
+
+def test_symmetry_leaves_random_liveness_verdicts_unchanged() -> None:
+    compared, reduced = _symmetric_agree(range(0, 100))
+    assert (compared, reduced) == (37, 6)
+
+
+@pytest.mark.slow
+def test_symmetry_leaves_more_random_liveness_verdicts_unchanged() -> None:
+    compared, reduced = _symmetric_agree(range(100, 400))
+    assert (compared, reduced) == (97, 26)
+
+
+def readme_liveness_table() -> list[list[int]]:
+    """The zone counts of the README's train-gate cost table: per row, the trains,
+    then safety with and without symmetry, then liveness with and without."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = text.index("| trains | safety zones (symmetry)")
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip().replace(",", "") for c in line.strip("|").split("|")]
+        rows.append([int(cells[k]) for k in (0, 1, 3, 5, 7)])
+    return rows
+
+
+@pytest.mark.slow  # 5 trains without symmetry: 5,181 zones
+def test_readme_liveness_table_is_current() -> None:
+    from benchmarks.bench import liveness_train_gate
+
+    table = readme_liveness_table()
+    assert [r[0] for r in table] == [3, 4, 5]
+    got = [[r["trains"], r["safety"]["zones"], r["safety_nosym"]["zones"],
+            r["liveness"]["zones"], r["liveness_nosym"]["zones"]]
+           for r in liveness_train_gate([3, 4, 5])]
+    assert got == table
+    assert {r["liveness"]["verdict"] for r in liveness_train_gate([3])} == {"holds"}

@@ -26,8 +26,12 @@ as staying in its last state); ``always eventually Q`` is ``true leadsto Q``.
    valuations only, so every cycle of the graph is followed by a concrete run and
    every deadlock it shows is real), stored by equality: inclusion covering is not
    sound for cycle detection (a covered node's cycles need not be the coverer's),
-   and neither is Extra+_LU for the deadlock part.  Symmetry reduction is off (a
-   property instance such as ``served[A]`` is not invariant under swapping A, B).
+   and neither is Extra+_LU for the deadlock part.  Symmetry: an instance such as
+   ``served[A]`` is not invariant under swapping A and B, but it is under the
+   permutations that fix A; an instance is first checked on the graph reduced by
+   those (one instance per orbit: the others hold or fail with it), and what it
+   does not show to hold is checked on the full graph
+   (:meth:`LivenessChecker._by_symmetry`).
 3. *Per property instance*: the graph restricted to the states where ``Q`` does not
    hold is split into strongly connected components (Tarjan).  A component is a
    counterexample when it holds a twin edge (time diverges) and, for every fair
@@ -71,6 +75,7 @@ from checker.model.interface import (
     Violation,
     scaled_bounds,
 )
+from checker.semantics.canon import EnumeratingCanonizer
 from checker.semantics.clockbounds import clock_bounds
 from checker.semantics.traces import PathStep, TraceStep, concrete
 from checker.semantics.ts import Extrapolation, LabelKind, Status, Succ, ZoneTS, deadlocked
@@ -134,6 +139,10 @@ class LiveStats:
     seconds: float = 0.0
     progress_clock: bool = False
     """Whether the graph with the progress clock was needed (its zones are counted)."""
+    reduced: bool = False
+    """Whether some instance was decided on a graph reduced by symmetry."""
+    reduced_zones: int = 0
+    """Of ``zones``, those of the graphs reduced by symmetry."""
     peak_memory_mb: float = 0.0
 
 
@@ -158,9 +167,13 @@ class ProgressModel:
     requires the clock to be at least 1 and resets it.  Edge ``2b`` of an event is the
     base model's edge ``b``, edge ``2b + 1`` its twin."""
 
-    def __init__(self, base: TimedModel, twins: bool = True) -> None:
+    def __init__(self, base: TimedModel, twins: bool = True,
+                 symmetries: Sequence[Symmetry] = ()) -> None:
         self.base = base
         self.twins = twins
+        self._syms = [Symmetry(sym.src, sym.valmaps, (*sym.clocks, len(base.clock_names)),
+                               sym.events) for sym in symmetries]
+        """The permutations the reduction uses, the progress clock fixed by each."""
         """Without twins the model is the base model without its safety properties
         (their observer clocks are then dead: they do not split zones)."""
         self.tick = len(base.clock_names)
@@ -202,8 +215,9 @@ class ProgressModel:
         return ()
 
     def symmetries(self) -> Sequence[Symmetry]:
-        """None: liveness is checked without symmetry reduction."""
-        return ()
+        """The permutations given (those that leave the property instance checked on
+        this model unchanged), the progress clock fixed."""
+        return list(self._syms)
 
     def describe(self, s: State) -> dict[str, object]:
         """The base model's."""
@@ -260,22 +274,31 @@ def _enabled_forever(e: Edge, target_deadlines: Sequence[ClockAtom], bounds: Seq
 class _Builder:
     """Builds the :class:`ZoneGraph` under a :class:`Limits` budget."""
 
-    def __init__(self, model: TimedModel, limits: Limits, fair: Sequence[int],
-                 progress: bool) -> None:
+    def __init__(self, model: TimedModel, budget: Budget, fair: Sequence[int],
+                 progress: bool, symmetries: Sequence[Symmetry] = (),
+                 before: int = 0) -> None:
         self.base = model
         self.progress = progress
-        self.model = ProgressModel(model, twins=progress)
-        self.limits = limits
+        self.model = ProgressModel(model, twins=progress, symmetries=symmetries)
+        canon = EnumeratingCanonizer(self.model.symmetries()) if symmetries else None
+        self.reduced = canon is not None
+        """Nodes are images of the states reached under the permutations: along a path
+        of the graph a clock of one node is a permuted clock of the next, so which clock
+        an edge resets or bounds says nothing of the run (the masks are left empty)."""
+        self.limits = budget.limits
+        self.before = before
+        """The states the run's earlier graphs stored (the states limit is the run's)."""
         self.fair = list(fair)
         self.fair_bit = {e: 1 << k for k, e in enumerate(self.fair)}
         self.bounds, self.scale = scaled_bounds(self.model.bounds, self.model.values)
-        self.budget = Budget(limits)
+        self.budget = budget
         # The clock bounds (live clocks, each clock's largest constant) without local LU:
         # the graph is abstracted by Extra_M.
-        live = clock_bounds(self.model, self.bounds, self.budget.derived(None), local=False)
+        live = clock_bounds(self.model, self.bounds, self.budget.derived(None), canon,
+                            local=False)
         self.ts = ZoneTS(self.model, self.bounds, live, extrapolation=Extrapolation.M,
-                         labels=frozenset({LabelKind.DEADLOCK}),
-                         max_memory_mb=limits.max_memory_mb)
+                         canonical=canon, labels=frozenset({LabelKind.DEADLOCK}),
+                         max_memory_mb=budget.limits.max_memory_mb)
         self.dz = self.ts.dz
         self.pq: dict[State, list[tuple[bool, bool]]] = {}
         """``P`` and ``Q`` of every property instance, per discrete state."""
@@ -310,7 +333,7 @@ class _Builder:
                 # error) ends the run early.
                 self.pq[s] = self.base.leadsto(s)  # type: ignore[attr-defined]
             queue.append(node)
-            self.budget.count(len(g.state))
+            self.budget.count(self.before + len(g.state))
             return node
 
         for succ in ts.initial():
@@ -328,11 +351,14 @@ class _Builder:
                 branch = succ.branch
                 br, twin = (branch // 2, branch % 2 == 1) if self.progress else (branch, False)
                 t = add(succ, node, (e.event, br))
-                out.append((t, e.event, br, twin, self._mask(e.resets),
-                            self._mask([a.clock for a in e.guard if self._positive(a)])))
+                if self.reduced:
+                    out.append((t, e.event, br, twin, 0, 0))
+                else:
+                    out.append((t, e.event, br, twin, self._mask(e.resets),
+                                self._mask([a.clock for a in e.guard if self._positive(a)])))
             g.succ[node] = out
             self._label(g, s, z, ts.edges(s))
-        self.budget.count(len(g.state))
+        self.budget.count(self.before + len(g.state))
         return g
 
     @staticmethod
@@ -493,27 +519,42 @@ class LivenessChecker:
         self.fair: list[int] = sorted(getattr(model, "fair_events", frozenset()))
         self.graph: ZoneGraph | None = None
 
-    def run(self, only: str | None = None) -> LiveReport:
-        """Check every property instance (or those of the property named ``only``)."""
+    def run(self, only: str | None = None, symmetry: bool = True) -> LiveReport:
+        """Check every property instance (or those of the property named ``only``);
+        ``symmetry``: first on graphs reduced by the permutations that leave an instance
+        unchanged (see :meth:`_by_symmetry`)."""
         names = [n for n in self.names if only is None or n == only
                  or n.split("[", 1)[0] == only]
         start = time.monotonic()
+        budget = Budget(self.limits, start)
         stats = LiveStats()
         try:
-            builder = _Builder(self.model, self.limits, self.fair, progress=False)
-            g = builder.build()
-            pq = [builder.pq[s] for s in g.state]
-            results: list[LiveResult] = []
+            decided = self._by_symmetry(names, stats, budget) if symmetry else {}
+            left = [n for n in names if n not in decided]
+            g: ZoneGraph | None = None
+            if left:
+                builder = _Builder(self.model, budget, self.fair, progress=False,
+                                   before=stats.zones)
+                g = builder.build()
+                stats.zones += len(g.state)
+                stats.transitions += sum(len(x) for x in g.succ)
+                pq = [builder.pq[s] for s in g.state]
             exact: tuple[ZoneGraph, list[list[tuple[bool, bool]]]] | None = None
+            results: list[LiveResult] = []
             for k, name in enumerate(self.names):
                 if name not in names:
                     continue
+                if name in decided:
+                    results.append(decided[name])
+                    continue
+                assert g is not None
                 got = self._check(g, name, [p[k] for p in pq], exact_zeno=False)
                 if got is None:
                     # A cycle that may be Zeno decides it: the graph with the progress
                     # clock tells (built once, for every property that needs it).
                     if exact is None:
-                        pb = _Builder(self.model, self.limits, self.fair, progress=True)
+                        pb = _Builder(self.model, budget, self.fair, progress=True,
+                                      before=stats.zones)
                         gp = pb.build()
                         exact = (gp, [pb.pq[s] for s in gp.state])
                         stats.zones += len(gp.state)
@@ -532,17 +573,62 @@ class LivenessChecker:
             stats.seconds = time.monotonic() - start
             return LiveReport([], stats, error=err.message)
         self.graph = g
-        stats.zones += len(g.state)
-        stats.transitions += sum(len(x) for x in g.succ)
         stats.seconds = time.monotonic() - start
         stats.peak_memory_mb = peak_rss_mb()
         return LiveReport(results, stats)
 
+    def _by_symmetry(self, names: Sequence[str], stats: LiveStats,
+                     budget: Budget) -> dict[str, LiveResult]:
+        """The instances among ``names`` that hold, decided on reduced graphs.
+
+        A permutation of the symmetric values that maps an instance onto itself is an
+        automorphism of the timed model preserving the instance's ``P`` and ``Q``,
+        deadlocks and idling: the graph whose nodes are the states reached, each
+        replaced by an image under such permutations, has a path or a cycle exactly
+        where the full graph has one (a cycle of the reduced graph, repeated, follows a
+        run that cycles in the full one, through the same events and the same twin
+        edges), so the instance holds on it exactly when it holds on the full graph;
+        and the instances a permutation maps onto one another hold together.  Only
+        without fairness (a permutation moves the fair instances' acceptance sets), and
+        only where the reduced graphs are together smaller than the full one.  An
+        instance found violated, or whose cycles may be Zeno, is left to the full graph
+        (for its lasso, over the states as they are)."""
+        orbits = getattr(self.model, "leadsto_orbits", None)
+        if self.fair or orbits is None:
+            return {}
+        got = orbits()
+        if not got:
+            return {}
+        index = {n: k for k, n in enumerate(self.names)}
+        wanted: dict[int, list[str]] = {}
+        for n in names:
+            wanted.setdefault(got[index[n]][0], []).append(n)
+        # The reduced graph of an instance is up to |its stabiliser| times smaller than
+        # the full one (an instance found violated needs the full one too).
+        if sum(1 / (len(got[f][1]) + 1) for f in wanted) > 0.75:
+            return {}
+        out: dict[str, LiveResult] = {}
+        for first, members in wanted.items():
+            b = _Builder(self.model, budget, self.fair, progress=False,
+                         symmetries=got[first][1], before=stats.zones)
+            g = b.build()
+            stats.zones += len(g.state)
+            stats.reduced_zones += len(g.state)
+            stats.transitions += sum(len(x) for x in g.succ)
+            res = self._check(g, self.names[first], [b.pq[s][first] for s in g.state],
+                              exact_zeno=False, lasso=False)
+            if res is not None and res.status is LiveStatus.HOLDS:
+                out.update((n, LiveResult(n, LiveStatus.HOLDS)) for n in members)
+                stats.reduced = True
+        return out
+
     # ---- one property instance --------------------------------------------------------------
     def _check(self, g: ZoneGraph, name: str, pq: Sequence[tuple[bool, bool]],
-               exact_zeno: bool) -> LiveResult | None:
+               exact_zeno: bool, lasso: bool = True) -> LiveResult | None:
         """The outcome of one property instance; None when a cycle of this graph (without
-        the progress clock, ``exact_zeno`` False) may be Zeno and that decides it."""
+        the progress clock, ``exact_zeno`` False) may be Zeno and that decides it.
+        Without ``lasso`` a violation comes without its counterexample (a reduced graph's
+        nodes are not a run)."""
         n = len(g.state)
         inside = [not q for _, q in pq]
         bad = self._dead_ends(g, inside)
@@ -562,6 +648,8 @@ class LivenessChecker:
                                   "a cycle that never meets the response may or may not be"
                                   " fair: a fair event's clock guard decides whether it stays"
                                   " enabled along it, and zones do not tell")
+            if not lasso:
+                return LiveResult(name, LiveStatus.VIOLATED)
             u = min(triggers, key=lambda v: self._depth(g, v))
             return self._violation(g, name, u, inside, bad, targets)
         return LiveResult(name, LiveStatus.HOLDS)
@@ -773,6 +861,8 @@ class LivenessChecker:
 
 
 def check_liveness(model: TimedModel, limits: Limits | None = None,
-                   only: str | None = None) -> LiveReport:
-    """Check the unbounded liveness properties of ``model`` (see the module docstring)."""
-    return LivenessChecker(model, limits).run(only)
+                   only: str | None = None, symmetry: bool = True) -> LiveReport:
+    """Check the unbounded liveness properties of ``model`` (see the module docstring);
+    ``symmetry``: reduce by the permutations that leave a property instance unchanged
+    (the verdicts are the same, see :meth:`LivenessChecker._by_symmetry`)."""
+    return LivenessChecker(model, limits).run(only, symmetry)

@@ -70,7 +70,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
             if live_wanted and outcome.verdict in (Verdict.HOLDS, Verdict.UNREACHABLE) \
                     and outcome.raw is not None:
                 display.phase("liveness (zone graph, cycles)")
-                live = api.check_liveness(outcome.raw[0], limits, args.live_property)
+                live = api.check_liveness(outcome.raw[0], limits, args.live_property,
+                                          symmetry=options.symmetry)
             if args.explain and outcome.trace is not None and outcome.verdict == api.VIOLATED:
                 display.phase("explaining the trace (Z3)")
                 explanation = api.explain(outcome)

@@ -596,12 +596,14 @@ class SpecModel:
         gen = self._gen
         self.leadsto_names: list[str] = []
         self._leadsto: list[tuple[Callable[..., bool], Callable[..., bool]]] = []
+        self._leadsto_args: list[tuple[str, tuple[ir.FiniteType, ...], tuple[int, ...]]] = []
         for lt in self.spec.leadsto:
             sig = _args_sig(lt.nslots)
             trig = self._compile(f"def f({sig}): return {gen.expr(lt.trigger, 's')}")
             done = self._compile(f"def f({sig}): return {gen.expr(lt.response, 's')}")
             dom = tuple(ft for _, ft in lt.params)
             for idx in ir.domain_points(dom):
+                self._leadsto_args.append((lt.name, dom, idx))
                 self.leadsto_names.append(lt.name + ir.show_index(dom, idx))
                 self._leadsto.append((self._bind(trig, idx, lt.nslots),
                                       self._bind(done, idx, lt.nslots)))
@@ -871,6 +873,35 @@ class SpecModel:
             if all(p == tuple(t.values()) for t, p in zip(sym_types, combo, strict=True)):
                 continue
             out.append(self._permutation(tuple(combo)))
+        return out
+
+    def leadsto_orbits(self) -> list[tuple[int, list[Symmetry]]]:
+        """Per instance of :attr:`leadsto_names`: the first instance of its orbit under
+        :meth:`symmetries` (the instances a permutation maps onto one another hold or
+        fail together) and the permutations that map that first instance onto itself
+        (they leave its ``P`` and ``Q`` unchanged: a symmetric value cannot be named).
+        Empty without symmetries."""
+        sym_types = [t for t in self.spec.types if t.symmetric and t.size > 1]
+        syms = self.symmetries()
+        if not syms:
+            return []
+        combos = [c for c in itertools.product(
+            *(list(itertools.permutations(t.values())) for t in sym_types))
+            if not all(p == tuple(t.values()) for t, p in zip(sym_types, c, strict=True))]
+        tix = {t: k for k, t in enumerate(sym_types)}
+        where = {(name, idx): k for k, (name, _, idx) in enumerate(self._leadsto_args)}
+
+        def image(k: int, combo: tuple[tuple[int, ...], ...]) -> int:
+            name, dom, idx = self._leadsto_args[k]
+            moved = tuple(combo[tix[ft]][v] if ft in tix else v
+                          for ft, v in zip(dom, idx, strict=True))
+            return where[(name, moved)]
+
+        out: list[tuple[int, list[Symmetry]]] = []
+        for k in range(len(self._leadsto_args)):
+            first = min([k, *(image(k, c) for c in combos)])
+            fixers = [sym for c, sym in zip(combos, syms, strict=True) if image(first, c) == first]
+            out.append((first, fixers))
         return out
 
     @functools.cached_property

@@ -208,6 +208,16 @@ def liveness_verdict_text(live: LivenessRun | None) -> str | None:
             " (exploration complete)")
 
 
+def _reduction(live: LivenessRun) -> str:
+    """How symmetry reduction took part in a liveness run."""
+    if live.reduced:
+        return "symmetry reduction per instance"
+    if live.reduced_zones:
+        return (f"{live.reduced_zones:,} of the zones on graphs reduced by symmetry"
+                " that decided nothing")
+    return "no symmetry reduction"
+
+
 def liveness_text(live: LivenessRun | None) -> str:
     """The liveness section of ``check``'s text output."""
     if live is None:
@@ -228,7 +238,7 @@ def liveness_text(live: LivenessRun | None) -> str:
             lines.append(f"  ({shown.timing_note})")
     lines.append(f"liveness: {count(live.zones, 'zone', grouped=True)},"
                  f" {count(live.transitions, 'transition', grouped=True)} in"
-                 f" {live.seconds:.2f} s (no symmetry reduction, equality store)")
+                 f" {live.seconds:.2f} s ({_reduction(live)}, equality store)")
     return "\n".join(lines) + "\n"
 
 
