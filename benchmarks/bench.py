@@ -907,7 +907,7 @@ def peer_row(name: str, source: Case | Path, tck: str, cap: float) -> dict[str, 
 
     from checker.api import check
     from checker.engines import Limits, Options
-    from checker.export_network import tchecker_network
+    from checker.export.network import tchecker_network
     from checker.language import load
     from checker.model.compiled import SpecModel
 

@@ -17,6 +17,7 @@ The package is split by phase, with dependencies pointing one way:
   engine of ``prove``/``synth``, and timestamps;
 * ``checker.api``       — the Python API: run a command's engine, get a typed result;
 * ``checker.present``   — what results look like: text, JSON and DOT (it runs no engine);
+* ``checker.export``    — translations for TChecker and UPPAAL (no engine either);
 * ``checker.cli``       — the ``kvrace`` command: a parser and one module per command.
 """
 

@@ -27,7 +27,7 @@ from test_reference import TableModel
 from checker import api
 from checker.engines import Options, explore
 from checker.export import ExportError, tchecker_text, unfold, uppaal_xml
-from checker.export_network import tchecker_network
+from checker.export.network import tchecker_network
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 

@@ -34,8 +34,8 @@ from test_export import QUERY_SPEC, SMALL
 
 from checker import api
 from checker.engines import Options
-from checker.export_network import build_network, tchecker_network
-from checker.export_terms import (
+from checker.export.network import build_network, tchecker_network
+from checker.export.terms import (
     Arith,
     ArithOp,
     Assign,
@@ -68,7 +68,7 @@ from checker.export_terms import (
     initial_cells,
     tchecker_text,
 )
-from checker.export_uppaal import BAD_QUERY, uppaal_network
+from checker.export.uppaal import BAD_QUERY, uppaal_network
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 

@@ -11,9 +11,9 @@ import pytest
 from helpers import FLAGSHIPS, ROOT, run_cli
 
 from checker.api import check, state_graph
-from checker.graphs import graph_bytes, summarise, write_graph
 from checker.language import load
 from checker.model.compiled import SpecModel
+from checker.present.graphs import graph_bytes, summarise, write_graph
 
 IMMEDIATE = str(ROOT / FLAGSHIPS[1])
 DEFERRED = str(ROOT / FLAGSHIPS[0])

@@ -1,4 +1,4 @@
-"""What an interrupt leaves running: :func:`checker.proctree.kill_run` ends every
+"""What an interrupt leaves running: :func:`checker.engines.proctree.kill_run` ends every
 process a run started, even those forked while it was ending them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from helpers import ROOT
 
 FORKER = """
 import os, subprocess, sys, time
-from checker import proctree
+from checker.engines import proctree
 proctree.mark_run()
 code = ("import os, time\\n"
         "while True:\\n"
@@ -48,7 +48,7 @@ def test_kill_run_ends_what_forks_while_it_is_ending_it() -> None:
 
 ORPHAN = """
 import ctypes, os, subprocess, sys, time
-from checker import proctree
+from checker.engines import proctree
 proctree.mark_run()
 code = ("import ctypes, os, sys, time\\n"
         "if os.fork():\\n"

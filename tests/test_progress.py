@@ -11,7 +11,7 @@ import pytest
 from helpers import run_cli
 
 from checker.engines import Stats
-from checker.progress import Progress, mode_for
+from checker.present.progress import Progress, mode_for
 from checker.smt import synth as sy
 
 DEFERRED = "spec/sglang/deferred_release.kvr"

@@ -218,7 +218,7 @@ PROBE = """
 import json, os, stat, subprocess, sys
 from pathlib import Path
 from checker.engines import raysession
-from checker.proctree import descendants
+from checker.engines.proctree import descendants
 raysession.init_local(1)
 import ray
 ray.get(ray.remote(lambda: 1).remote())

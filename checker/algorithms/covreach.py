@@ -21,7 +21,7 @@ stored or expanded, so each holds within well under a second.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -114,6 +114,20 @@ class Stats:
     def states_per_second(self) -> float:
         """Zones stored per second of run time."""
         return self.zones / self.seconds if self.seconds > 0 else 0.0
+
+    @classmethod
+    def total(cls, parts: Sequence[Stats]) -> Stats:
+        """The statistics of a run split in ``parts`` (the workers of a distributed
+        run): counts summed, the deepest depth."""
+        st = cls()
+        for w in parts:
+            st.states += w.states
+            st.zones += w.zones
+            st.transitions += w.transitions
+            st.stored += w.stored
+            st.explored += w.explored
+            st.depth = max(st.depth, w.depth)
+        return st
 
 
 class Passed(Generic[Z]):

@@ -25,11 +25,11 @@ from checker.cli.common import (
 )
 from checker.cli.parser import COMMANDS, MEMORY_LIMITED, MODULES, shared_parser
 from checker.cli.signals import Interrupted, SignalWatcher, explored_text, interrupted_line
+from checker.engines.proctree import kill_run
 from checker.errors import UsageError
 from checker.limits import SAFETY_SHARE, MemoryGuard, safety_limit_mb
 from checker.model.interface import LimitReached, ModelRuntimeError, Undecided
 from checker.present import jsonout
-from checker.proctree import kill_run
 
 Command = Callable[[argparse.Namespace, Session], int]
 """A command: its parsed arguments and the session in, the exit code out."""

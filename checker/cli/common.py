@@ -22,7 +22,7 @@ from checker.model import ir
 from checker.model.compiled import ParamError, SpecModel
 from checker.model.trace import Trace
 from checker.present import dot, jsonout
-from checker.progress import Progress, mode_for
+from checker.present.progress import Progress, mode_for
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 EXIT_VACUOUS = 4
@@ -138,7 +138,8 @@ class Session:
             raise UsageError(f"{spec.path}: error[KVR400]: {e}") from None
 
     def progress(self, command: str, quiet: bool) -> Progress:
-        """The progress display of a long command on stderr (see :mod:`checker.progress`)."""
+        """The progress display of a long command on stderr (see
+        :mod:`checker.present.progress`)."""
         return Progress(self.err, command, mode_for(self.err, quiet))
 
     def explorer_progress(self, display: Progress) -> Callable[[Stats], None]:

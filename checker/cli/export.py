@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from checker import export, export_network, export_terms, export_uppaal
 from checker.cli.common import EXIT_OK, Session, load_spec, make_parent, params_of
 from checker.errors import UsageError
+from checker.export import flat as export
+from checker.export import network as export_network
+from checker.export import terms as export_terms
+from checker.export import uppaal as export_uppaal
 from checker.model.compiled import SpecModel
 from checker.present import jsonout
 from checker.present.words import count

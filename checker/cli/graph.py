@@ -6,12 +6,11 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from checker import graphs
 from checker.api import state_graph
 from checker.cli.common import EXIT_OK, EXIT_VIOLATION, Session, load_spec, make_parent, params_of
 from checker.errors import UsageError
 from checker.model.interface import ModelRuntimeError
-from checker.present import dot, jsonout
+from checker.present import dot, graphs, jsonout
 
 if TYPE_CHECKING:
     import networkx as nx

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from checker.engines.proctree import descendants, kill, kill_run
 from checker.present.words import count
-from checker.proctree import descendants, kill, kill_run
 
 if TYPE_CHECKING:
     from checker.engines import Stats

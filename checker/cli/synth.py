@@ -25,9 +25,9 @@ from checker.model.interface import TimedModel
 from checker.model.provenance import Source, provenance, sources
 from checker.model.trace import fmt_time
 from checker.present import jsonout, text
+from checker.present.progress import Progress
 from checker.present.regionplot import FORMATS, region_plot
 from checker.present.reports import SynthReport
-from checker.progress import Progress
 from checker.results import Coverage
 from checker.smt import synth as sy
 from checker.smt.lin import Lin

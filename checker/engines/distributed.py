@@ -48,10 +48,18 @@ import heapq
 import time
 from array import array
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from checker.algorithms.covreach import Stats
-from checker.engines.partition import Candidate, Found, Hit, ModelBuilder, Partition, Summary
+from checker.engines.partition import (
+    Candidate,
+    DistStats,
+    Found,
+    Hit,
+    ModelBuilder,
+    Partition,
+    Summary,
+)
 from checker.engines.raysession import (
     ActorHandle,
     Actors,
@@ -82,57 +90,6 @@ from checker.semantics.ts import (
 __all__ = ["Cluster", "DistStats", "ModelBuilder", "RayMissing", "connect",
            "explore_distributed", "init_local", "package_root"]
 
-
-
-@dataclass
-class DistStats:
-    """What the distribution cost."""
-
-    workers: int = 0
-    rounds: int = 0
-    """Breadth-first levels expanded (with a restart under Extra_M: of both runs)."""
-    batches: int = 0
-    """Non-empty batches of successors sent from one worker to another."""
-    successors_sent: int = 0
-    """Successor zones sent to another worker (the rest stayed with their maker)."""
-    bytes_sent: int = 0
-    """Bytes of those batches (pickled), worker to worker."""
-    control_bytes: int = 0
-    """Bytes of the ranks exchanged with the driver (keys up, ranks down)."""
-    explored: int = 0
-    startup_seconds: float = 0.0
-    """Starting Ray (when started for the run) and the actors, building their models and
-    running their clock-bounds passes."""
-    zones_per_worker: tuple[int, ...] = ()
-    """Zones stored at the end, per worker (the partition's balance)."""
-    cpu_per_worker: tuple[float, ...] = ()
-    """CPU seconds each worker spent searching (expanding, pickling, storing): with a
-    free core per worker, the search takes about their maximum plus the rounds' latency."""
-
-    @property
-    def bytes_per_zone(self) -> float:
-        """Bytes between processes (batches and ranks) per explored zone."""
-        total = self.bytes_sent + self.control_bytes
-        return total / self.explored if self.explored else 0.0
-
-    def as_json(self) -> dict[str, object]:
-        """For ``--json``."""
-        return {
-            "workers": self.workers, "rounds": self.rounds, "batches": self.batches,
-            "successors_sent": self.successors_sent, "bytes_sent": self.bytes_sent,
-            "control_bytes": self.control_bytes,
-            "bytes_per_explored_zone": round(self.bytes_per_zone, 1),
-            "startup_seconds": round(self.startup_seconds, 3),
-            "zones_per_worker": list(self.zones_per_worker),
-            "cpu_seconds_per_worker": list(self.cpu_per_worker),
-        }
-
-    def line(self) -> str:
-        """One line for the text output."""
-        kib = (self.bytes_sent + self.control_bytes) / 1024
-        return (f"distributed: {self.workers} workers, {self.rounds} rounds, {self.batches}"
-                f" batches, {kib:,.0f} KiB exchanged ({self.bytes_per_zone:,.0f} bytes per"
-                f" explored zone), start-up {self.startup_seconds:.1f} s")
 
 
 # ---- the driver -----------------------------------------------------------------------------
@@ -271,7 +228,7 @@ class _Driver:
         if progress is None or now - self.last_progress < self.options.progress_interval:
             return
         self.last_progress = now
-        st = _sum_stats(stats)
+        st = Stats.total(stats)
         st.seconds = now - self.start
         progress(st)
 
@@ -284,7 +241,7 @@ class _Driver:
     def collect(self, zc: ZoneCheck, with_states: bool) -> list[Summary]:
         """Sum the workers' statistics into ``zc``'s."""
         sums = self.get([a.summary.remote(with_states) for a in self.actors])
-        st = _sum_stats([s.stats for s in sums])
+        st = Stats.total([s.stats for s in sums])
         fired: set[int] = set()
         for s in sums:
             fired.update(s.fired)
@@ -376,18 +333,6 @@ class _Driver:
             node = self.record(zc, c.ref, c.state, c.event, c.branch, c.sym)
             res = zc.violation(node, c.name, c.message)
         return self.done(res)
-
-
-def _sum_stats(stats: Sequence[Stats]) -> Stats:
-    st = Stats()
-    for w in stats:
-        st.states += w.states
-        st.zones += w.zones
-        st.transitions += w.transitions
-        st.stored += w.stored
-        st.explored += w.explored
-        st.depth = max(st.depth, w.depth)
-    return st
 
 
 def _first(cands: Iterable[Candidate | None]) -> Candidate | None:

@@ -6,7 +6,8 @@ successors from its zone graph (:meth:`~checker.semantics.ts.SymbolicTS.next`), 
 they break from their labels, nodes queued by its goal, limits by its budget.  What it
 adds is the exchange: successors shipped to the partition that owns their discrete
 state, stored there in the single-process order (their keys), and candidate
-violations and ``reachable`` query witnesses (:class:`Hit`) that the driver orders.
+violations and ``reachable`` query witnesses (:class:`Hit`) that the driver orders,
+and what the exchange cost (:class:`DistStats`).
 """
 
 from __future__ import annotations
@@ -415,3 +416,54 @@ class Partition:
     def pid(self) -> int:
         """The worker's process id (for tests that kill one)."""
         return os.getpid()
+
+
+@dataclass
+class DistStats:
+    """What the distribution cost."""
+
+    workers: int = 0
+    rounds: int = 0
+    """Breadth-first levels expanded (with a restart under Extra_M: of both runs)."""
+    batches: int = 0
+    """Non-empty batches of successors sent from one worker to another."""
+    successors_sent: int = 0
+    """Successor zones sent to another worker (the rest stayed with their maker)."""
+    bytes_sent: int = 0
+    """Bytes of those batches (pickled), worker to worker."""
+    control_bytes: int = 0
+    """Bytes of the ranks exchanged with the driver (keys up, ranks down)."""
+    explored: int = 0
+    startup_seconds: float = 0.0
+    """Starting Ray (when started for the run) and the actors, building their models and
+    running their clock-bounds passes."""
+    zones_per_worker: tuple[int, ...] = ()
+    """Zones stored at the end, per worker (the partition's balance)."""
+    cpu_per_worker: tuple[float, ...] = ()
+    """CPU seconds each worker spent searching (expanding, pickling, storing): with a
+    free core per worker, the search takes about their maximum plus the rounds' latency."""
+
+    @property
+    def bytes_per_zone(self) -> float:
+        """Bytes between processes (batches and ranks) per explored zone."""
+        total = self.bytes_sent + self.control_bytes
+        return total / self.explored if self.explored else 0.0
+
+    def as_json(self) -> dict[str, object]:
+        """For ``--json``."""
+        return {
+            "workers": self.workers, "rounds": self.rounds, "batches": self.batches,
+            "successors_sent": self.successors_sent, "bytes_sent": self.bytes_sent,
+            "control_bytes": self.control_bytes,
+            "bytes_per_explored_zone": round(self.bytes_per_zone, 1),
+            "startup_seconds": round(self.startup_seconds, 3),
+            "zones_per_worker": list(self.zones_per_worker),
+            "cpu_seconds_per_worker": list(self.cpu_per_worker),
+        }
+
+    def line(self) -> str:
+        """One line for the text output."""
+        kib = (self.bytes_sent + self.control_bytes) / 1024
+        return (f"distributed: {self.workers} workers, {self.rounds} rounds, {self.batches}"
+                f" batches, {kib:,.0f} KiB exchanged ({self.bytes_per_zone:,.0f} bytes per"
+                f" explored zone), start-up {self.startup_seconds:.1f} s")

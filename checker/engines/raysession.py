@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checker.engines.proctree import descendants, kill, kill_run, mark_run
 from checker.errors import Inconclusive, UsageError
 from checker.limits import LimitHit
-from checker.proctree import descendants, kill, kill_run, mark_run
 
 ActorHandle = Any
 """A Ray actor handle (Ray's API is untyped)."""

@@ -172,7 +172,7 @@ class CheckResult:
     with :attr:`Options.query`)."""
     distributed: object | None = None
     """With ``--workers``/``--ray``: what the distribution cost
-    (:class:`checker.engines.distributed.DistStats`)."""
+    (:class:`checker.engines.partition.DistStats`)."""
     ref: PropertyRef | None = None
     """With VIOLATED: the violated property, typed (its kind, name and instance)."""
     limit_kind: LimitKind | None = None

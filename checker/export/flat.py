@@ -1,7 +1,7 @@
 """Export a compiled spec as one flat timed automaton for UPPAAL or TChecker.
 
 This is the form of ``kvrace export --uppaal`` and of ``--tchecker --flat``; the
-default TChecker export is a network of processes (:mod:`checker.export_network`),
+default TChecker export is a network of processes (:mod:`checker.export.network`),
 which stays the size of the spec where this one grows with its discrete states.
 
 A kvrace spec compiles to a :class:`~checker.model.interface.TimedModel`: a

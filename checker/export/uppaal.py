@@ -1,7 +1,7 @@
 """Export a spec as a network of UPPAAL timed automata (``kvrace export --uppaal``).
 
-The network is the one :mod:`checker.export_network` builds for TChecker
-(:func:`~checker.export_network.build_network`), written in UPPAAL's XML format
+The network is the one :mod:`checker.export.network` builds for TChecker
+(:func:`~checker.export.network.build_network`), written in UPPAAL's XML format
 (the ``nta`` document of UPPAAL's flat-system DTD) instead of TChecker's text:
 
 * one template per process (actor or process instance ``P_...``, deadline instance
@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from xml.sax.saxutils import escape, quoteattr
 
-from checker.export import UPPAAL_DOCTYPE
-from checker.export_network import NetworkError, build_network
-from checker.export_terms import (
+from checker.export.flat import UPPAAL_DOCTYPE
+from checker.export.network import NetworkError, build_network
+from checker.export.terms import (
     Assign,
     Cond,
     Decl,

@@ -1,9 +1,9 @@
 """The syntax-neutral network both network exports write: terms, statements, processes.
 
-:mod:`checker.export_network` translates a spec once, into a :class:`NetModel` (bounded
+:mod:`checker.export.network` translates a spec once, into a :class:`NetModel` (bounded
 ints and clocks, processes with locations, edges with guards and bodies, synchronisation
 vectors); :func:`tchecker_text` writes it in TChecker's system format and
-:mod:`checker.export_uppaal` as UPPAAL's XML.  Terms and statements are small trees
+:mod:`checker.export.uppaal` as UPPAAL's XML.  Terms and statements are small trees
 (:data:`Term`, :data:`Cond`, :data:`Stmt`), so each syntax is only a printer: the two
 files describe the same network by construction, and :func:`evaluate` gives a term's
 value (the UPPAAL export uses it to choose a deadline process's initial location).

@@ -1,6 +1,6 @@
 """Export a spec as a network of TChecker processes, for TChecker to explore itself.
 
-Where :mod:`checker.export` unfolds every discrete state into one automaton, this
+Where :mod:`checker.export.flat` unfolds every discrete state into one automaton, this
 module translates the elaborated spec (:class:`checker.model.ir.Spec`) structure
 for structure, so the export stays as small as the spec:
 
@@ -45,7 +45,7 @@ from fractions import Fraction
 
 from checker.diagnostics import Span
 from checker.errors import KvraceError
-from checker.export_terms import (
+from checker.export.terms import (
     FALSE,
     TRUE,
     Arith,
