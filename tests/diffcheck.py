@@ -51,7 +51,7 @@ from checker.engines import CheckResult, Limits, Options, explore
 from checker.engines.search import REACHABLE, UNREACHABLE
 from checker.language import load_text
 from checker.model.compiled import SpecModel
-from checker.model.interface import ModelRuntimeError, State
+from checker.model.interface import ModelRuntimeError, State, query_matches
 from checker.model.interp import InterpretedModel
 
 ZONE_CONFIGS: list[tuple[str, dict[str, object]]] = [
@@ -77,11 +77,13 @@ run (``holds``, ``violated``, ``error``), ``ref_states``, ``skipped``,
 
 
 def state_faults(model: SpecModel, s: State) -> bool:
-    """Whether ``s`` itself faults: its deadlines, invariants or responses."""
+    """Whether ``s`` itself faults: its deadlines, invariants, responses or
+    ``reachable`` queries."""
     try:
         model.deadlines(s)
         model.violations(s)
         model.hazards(s)
+        query_matches(model, s)
     except ModelRuntimeError:
         return True
     return False
