@@ -518,6 +518,15 @@ def _symmetric_agree(seeds: range) -> tuple[int, int]:
     return compared, reduced
 
 
+def test_a_model_error_on_a_reduced_graph_is_reported_as_the_run_meets_it() -> None:
+    # Random model 788: an event faults; the reduced graph meets the fault in a permuted
+    # state (e2 of p1), the run itself in e2 of p0.
+    spec = load_text(live_model(788), "<live 788>")
+    on = api.check_liveness(SpecModel(spec), timestamps=False)
+    off = api.check_liveness(SpecModel(spec), timestamps=False, symmetry=False)
+    assert on.error == off.error == "a0.e2(p0): value 2 outside 0..1 at <live 788>:25:15"
+
+
 def test_symmetry_leaves_random_liveness_verdicts_unchanged() -> None:
     compared, reduced = _symmetric_agree(range(0, 100))
     assert (compared, reduced) == (37, 6)

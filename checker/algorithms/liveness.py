@@ -592,7 +592,8 @@ class LivenessChecker:
         without fairness (a permutation moves the fair instances' acceptance sets), and
         only where the reduced graphs are together smaller than the full one.  An
         instance found violated, or whose cycles may be Zeno, is left to the full graph
-        (for its lasso, over the states as they are)."""
+        (for its lasso, over the states as they are), and so is everything after a model
+        error (the full graph reports it as the run meets it, not in a permuted state)."""
         orbits = getattr(self.model, "leadsto_orbits", None)
         if self.fair or orbits is None:
             return {}
@@ -611,7 +612,12 @@ class LivenessChecker:
         for first, members in wanted.items():
             b = _Builder(self.model, budget, self.fair, progress=False,
                          symmetries=got[first][1], before=stats.zones)
-            g = b.build()
+            try:
+                g = b.build()
+            except ModelRuntimeError:
+                # Met in a permuted state: the full graph meets it as the run reaches it
+                # and names the event instance as it is.
+                return out
             stats.zones += len(g.state)
             stats.reduced_zones += len(g.state)
             stats.transitions += sum(len(x) for x in g.succ)
