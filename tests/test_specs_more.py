@@ -5,9 +5,8 @@ repro_harness (spec/sglang/).  Each is pinned at its defaults (verdict,
 property, message, the last event of the shortest trace) and at parameter
 points on both sides of any bound; textual variants show that the verdict
 comes from the mechanism the spec is about.  For paired_abort the
-synthesized safe region is checked with Z3 to be exactly
-``T_hold > T_route + T_chunk + T_flight`` within the ranges.  The
-context-length study is tested in test_paper.py.
+synthesized safe region over T_flight and T_timeout is pinned as
+``T_flight < T_timeout``.  The context-length study is tested in test_paper.py.
 """
 
 from __future__ import annotations

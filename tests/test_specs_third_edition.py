@@ -37,11 +37,19 @@ def labels(o: Outcome) -> list[str]:
     return [s.label for s in o.trace.steps]
 
 
-def region(name: str, free: list[str], system: str = "sglang") -> str:
-    spec = load_text((ROOT / system / f"{name}.kvr").read_text(encoding="utf-8"))
-    result = sy.explore_parametric(SpecModel(spec), free, timeout=120)
+def region(name: str, free: list[str] | None = None, *edits: tuple[str, str],
+           system: str = "sglang") -> str:
+    """The safe region of ``spec/SYSTEM/NAME.kvr`` with ``edits`` applied, synthesized
+    over ``free`` (every parameter when None)."""
+    text = (ROOT / system / f"{name}.kvr").read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    spec = load_text(text)
+    names = [p.name for p in spec.params] if free is None else free
+    result = sy.explore_parametric(SpecModel(spec), names, timeout=120)
     assert result.complete, result.limit
-    return sy.region_text(sy.safe_region(result), free)
+    return sy.region_text(sy.safe_region(result), names)
 
 
 # ---- admission rejection: before #36988, #36988, #38935 ----------------------------------
@@ -277,3 +285,130 @@ def test_mori_sla_leaves_the_worker_waiting_so_the_next_room_starves() -> None:
 def test_mori_sla_with_a_wait_that_returns_concludes_every_room() -> None:
     lv = live("mori_unbounded_wait", SLA_ON, WAIT_RETURNS, WEDGED_WRITE_LOST)
     assert statuses(lv) == [("concluded[A]", "holds"), ("concluded[B]", "holds")]
+
+
+# ---- #32564 (proposal): the Mooncake transfer ownership barrier -----------------------------
+
+
+NO_QUARANTINE = ("var quarantine : bool = true ", "var quarantine : bool = false")
+# a prefill that stays up: the one way the barrier's wait ends
+PREFILL_STAYS_UP = ("  when not dead\n  do dead := true", "  when false\n  do dead := true")
+
+
+def test_ownership_barrier_leaks_a_write_that_outlives_the_quarantine() -> None:
+    o = run("ownership_barrier")
+    assert o.message == "write of A lands in slot s0 owned by B"
+    assert labels(o) == ["initial", "decode.allocate(A, s0)", "prefill.post(A)",
+                         "prefill.error_return(A)", "decode.poll_failed(A)", "prefill.close(A)",
+                         "prefill.ack(A)", "decode.release(A)", "decode.allocate(B, s0)",
+                         "decode.land(A)"]
+    assert o.trace is not None
+    steps = {s.label: s for s in o.trace.steps}
+    # the polled Failed is held, not released; the ack waits out the 30 s quarantine
+    assert steps["decode.poll_failed(A)"].changes["phase[A]"] == ("transferring", "armed")
+    error, ack = steps["prefill.error_return(A)"].time, steps["prefill.ack(A)"].time
+    assert error is not None and ack is not None and ack - error == 30
+
+
+@pytest.mark.parametrize(("params", "verdict"), [
+    ({"T_flight": 30}, "violated"),          # = T_quar: the landing may come last
+    ({"T_flight": "29.99"}, "holds"),
+    ({"T_quar": 33}, "violated"),
+    ({"T_quar": "33.01"}, "holds"),
+])
+def test_ownership_barrier_straddles_the_quarantine(params: dict[str, int | str],
+                                                    verdict: str) -> None:
+    assert run("ownership_barrier", **params).verdict == verdict
+
+
+def test_ownership_barrier_region() -> None:
+    assert region("ownership_barrier", ["T_flight", "T_quar"]) == "T_flight < T_quar"
+
+
+def test_ownership_barrier_region_over_every_delay() -> None:
+    assert region("ownership_barrier") == "T_flight < T_quar"
+
+
+def test_ownership_barrier_as_first_pushed_counts_the_error_return_as_drained() -> None:
+    o = run("ownership_barrier", NO_QUARANTINE, T_flight=1)
+    assert o.message == "write of A lands in slot s0 owned by B"
+    names = labels(o)
+    assert names.index("prefill.error_return(A)") < names.index("prefill.ack(A)") \
+        < names.index("decode.release(A)") < names.index("decode.land(A)")
+    assert region("ownership_barrier", None, NO_QUARANTINE) == "false"
+
+
+def test_ownership_barrier_keeps_the_slot_for_ever_when_prefill_never_acks() -> None:
+    lv = live("ownership_barrier", T_flight=29)
+    assert statuses(lv) == [("released[A]", "violated"), ("released[B]", "violated")]
+    assert lasso(lv, "released[A]") == ("idle", [
+        "initial", "decode.allocate(A, s0)", "decode.abort(A)", "prefill.die()"])
+
+
+def test_ownership_barrier_with_a_prefill_that_stays_up_releases_every_slot() -> None:
+    lv = live("ownership_barrier", PREFILL_STAYS_UP, T_flight=29)
+    assert statuses(lv) == [("released[A]", "holds"), ("released[B]", "holds")]
+
+
+# ---- synthesized regions of the specs whose other tests pin points only --------------------
+
+
+@pytest.mark.parametrize(("name", "edits", "expected"), [
+    ("early_reject", (), "true"),
+    ("early_reject", (("var early_reject : bool = true ", "var early_reject : bool = false"),),
+     "false"),
+    ("retire_aborted_prefill", (), "true"),
+    ("failed_send_no_ack", (), "true"),
+    ("prefill_source_release", (), "false"),
+    ("prefill_source_release",
+     (("var hold_source : bool = false", "var hold_source : bool = true "),), "true"),
+    ("radix_prefix_poison", (), "T_timeout > T_prop + T_flight"),
+    ("mori_unbounded_wait", (), "true"),      # safety only: its claim is the lasso
+    ("mori_unbounded_wait", (SLA_ON,), "false"),
+    pytest.param("repro_harness", (), "T_hold > T_prop + T_chunk + T_flight",
+                 marks=pytest.mark.slow),   # about a second
+], ids=["early_reject", "early_reject-off", "retire_aborted_prefill", "failed_send_no_ack",
+        "prefill_source_release", "prefill_source_release-hold_source", "radix_prefix_poison",
+        "mori_unbounded_wait", "mori_unbounded_wait-sla_on", "repro_harness"])
+def test_synthesized_region(name: str, edits: tuple[tuple[str, str], ...],
+                            expected: str) -> None:
+    assert region(name, None, *edits) == expected
+
+
+# ---- #38961 item 2 (proposal): one ack target per decode rank -------------------------------
+
+
+SEVERAL_TARGETS = ("var several_targets : bool = false", "var several_targets : bool = true ")
+NO_TIMEOUT_EXIT = ("  when phase[r] == armed and since_arm[r] >= T_timeout\n",
+                   "  when false and since_arm[r] >= T_timeout\n")
+RELEASED = ("# outcome=timeout: \"releasing anyway\".\n",
+            "property released(r: Req): phase[r] == armed leadsto phase[r] == freed\n\n"
+            "# outcome=timeout: \"releasing anyway\".\n")
+
+
+@pytest.mark.slow  # about a second
+def test_several_ack_targets_still_leak_through_the_timeout_exit() -> None:
+    o = run("single_ack_fanout", SEVERAL_TARGETS)
+    assert o.message == "write of A to rank d0 lands in slot s0 owned by B"
+    names = labels(o)
+    assert names.index("prefill.mark_failed(A, d1)") < names.index("decode.timeout(A)") \
+        < names.index("decode.land(A, d0)")
+
+
+@pytest.mark.slow  # about two seconds
+def test_several_ack_targets_timeout_region_is_still_empty() -> None:
+    assert region("single_ack_fanout", ["T_timeout"], SEVERAL_TARGETS) == "false"
+
+
+def test_one_ack_target_without_the_timeout_keeps_a_slot_for_ever() -> None:
+    lv = live("single_ack_fanout", NO_TIMEOUT_EXIT, RELEASED)
+    assert statuses(lv) == [("released[A]", "violated"), ("released[B]", "violated")]
+    assert lasso(lv, "released[A]") == ("idle", [
+        "initial", "decode.allocate(A, s0)", "decode.abort(A)", "prefill.mark_failed(A, d0)",
+        "prefill.mark_failed(A, d1)", "prefill.ack(A, d1)", "decode.ack_in(A, d1)"])
+
+
+def test_several_ack_targets_without_the_timeout_release_every_slot_safely() -> None:
+    lv = live("single_ack_fanout", SEVERAL_TARGETS, NO_TIMEOUT_EXIT, RELEASED)
+    assert statuses(lv) == [("released[A]", "holds"), ("released[B]", "holds")]
+    assert region("single_ack_fanout", None, SEVERAL_TARGETS, NO_TIMEOUT_EXIT) == "true"

@@ -231,6 +231,11 @@ VERSION_MATRIX = [
     " (safe iff T_flight < T_timeout) | pinned |",
     "| **open** #38961 (hold prefill source pages) | any | - | `prefill_source_release` with"
     " `hold_source` | holds (violated without it) | pinned |",
+    "| **open** #38961 item 2 (one ack target per decode rank; later code keeps several) |"
+    " Mooncake, NIXL | deferred on, 30 s timeout, MLA fan-out | `single_ack_fanout` with"
+    " `several_targets` | violated when the calls outlive the timeout (the timeout exit"
+    " stays; at the defaults no T_timeout in [0, 60] is safe); without the timeout exit it"
+    " holds and every slot is released, where one target keeps a slot for ever | pinned |",
     "| **open** #37077 (Mori drain-aware acks: failed transfers drained, then acked) | Mori"
     " | deferred on | `mori_drain_ack` | holds (leaves an unbounded wait, ROCm/mori#655:"
     " `mori_unbounded_wait`) |"
@@ -243,9 +248,22 @@ VERSION_MATRIX = [
     " | inferred |",
     "| #31357 (`QUIESCE_V1` drain barrier; closed, not merged) | Mooncake | - | `quiesce_v1`"
     " | violated (an engine call that returns -1 while its writes still land) | pinned |",
-    "| **open** #32564 (\"Don't release KV pages while Mooncake transfers are in flight\";"
-    " its description only) | Mooncake | - | none: the mechanism is not modelled (if it"
-    " waits for calls to return, `quiesce_v1`'s residual hole applies) | - | inferred |",
+    "| **open** #32564 (\"Don't release KV pages while Mooncake transfers are in flight\":"
+    " an ownership barrier, read from the author's branch, KastanDay/sglang@d19e0882) |"
+    " Mooncake | - | `ownership_barrier` | violated when a failed call's writes land more"
+    " than the 30 s quarantine after its error return (safe iff T_flight < T_quar);"
+    " closes the immediate ack, the timeout exit, the immediate release of prefill-reported"
+    " failures and lost heartbeats, and the error return inside that bound; leaves the"
+    " bound, and a slot held for ever when prefill never acks (liveness; 256 such rooms"
+    " tear the worker down) | pinned |",
+    "| **open** #32564 as first pushed (91a02e1f: no quarantine; the default WARN level"
+    " released after 60 s) | Mooncake | - | `ownership_barrier` with `quarantine` off |"
+    " violated for every timing (the error return counted as drained, as `quiesce_v1`) |"
+    " pinned |",
+    "| **open** #32564, per-rank tokens and parked prefill source pages | Mooncake | - |"
+    " none: read from the branch (one token per prefill rank: `single_ack_fanout`'s"
+    " single target; tokens against `room_reuse`'s stale ack; prefill pages held until"
+    " quiesced: `prefill_source_release`), not modelled | closed as read | inferred |",
     "| hybrid models (mamba, SWA ring, C128 state), decode.py@0035ca42 | any | a polled"
     " Failed (released at once) | `state_slot_reuse` | violated (state rows of the reused"
     " req_pool_idx; room check and KV checksum pass) | pinned |",
