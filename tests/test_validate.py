@@ -330,8 +330,9 @@ def test_logs_follow_the_log_schema() -> None:
                   if t.strip() and not t.startswith("#")]
     for text in lines:
         assert not list(check.iter_errors(json.loads(text))), text
-    bad = [{"t": 1}, {"event": "a.b"}, {"t": 1, "event": "nodot"},
-           {"t": 1, "event": "a.b", "extra": 1}]
+    assert not list(check.iter_errors({"t": 63, "note": "kept until then"}))
+    bad = [{"t": 1, "args": {}}, {"t": "soon"}, {"event": "a.b"}, {"t": 1, "event": "nodot"},
+           {"t": 1, "event": "a.b", "extra": 1}, {"run": 1, "t": 2, "extra": 1}]
     for doc in bad:
         assert list(check.iter_errors(doc)), doc
 
@@ -419,3 +420,82 @@ def test_shifting_one_actor_within_its_skew_keeps_a_run_a_run(spec: str) -> None
         assert rep.outcome is conform.Outcome.CONFORMS, (i, actor, rep.deviation)
         plain = validate_lines(model, as_lines(model, events))
         assert (rep.broken is None) == (plain.broken is None)
+
+
+STRICT = "spec/sglang/strict_no_release_on_timeout.kvr"
+
+
+@pytest.mark.parametrize(("argv", "code", "second"), [
+    (["-p", "T_bound=3"], 0, "  6 lines, 5 events,"),
+    (["-p", "T_bound=3.5", "--clock-error", "0.2"], 0, "  6 lines, 5 events,"),
+    (["-p", "T_bound=2.5"], 1, "VIOLATED: this log contains a violation of property"
+     " bounded_release[A] at tests/data/logs/bounded_release.jsonl:6 (overdue when"
+     " decode.ack_arrives(A) fired): no response within T_bound"),
+    (["-p", "T_bound=3", "--clock-error", "0.1"], 0, "warning: some runs consistent with"
+     " this log break property bounded_release[A] at tests/data/logs/bounded_release.jsonl:6"
+     " (overdue when decode.ack_arrives(A) fired): no response within T_bound; others do"
+     " not"),
+])
+def test_a_bounded_response_is_judged_when_its_run_leaves_the_state(
+        argv: list[str], code: int, second: str) -> None:
+    """The slot is freed 3 s after the abort: within a bound of 3 or 3.5 (a response
+    pending when a line is read is not broken yet), past 2.5 surely, and past 3 for some
+    runs only when each time may be 0.1 s off (the gap is then in [2.8, 3.2])."""
+    got, out, _ = cli(STRICT, f"{LOGS}/bounded_release.jsonl", *argv)
+    assert got == code, out
+    assert out.splitlines()[1].startswith(second), out
+
+
+def test_a_violation_in_an_earlier_run_is_kept(tmp_path: Path) -> None:
+    """A log of two runs: the race in the first, a clean allocation in the second."""
+    log = tmp_path / "two.jsonl"
+    race = (ROOT / LOGS / "immediate_race.jsonl").read_text(encoding="utf-8")
+    log.write_text(race + '{"run": 2, "t": 100}\n{"t": 101, "event": "decode.allocate",'
+                   ' "args": {"r": "A", "s": "s0"}}\n', encoding="utf-8")
+    code, out, _ = cli(IMMEDIATE, str(log))
+    assert code == 1
+    assert out.splitlines()[1] == (
+        f"VIOLATED: this log contains a violation of assert in decode.land(A, 0) at {log}:8:"
+        " write of A chunk 0 lands in slot s0 owned by B")
+    # A long simulated log of many runs: the first that ends in the race, at its last line.
+    model = model_of(IMMEDIATE)
+    lines = list(simlog.simulated_log(model, 3, 300))
+    rep = validate_lines(model, lines)
+    assert rep.broken is not None and rep.certainty is conform.Certainty.CERTAIN
+    first = next(run.index for run in simlog.simulated_runs(model, 3, 100)
+                 if run.end == "violation")
+    breaks = [i for i, text in enumerate(lines, 1) if text.startswith('{"run"')]
+    assert rep.broken.line == breaks[first] - 1
+    assert rep.broken.property.startswith("assert in decode.land(")
+
+
+def test_a_line_with_a_time_only_lets_time_pass(tmp_path: Path) -> None:
+    """``{"t": 63}``: the log was kept until t=63 with no observable event.  A's ack is
+    lost and its slot never freed: past ``T_bound = 60`` after the abort (t=1) that is a
+    violation; at 62 it is not overdue yet.  An observable event the spec forces before
+    such a line makes the log deviate there."""
+    log = f"{LOGS}/bounded_release_lost.jsonl"
+    code, out, _ = cli(STRICT, log)
+    assert code == 1 and out.splitlines()[1].startswith(
+        "VIOLATED: this log contains a violation of property bounded_release[A] at"
+        " tests/data/logs/bounded_release_lost.jsonl:8 ")
+    code, out, _ = cli(STRICT, log, "-p", "T_bound=62")
+    assert code == 0 and len(out.splitlines()) == 2, out
+    # Without the last line the log says nothing of what came after the lost ack.
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join((ROOT / log).read_text(encoding="utf-8").splitlines()[:-1])
+                     + "\n", encoding="utf-8")
+    code, out, _ = cli(STRICT, str(short))
+    assert code == 0 and len(out.splitlines()) == 2, out
+    posted = tmp_path / "posted.jsonl"
+    posted.write_text('{"t": 0, "event": "decode.allocate", "args": {"r": "A", "s": "s0"}}\n'
+                      '{"t": 1, "event": "prefill.post", "args": {"r": "A", "k": 0}}\n'
+                      '{"t": 10, "note": "nothing until then"}\n', encoding="utf-8")
+    code, out, _ = cli(DEFERRED, str(posted))
+    assert code == 0, out  # the write's landing is not observable
+    code, out, _ = cli(DEFERRED, str(posted), "--observable",
+                       "decode.allocate,prefill.post,decode.land")
+    assert code == 6 and out.splitlines()[0] == (
+        f"DEVIATES at {posted}:3: no observable event until t=10 is not possible here;"
+        " possible next events were `decode.land(A, 0)` at t in [1, 4], `prefill.post(A, 1)`"
+        " at t in [1, 4]; the longest matching prefix ends at line 2")

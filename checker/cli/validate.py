@@ -31,9 +31,8 @@ from checker.model.compiled import SpecModel
 from checker.model.trace import fmt_time
 from checker.numbers import parse_number
 from checker.present import jsonout
-from checker.results import PropertyKind
 from checker.validate.conform import Certainty, EventIndex, Monitor, Outcome, Report, validate
-from checker.validate.log import Entry, LogError, read_json_lines
+from checker.validate.log import Entry, LogError, Observation, read_json_lines
 from checker.validate.mapping import Mapping, TextLog, load_mapping
 
 
@@ -281,9 +280,8 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
         else:
             prefix = (f"the longest matching prefix ends at line {report.matched}"
                       if report.matched else "no line matches")
-            text = (f"DEVIATES at {args.log}:{obs.line}: `{obs.show()}` at"
-                    f" t={clock(obs.time)} is not possible for any value of {names} within"
-                    f" their ranges; {prefix}")
+            text = (f"DEVIATES at {args.log}:{obs.line}: {_observed(obs, clock)} is not"
+                    f" possible for any value of {names} within their ranges; {prefix}")
     else:
         code = EXIT_OK
         text = (f"CONFORMS: the {report.observations} events of {args.log} are a run of the"
@@ -310,6 +308,14 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
         if ranges:
             session.out.write(f"  within {ranges}\n")
     return code
+
+
+def _observed(obs: Observation, clock: Clock = fmt_time) -> str:
+    """A line as a deviation names it: ```decode.release(A)` at t=6``, or, for a line with
+    a time only, ``no observable event until t=63``."""
+    if not obs.event:
+        return f"no observable event until t={clock(obs.time)}"
+    return f"`{obs.show()}` at t={clock(obs.time)}"
 
 
 def _possible_text(report: Report, clock: Clock = fmt_time) -> str:
@@ -344,8 +350,8 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None,
         obs = dev.observation
         prefix = (f"the longest matching prefix ends at line {dev.matched}" if dev.matched
                   else "no line matches")
-        lines.append(f"DEVIATES at {args.log}:{dev.line}: `{obs.show()}` at"
-                     f" t={clock(obs.time)} is not possible here;"
+        lines.append(f"DEVIATES at {args.log}:{dev.line}: {_observed(obs, clock)} is not"
+                     " possible here;"
                      f" {_possible_text(report, clock)}; {prefix}")
     else:
         what = (f" in {report.runs} runs are runs" if report.runs > 1 else " are a run")
@@ -354,8 +360,8 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None,
     b = report.broken
     if b is not None and report.outcome is Outcome.CONFORMS:
         where = f"{args.log}:{b.line}"
-        if b.kind is not PropertyKind.ASSERT:
-            where += f" (entering it: {b.event})"
+        if b.context:
+            where += f" ({b.context})"
         if report.certainty is Certainty.CERTAIN:
             lines.append(f"VIOLATED: this log contains a violation of {b.property} at"
                          f" {where}: {b.message}")
@@ -376,8 +382,8 @@ def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: st
         deviation = {
             "line": dev.line, "event": dev.observation.show(),
             "t": fmt_time(dev.observation.time),
-            "message": f"`{dev.observation.show()}` at t={fmt_time(dev.observation.time)} is"
-                       f" not possible here; {_possible_text(report)}",
+            "message": f"{_observed(dev.observation)} is not possible here;"
+                       f" {_possible_text(report)}",
             "possible": [{"event": p.event, "earliest": fmt_time(p.earliest),
                           "latest": None if p.latest is None else fmt_time(p.latest)}
                          for p in dev.possible],
@@ -431,8 +437,9 @@ def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
     dev = report.deviation
     verdict: str
     if dev is not None:
-        verdict = (f"the log deviates at line {dev.line}: {dev.observation.show()} at"
-                   f" t={fmt_time(dev.observation.time)} is not possible after this run")
+        verdict = (f"the log deviates at line {dev.line}:"
+                   f" {_observed(dev.observation).replace('`', '')} is not possible after"
+                   " this run")
     elif b is not None:
         verdict = jsonout.VIOLATED
     else:

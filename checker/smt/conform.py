@@ -147,14 +147,15 @@ class RegionMonitor:
             self.start_window = None
         rep = self.report
         rep.lines = max(rep.lines, obs.line)
-        rep.observations += 1
+        rep.observations += 1 if obs.event else 0
         err = self.clock_error
         if self._last is not None and obs.time + err < self._last - err:
             raise LogError(self.file, obs.line, "time goes backwards by more than the clock"
                            " error")
         self._last = obs.time if self._last is None else max(self._last, obs.time)
-        instances = self.index.match(obs, self.file) & self.shown
-        if not instances:
+        instances = self.index.match(obs, self.file) & self.shown if obs.event else (
+            frozenset[int]())
+        if obs.event and not instances:
             raise LogError(self.file, obs.line, f"`{obs.show()}` is not declared observable"
                            " (--observable)")
         lo = obs.time - err - self.origin
@@ -178,6 +179,8 @@ class RegionMonitor:
             w = self.zones.conj(z, [floor])
             if w is None:
                 continue
+            if not obs.event:
+                self._add(out, s, w)  # a line with a time only: time passes
             for _, t, tz in self._steps(s, w, instances):
                 self._add(out, t, tz)
         if not out:
@@ -220,6 +223,8 @@ def validate_region(monitor: RegionMonitor, entries: Iterable[Entry]) -> RegionR
         if isinstance(entry, RunBreak):
             raise LogError(monitor.file, entry.line, "--free does not take a log of several"
                            " runs (a `run` line)")
-        if not monitor.feed(entry):
+        obs = entry if isinstance(entry, Observation) else Observation(
+            entry.line, entry.time, "", ())
+        if not monitor.feed(obs):
             break
     return monitor.finish()

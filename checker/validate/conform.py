@@ -43,6 +43,7 @@ from checker.limits import Budget
 from checker.model.compiled import SpecModel
 from checker.model.interface import (
     MAX_SCALED_BOUND,
+    NEGATED_OP,
     ClockAtom,
     Edge,
     Hazard,
@@ -57,7 +58,8 @@ from checker.model.interface import (
 from checker.model.trace import fmt_time
 from checker.results import PropertyKind
 from checker.semantics.clockbounds import Liveness
-from checker.semantics.ts import Extrapolation, Label, LabelKind, ZoneTS, property_of
+from checker.semantics.ts import Extrapolation, Label, LabelKind, ZoneTS
+from checker.semantics.zones import Frame
 from checker.validate.log import Entry, LogError, Observation, RunBreak
 
 TICKS_PER_SECOND = 1_000_000
@@ -109,6 +111,10 @@ class Broken:
     """The event instance that breaks it (or enters the state that does)."""
     name: str = "assert"
     """The property as a trace names it (``assert``, or the property's label)."""
+    context: str = ""
+    """How the line breaks it, for the reader: ``entering it: EVENT`` (an invariant),
+    ``overdue when EVENT fired`` or ``overdue at the log's end`` (a bounded response);
+    empty for an ``assert``."""
 
 
 @dataclass(frozen=True)
@@ -361,10 +367,17 @@ class _ObservedTS(ZoneTS):
     m: list[int]
     """The constant of each DBM index for Extra_M (every clock is live in every state)."""
 
-    def steps(self, state: State, zone: dbm.Dbm, allowed: frozenset[int]
+    def steps(self, state: State, zone: dbm.Dbm, allowed: frozenset[int],
+              hazards: Sequence[Hazard] = ()
               ) -> Iterator[tuple[Edge, State, dbm.Dbm, Label | None]]:
         """The successors of (state, zone) by the allowed instances: the edge, the
-        target, its extrapolated zone, and the property the target breaks (if any)."""
+        target, its extrapolated zone, and the property the step breaks (if any).
+
+        ``hazards`` (the bounded responses ``state`` is pending on) are judged at the
+        instant the edge fires, when the run leaves ``state``: a hazard is an observer
+        clock past its bound, which only grows while the run stays, so the run met it
+        exactly when its valuation at that instant does.  The firing zone is split
+        into the part that meets a hazard and the parts that meet none."""
         dz = self.dz
         f = dz.frame(state)
         extrapolate, apply = dz.D.extrapolate_m, dz.apply
@@ -378,13 +391,48 @@ class _ObservedTS(ZoneTS):
             self.transitions += 1
             t = e.target
             tf = dz.frame(t)
-            tz = dz.close(tf, dz.reset(f, g, e, tf))
-            if tz is None:
-                continue
-            lab = None if e.failure is not None else property_of(self.labels(t, tf, tz))
-            extrapolate(tz, tf.n, m)
-            apply(tz, tf.n, tf.pos, tf.deadlines)
-            yield e, t, tz, lab
+            for piece, met in (self.split(f, g, hazards) if hazards else ((g, None),)):
+                tz = dz.close(tf, dz.reset(f, piece, e, tf))
+                if tz is None:
+                    continue
+                lab = met
+                if lab is None and e.failure is None:
+                    viol = self.model.violations(t)
+                    if viol:
+                        lab = Label(LabelKind.INVARIANT, viol[0].property, viol[0].message)
+                extrapolate(tz, tf.n, m)
+                apply(tz, tf.n, tf.pos, tf.deadlines)
+                yield e, t, tz, lab
+
+    def split(self, f: Frame, z: dbm.Dbm, hazards: Sequence[Hazard]
+              ) -> list[tuple[dbm.Dbm, Label | None]]:
+        """``z`` cut into disjoint zones: those meeting a hazard (the first, in order),
+        with its label, then those meeting none."""
+        dz = self.dz
+        out: list[tuple[dbm.Dbm, Label | None]] = []
+        rest = [z]
+        for h in hazards:
+            clean: list[dbm.Dbm] = []
+            for piece in rest:
+                met = dz.constrain(f, piece, h.atoms)
+                if met is None:
+                    clean.append(piece)
+                    continue
+                out.append((met, Label(LabelKind.HAZARD, h.property, h.message)))
+                # Not every atom holds: the first that fails, the ones before hold.
+                prefix: dbm.Dbm | None = piece
+                for a in h.atoms:
+                    assert prefix is not None
+                    neg = dz.constrain(f, prefix, (ClockAtom(a.clock, NEGATED_OP[a.op],
+                                                             a.bound),))
+                    if neg is not None:
+                        clean.append(neg)
+                    prefix = dz.constrain(f, prefix, (a,))
+                    if prefix is None:
+                        break
+            rest = clean
+        out.extend((piece, None) for piece in rest)
+        return out
 
 
 class Monitor:
@@ -459,6 +507,13 @@ class Monitor:
                                 and model.event_names[e] not in observable)
         self.shown = frozenset(by_event) - self.hidden
         self.broken: list[Broken] = []
+        self._broken_index: dict[Broken, int] = {}
+        self._last_event = ""
+        """The last observed event (what a response overdue at the log's end follows)."""
+        self._verdict: tuple[Broken, Certainty] | None = None
+        """The violation the log shows so far (of a run that ended), and how surely."""
+        self._last_path: list[Step] | None = None
+        """With ``keep_path``: the run :attr:`_verdict` is of (else the last run)."""
         self.report = Report(Outcome.CONFORMS, observable=tuple(sorted(observable)))
         self._last_time: Fraction | None = None
         self._last_hi = 0
@@ -483,6 +538,7 @@ class Monitor:
             raise LogError(self.file, 0, "the start window is too wide for microsecond"
                            " timestamps")
         self.nodes: list[_Node] = []
+        self._last_hi = width
         dz = self.ts.dz
         D, n = self.D, self.n
         for s in self.model.initial_states():
@@ -514,6 +570,7 @@ class Monitor:
 
     def new_run(self, line: int, start: Fraction | None) -> None:
         """A run break in the log at ``line``."""
+        self._end_run()
         self.report.runs += 1
         self.report.matched = line
         self._last_time = None
@@ -605,7 +662,8 @@ class Monitor:
                 continue
             if budget is not None:
                 budget.count(store.count)
-            for e, t, tz, lab in self.ts.steps(node.state, node.zone, self.hidden):
+            for e, t, tz, lab in self.ts.steps(node.state, node.zone, self.hidden,
+                                               self._pending(node)):
                 g = self._at_most(tz, hi)
                 if g is None:
                     continue
@@ -618,18 +676,32 @@ class Monitor:
                     queue.append(new)
         return store.nodes()
 
-    def _broken(self, line: int, e: Edge, lab: Label | None) -> int:
-        event = self.model.event_names[e.event]
-        if e.failure is not None:
+    def _pending(self, node: _Node) -> Sequence[Hazard]:
+        """The bounded responses ``node``'s run may still break (none once it broke a
+        property: a run carries its first violation)."""
+        return () if node.viol >= 0 else self.model.hazards(node.state)
+
+    def _broken(self, line: int, e: Edge | None, lab: Label | None) -> int:
+        """The index of the violation a step breaks at ``line`` (the same one for the
+        same property, event and line): an ``assert`` of ``e``, or ``lab``; ``e`` None is
+        a response overdue at the end of the log."""
+        event = self.model.event_names[e.event] if e is not None else self._last_event
+        if e is not None and e.failure is not None:
             b = Broken(line, PropertyKind.ASSERT, f"assert in {event}", e.failure, event)
         else:
             assert lab is not None
-            kind = PropertyKind.INVARIANT if lab.kind is LabelKind.INVARIANT else (
-                PropertyKind.RESPONSE)
-            word = "invariant" if kind is PropertyKind.INVARIANT else "property"
-            b = Broken(line, kind, f"{word} {lab.name}", lab.message, event, lab.name)
-        self.broken.append(b)
-        return len(self.broken) - 1
+            if lab.kind is LabelKind.INVARIANT:
+                kind, word, how = PropertyKind.INVARIANT, "invariant", f"entering it: {event}"
+            else:
+                kind, word = PropertyKind.RESPONSE, "property"
+                how = (f"overdue when {event} fired" if e is not None
+                       else "overdue at the log's end")
+            b = Broken(line, kind, f"{word} {lab.name}", lab.message, event, lab.name, how)
+        got = self._broken_index.get(b)
+        if got is None:
+            got = self._broken_index[b] = len(self.broken)
+            self.broken.append(b)
+        return got
 
     def _checked_window(self, obs: Observation) -> tuple[int, int]:
         """The observation's window, after checking the line's time against the lines
@@ -651,17 +723,21 @@ class Monitor:
         return lo_abs, hi_abs
 
     def feed(self, obs: Observation) -> bool:
-        """Take one observation; False (and :attr:`report` says where) if it deviates."""
+        """Take one observation; False (and :attr:`report` says where) if it deviates.
+        An observation without an event (an :class:`~checker.validate.log.Until` line)
+        only lets time pass until its window."""
         if self.start_window is not None:
             self.start_relative(obs.time)
         rep = self.report
         rep.lines = max(rep.lines, obs.line)
-        rep.observations += 1
         lo_abs, hi_abs = self._checked_window(obs)
-        instances = self.index.match(obs, self.file) & self.shown
-        if not instances:
-            raise LogError(self.file, obs.line, f"`{obs.show()}` is not declared observable"
-                           " (--observable)")
+        instances = frozenset[int]()
+        if obs.event:
+            rep.observations += 1
+            instances = self.index.match(obs, self.file) & self.shown
+            if not instances:
+                raise LogError(self.file, obs.line, f"`{obs.show()}` is not declared"
+                               " observable (--observable)")
         lo, hi = lo_abs - self.ref, hi_abs - self.ref
         actor = obs.event.split(".", 1)[0]
         clock = self.skewed.get(actor)
@@ -675,23 +751,11 @@ class Monitor:
                            " give the run's start (--start) closer to its first line")
         before = self.nodes
         closed = self.closure(before, hi, obs.line)
-        store = _Store(self.D.includes, self.n)
-        budget = self.budget
-        for node in closed:
-            z = (self._at_least(node.zone, lo) if clock is None
-                 else self._within(node.zone, clock, lo, hi))
-            if z is None:
-                continue
-            if budget is not None:
-                budget.count(store.count)
-            for e, t, tz, lab in self.ts.steps(node.state, z, instances):
-                viol = node.viol
-                if viol < 0 and (lab is not None or e.failure is not None):
-                    viol = self._broken(obs.line, e, lab)
-                steps = None if node.steps is None else (
-                    node.steps, Step(e.event, t, obs.line, obs.time))
-                store.add(_Node(t, tz, viol, steps))
-        out = store.nodes()
+        if obs.event:
+            out = self._fire(closed, obs, instances, lo, hi, clock)
+        else:
+            out = [_Node(nd.state, z, nd.viol, nd.steps) for nd in closed
+                   if (z := self._at_least(nd.zone, lo)) is not None]
         rep.transitions = self.ts.transitions
         if not out:
             rep.outcome = Outcome.DEVIATES
@@ -709,9 +773,32 @@ class Monitor:
         self._last_hi = hi - d
         """The last line's window end, in ticks since ``ref``."""
         self.nodes = out
+        if obs.event:
+            self._last_event = obs.show()
         rep.matched = obs.line
         rep.max_states = max(rep.max_states, len(out))
         return True
+
+    def _fire(self, closed: Sequence[_Node], obs: Observation, instances: frozenset[int],
+              lo: int, hi: int, clock: int | None) -> list[_Node]:
+        """The nodes after the observed event fires in its window from ``closed``."""
+        store = _Store(self.D.includes, self.n)
+        budget = self.budget
+        for node in closed:
+            z = (self._at_least(node.zone, lo) if clock is None
+                 else self._within(node.zone, clock, lo, hi))
+            if z is None:
+                continue
+            if budget is not None:
+                budget.count(store.count)
+            for e, t, tz, lab in self.ts.steps(node.state, z, instances, self._pending(node)):
+                viol = node.viol
+                if viol < 0 and (lab is not None or e.failure is not None):
+                    viol = self._broken(obs.line, e, lab)
+                steps = None if node.steps is None else (
+                    node.steps, Step(e.event, t, obs.line, obs.time))
+                store.add(_Node(t, tz, viol, steps))
+        return store.nodes()
 
     def possible(self, nodes: Sequence[_Node], hi: int) -> tuple[tuple[Possible, ...], Fraction]:
         """The observable instances that could come next (before the line that
@@ -752,30 +839,49 @@ class Monitor:
         return Fraction(self.origin_ticks + self.ref + ticks, self.ticks)
 
     # ---- the end ------------------------------------------------------------------------
+    def _end_run(self) -> None:
+        """Judge the run of the model that just ended (at a ``run`` line or the log's
+        end): the property every run consistent with its lines breaks, or some do.
+        Unobserved events may still fire until the last line's window ends, and a
+        response still pending then is judged there.  The log's verdict keeps the
+        first run that surely breaks a property, else the first that may."""
+        if self.report.outcome is not Outcome.CONFORMS or not self.nodes:
+            return
+        line = self.report.matched
+        split = self.ts.split
+        frame = self.ts.dz.frame
+        flags: list[tuple[int, _Node]] = []
+        for nd in self.closure(self.nodes, self._last_hi, line):
+            hazards = self._pending(nd)
+            if not hazards:
+                flags.append((nd.viol, nd))
+                continue
+            for _, lab in split(frame(nd.state), nd.zone, hazards):
+                flags.append((-1 if lab is None else self._broken(line, None, lab), nd))
+        hit = sorted(((self.broken[v].line, v, nd) for v, nd in flags if v >= 0),
+                     key=lambda x: x[:2])
+        pick = hit[0][2] if hit else flags[0][1] if flags else self.nodes[0]
+        path = _unwind(pick.steps) if self.keep_path else None
+        if not hit:
+            if self._verdict is None:
+                self._last_path = path
+            return
+        certainty = Certainty.CERTAIN if len(hit) == len(flags) else Certainty.POSSIBLE
+        old = self._verdict
+        if old is None or (old[1] is Certainty.POSSIBLE and certainty is Certainty.CERTAIN):
+            self._verdict = (self.broken[hit[0][1]], certainty)
+            self._last_path = path
+
     def finish(self) -> Report:
         """The report once the log has ended (or deviated)."""
         rep = self.report
         rep.transitions = self.ts.transitions
         if rep.outcome is Outcome.CONFORMS:
-            viols = [nd.viol for nd in self.nodes]
-            hit = [v for v in viols if v >= 0]
-            if hit:
-                first = min(hit, key=lambda v: (self.broken[v].line, v))
-                rep.broken = self.broken[first]
-                rep.certainty = Certainty.CERTAIN if len(hit) == len(viols) else (
-                    Certainty.POSSIBLE)
-            elif self.hidden and self.nodes:
-                # Unobserved events may still fire at the last line's instant: a
-                # property they break is possibly broken by the run the log shows.
-                after = [nd.viol for nd in self.closure(self.nodes, self._last_hi,
-                                                        rep.matched)
-                         if nd.viol >= 0]
-                if after:
-                    rep.broken = self.broken[min(after)]
-                    rep.certainty = Certainty.POSSIBLE
-            if self.keep_path and self.nodes:
-                pick = next((nd for nd in self.nodes if nd.viol >= 0), self.nodes[0])
-                rep.path = _unwind(pick.steps)
+            self._end_run()
+            if self._verdict is not None:
+                rep.broken, rep.certainty = self._verdict
+            if self.keep_path:
+                rep.path = self._last_path
         return rep
 
 
@@ -801,6 +907,8 @@ def validate(monitor: Monitor, entries: Iterable[Entry]) -> Report:
         if isinstance(entry, RunBreak):
             monitor.new_run(entry.line, entry.time)
             continue
-        if not monitor.feed(entry):
+        obs = entry if isinstance(entry, Observation) else Observation(
+            entry.line, entry.time, "", ())
+        if not monitor.feed(obs):
             break
     return monitor.finish()

@@ -9,7 +9,10 @@ JSON object per line::
 ``event`` the spec's ``actor.event``, ``args`` the event's parameters by name
 (all, some or none: missing ones match every value).  Blank lines and lines whose
 first non-blank character is ``#`` are skipped; a line ``{"run": ...}`` starts a
-new run of the model (the log of several independent runs, one after the other).
+new run of the model (the log of several independent runs, one after the other); a
+line with a time only, ``{"t": 63}``, says the log was kept until then with no
+observable event since the line before (a response still pending then is overdue if
+its bound has passed).
 
 A text log is read through a mapping (:mod:`checker.validate.mapping`).  Either
 way a bad line is a :class:`LogError` naming ``LOG:LINE``; nothing of the log is
@@ -66,7 +69,16 @@ class RunBreak:
     time: Fraction | None = None
 
 
-Entry = Observation | RunBreak
+@dataclass(frozen=True)
+class Until:
+    """A line with a time and no event (``{"t": 63}``): the log was kept until then, and
+    no observable event happened since the line before."""
+
+    line: int
+    time: Fraction
+
+
+Entry = Observation | RunBreak | Until
 """What a log line holds."""
 
 
@@ -138,6 +150,12 @@ def read_json_lines(path: str, lines: Iterable[str]) -> Iterator[Entry]:
                 if start is None:
                     raise LogError(path, number, f"timestamp `t` is not a number: {doc['t']!r}")
             yield RunBreak(number, start)
+            continue
+        if "event" not in doc and "t" in doc and set(doc) <= {"t", "note"}:
+            t = exact_time(doc["t"])
+            if t is None:
+                raise LogError(path, number, f"timestamp `t` is not a number: {doc['t']!r}")
+            yield Until(number, t)
             continue
         yield observation_of(path, number, doc)
 
