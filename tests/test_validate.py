@@ -260,12 +260,26 @@ def test_bad_values_and_times(tmp_path: Path) -> None:
         ('[1, 2]', "not a JSON object"),
         ('{"t": 1, "event": "decode.allocate", "extra": 1}', "unknown field `extra`"),
         ('{"t": 1e300000, "event": "decode.allocate"}', "timestamp `t` is not a number"),
+        ('{"t": NaN, "event": "decode.allocate"}', "timestamp `t` is not a number: nan"),
+        ('{"t": "-Infinity", "event": "decode.allocate"}', "timestamp `t` is not a number"),
+        ('{"t": 1, "t": 2, "event": "decode.allocate"}', "the key `t` appears twice"),
+        ('{"t": 1, "event": "decode.allocate", "args": {"r": "A", "r": "B"}}',
+         "the key `r` appears twice"),
+        ('{"run": 2, "t": 5, "x": 1}', "unknown field `x` (a run line has run, an optional"),
+        ('{"t": 1, "event": "decode.allocate", "args": ' + "[" * 100000 + "]" * 100000 + "}",
+         "not a JSON object: nested too deeply"),
+        ('{"t": 0, "event": "decode.allocate", "args": {"r": "' + "A" * 10**6 + '"}}',
+         "is not a value of parameter `r`"),
+        ('{"t": 0, "event": "decode.allocate", "args": {"r": "' + "A" * (1 << 20) + '"}}',
+         "the line is longer than 1,048,576 characters"),
+        ("\x00\xff garbage", "not a JSON object"),
     ]
     for text, message in cases:
         log.write_text(text + "\n", encoding="utf-8")
         code, out, err = cli(DEFERRED, str(log))
-        assert code == 2, (text, out, err)
-        assert err.startswith(f"{log}:1: error: ") and message in err, err
+        assert code == 2, (text[:200], out, err)
+        assert err.startswith(f"{log}:1: error: ") and message in err, err[:300]
+        assert len(err) < 400, err[:300]  # a value from the log is quoted cut short
     code, _, err = cli(DEFERRED, str(tmp_path / "missing.jsonl"))
     assert code == 2 and "cannot read" in err
     code, _, err = cli(DEFERRED, f"{LOGS}/deferred_release_ok.jsonl", "--observable", "decode.x")
@@ -499,3 +513,19 @@ def test_a_line_with_a_time_only_lets_time_pass(tmp_path: Path) -> None:
         f"DEVIATES at {posted}:3: no observable event until t=10 is not possible here;"
         " possible next events were `decode.land(A, 0)` at t in [1, 4], `prefill.post(A, 1)`"
         " at t in [1, 4]; the longest matching prefix ends at line 2")
+
+
+def test_odd_but_readable_logs(tmp_path: Path) -> None:
+    """A byte-order mark and CRLF line ends are read; an empty log, or one with no event
+    line, conforms with a warning that it shows nothing; every line read is counted."""
+    log = tmp_path / "x.jsonl"
+    line = '{"t": 0, "event": "decode.allocate", "args": {"r": "A", "s": "s0"}}'
+    log.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\r\n# a comment\r\n\r\n")
+    code, out, _ = cli(DEFERRED, str(log))
+    assert code == 0 and out.splitlines() == [
+        f"CONFORMS: the 1 event of {log} is a run of the spec",
+        "  3 lines, 1 event, at most 1 symbolic state at once, observable: decode.allocate"]
+    log.write_text("# nothing\n", encoding="utf-8")
+    code, out, _ = cli(DEFERRED, str(log))
+    assert code == 0 and out.splitlines()[1] == (
+        f"warning: {log} shows nothing: it has no event line")

@@ -96,8 +96,23 @@ def test_sglang_text_logs_through_the_mapping(log: str, code: int, first: str) -
     ('unit = "s"\n\n[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9.]+) (?P<r>"\n',
      5, "the regex of decode.release does not compile: missing ), unterminated subpattern"),
     ('unit = "s"\n\n[[event]]\nevent = "decode.relase"\nregex = "(?P<t>[0-9.]+) x"\n',
-     5, "unknown event `decode.relase`: the spec declares no such event; did you mean"
+     4, "unknown event `decode.relase`: the spec declares no such event; did you mean"
         " `decode.release`?"),
+    ('[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+) (?P<rid>[A-Z])"\n', 3,
+     "the regex of decode.release names a group `rid`, which is no parameter of"
+     " decode.release (its parameters: r)"),
+    ('[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+) x"\nargs = { r = "Z" }\n', 4,
+     "[[event]] decode.release: `Z` is not a value of `r` (its values: A, B)"),
+    ('[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+) x"\nargs = { q = "A" }\n', 4,
+     "[[event]] decode.release: `args` names `q`, which is no parameter of decode.release"),
+    ('[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+) (?P<r>[AB])"\n'
+     'args = { r = "A" }\n', 4,
+     "[[event]] decode.release: `r` is both a group of the regex and a fixed argument"),
+    ('[values]\nq = "order"\n[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+)"\n',
+     1, "[values]: `q` is no parameter of the events the mapping names"),
+    ('event = [1, 2]\n', 1, "`event` is not a list of [[event]] tables"),
+    ('[[event]]\nevent = "decode.release"\nregex = 5\n', 3,
+     "[[event]] decode.release: `regex` is not a string"),
     ('unit = "s"\n[[event]]\nevent = "decode.release"\nregex = "release"\n',
      4, "the regex of decode.release has no timestamp group (?P<t>...)"),
     ('unit = "fortnights"\n[[event]]\nevent = "decode.release"\nregex = "(?P<t>x)"\n',
@@ -164,3 +179,17 @@ def test_the_tutorial_logs_are_the_tested_ones() -> None:
     docs = ROOT / "docs" / "logs"
     for path in sorted(docs.iterdir()):
         assert path.read_bytes() == (ROOT / LOGS / path.name).read_bytes(), path.name
+
+
+def test_a_catastrophic_regex_ends_at_the_time_limit(tmp_path: Path) -> None:
+    """A regex that backtracks for ever on a line: ``--timeout`` still ends the run as
+    inconclusive (a signal stops the match), with or without ``--free``."""
+    mapping = tmp_path / "map.toml"
+    mapping.write_text('[[event]]\nevent = "router.abort"\nregex = \'^(?P<t>\\d+) (a+)+$\'\n',
+                       encoding="utf-8")
+    log = tmp_path / "x.log"
+    log.write_text("1 " + "a" * 40 + "b\n", encoding="utf-8")
+    for extra in ([], ["--free", "T_hold"]):
+        code, out, _ = cli(DEFERRED, str(log), "--map", str(mapping), "--timeout", "0.3",
+                           *extra)
+        assert code == 3 and out.startswith("INCONCLUSIVE: time limit (0.3 s) reached"), out

@@ -25,14 +25,14 @@ from checker.cli.common import (
     side_output,
 )
 from checker.errors import UsageError
-from checker.limits import Budget, LimitHit, MemoryGuard
+from checker.limits import Budget, LimitHit, MemoryGuard, TimeAlarm
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
 from checker.model.trace import fmt_time
 from checker.numbers import parse_number
 from checker.present import jsonout
 from checker.validate.conform import Certainty, EventIndex, Monitor, Outcome, Report, validate
-from checker.validate.log import Entry, LogError, Observation, read_json_lines
+from checker.validate.log import Entry, LogError, LogLines, Observation, read_json_lines
 from checker.validate.mapping import Mapping, TextLog, load_mapping
 
 
@@ -108,16 +108,6 @@ def _start(text: str | None) -> tuple[Fraction, Fraction | None,
     return lo, latest, None
 
 
-def _lines(path: str) -> Iterator[str]:
-    """The log's lines, streamed (a byte that is not UTF-8 becomes U+FFFD)."""
-    try:
-        f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - streamed
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with f:
-        yield from f
-
-
 def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | None
                 ) -> frozenset[str]:
     """``--observable``, or every event the mapping names, or every event the log names
@@ -131,7 +121,7 @@ def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | 
         return frozenset(n for n in mapping.events() if n in index.instances)
     seen: set[str] = set()
     known = index.instances
-    for line in _lines(args.log):
+    for line in LogLines(args.log):
         # An event name is an identifier pair: no escapes, so a plain search finds it
         # (a malformed line is reported, with its place, by the main pass).
         for m in _EVENT_FIELD.finditer(line):
@@ -143,13 +133,13 @@ def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | 
 _EVENT_FIELD = re.compile(r'"event"\s*:\s*"([A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)"')
 
 
-def _entries(args: argparse.Namespace, mapping: Mapping | None, index: EventIndex
-             ) -> Iterator[Entry]:
+def _entries(args: argparse.Namespace, mapping: Mapping | None, index: EventIndex,
+             lines: LogLines) -> Iterator[Entry]:
     if mapping is None:
-        return read_json_lines(args.log, _lines(args.log))
+        return read_json_lines(args.log, lines)
     text = TextLog(mapping, args.log)
     text.domains = {ev: dict(params) for ev, params in index.params.items()}
-    return text.entries(_lines(args.log))
+    return text.entries(lines)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
@@ -179,28 +169,28 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     model = session.model(spec, params, args.timeout)
     index = EventIndex(model)
     if mapping is not None:
-        for rule in mapping.rules:
-            try:
-                index.check_name(rule.event, mapping.path, rule.line)
-            except LogError as exc:
-                raise LogError(mapping.path, rule.line, exc.message) from None
+        mapping.check({ev: dict(params) for ev, params in index.params.items()},
+                      index.check_name)
     if args.free:
         return _run_free(args, session, model, index, mapping, clock_error,
                          (start, latest, relative))
     begun = time.monotonic()
     budget = Budget(limits, session.started)
     reason: str | None = None
+    lines = LogLines(args.log)
     with MemoryGuard(limits.max_memory_mb):
         try:
-            observable = _observable(args, index, mapping)
-            monitor = Monitor(model, args.log, observable, clock_error=clock_error,
-                              start=start, start_latest=latest, start_after_first=relative,
-                              skew=_skews(args, model), budget=budget,
-                              keep_path=bool(args.diagram))
-            report = validate(monitor, _entries(args, mapping, index))
+            with TimeAlarm(budget.deadline, budget.time_limit):
+                observable = _observable(args, index, mapping)
+                monitor = Monitor(model, args.log, observable, clock_error=clock_error,
+                                  start=start, start_latest=latest,
+                                  start_after_first=relative, skew=_skews(args, model),
+                                  budget=budget, keep_path=bool(args.diagram))
+                report = validate(monitor, _entries(args, mapping, index, lines))
         except LimitHit as lim:
             reason = lim.what
             report = monitor.report if "monitor" in locals() else Report(Outcome.CONFORMS)
+        report.lines = max(report.lines, lines.read)
     seconds = time.monotonic() - begun
     if reason is not None:
         code = EXIT_INCONCLUSIVE
@@ -247,7 +237,7 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
               start: tuple[Fraction, Fraction | None, tuple[Fraction, Fraction | None] | None]
               ) -> int:
     """``--free``: the parameter region the log implies (polyhedra, :mod:`checker.smt`)."""
-    from checker.smt.conform import RegionMonitor, validate_region
+    from checker.smt.conform import RegionMonitor, RegionReport, validate_region
 
     if args.diagram:
         raise UsageError("--diagram does not go with --free")
@@ -258,16 +248,22 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
     budget = Budget(limits, session.started)
     begun = time.monotonic()
     reason: str | None = None
+    observable: frozenset[str] = frozenset()
+    report = RegionReport(Outcome.CONFORMS, tuple(free))
+    lines = LogLines(args.log)
     with MemoryGuard(limits.max_memory_mb):
-        observable = _observable(args, index, mapping)
-        monitor = RegionMonitor(model, args.log, observable, free, clock_error=clock_error,
-                                start=start[0], start_latest=start[1],
-                                start_after_first=start[2], budget=budget)
         try:
-            report = validate_region(monitor, _entries(args, mapping, index))
+            with TimeAlarm(budget.deadline, budget.time_limit):
+                observable = _observable(args, index, mapping)
+                monitor = RegionMonitor(model, args.log, observable, free,
+                                        clock_error=clock_error, start=start[0],
+                                        start_latest=start[1], start_after_first=start[2],
+                                        budget=budget)
+                report = monitor.report
+                report = validate_region(monitor, _entries(args, mapping, index, lines))
         except LimitHit as lim:
             reason = lim.what
-            report = monitor.report
+        report.lines = max(report.lines, lines.read)
     clock = _clock_of(mapping)
     names = ", ".join(free)
     if reason is not None:
@@ -284,8 +280,9 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
                     f" possible for any value of {names} within their ranges; {prefix}")
     else:
         code = EXIT_OK
-        text = (f"CONFORMS: the {report.observations} events of {args.log} are a run of the"
-                f" spec exactly when {report.text()}")
+        verb = "is" if report.observations == 1 else "are"
+        text = (f"CONFORMS: the {_count(report.observations, 'event')} of {args.log} {verb}"
+                f" a run of the spec exactly when {report.text()}")
     ranges = "; ".join(f"{p} in {model.params[p].range_text()}" for p in free
                        if model.params[p].range_text())
     if args.json:
@@ -354,9 +351,10 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None,
                      " possible here;"
                      f" {_possible_text(report, clock)}; {prefix}")
     else:
-        what = (f" in {report.runs} runs are runs" if report.runs > 1 else " are a run")
-        lines.append(f"CONFORMS: the {report.observations} events of {args.log}{what} of"
-                     " the spec")
+        verb = "is" if report.observations == 1 else "are"
+        what = (f" in {report.runs} runs {verb} runs" if report.runs > 1 else f" {verb} a run")
+        lines.append(f"CONFORMS: the {_count(report.observations, 'event')} of"
+                     f" {args.log}{what} of the spec")
     b = report.broken
     if b is not None and report.outcome is Outcome.CONFORMS:
         where = f"{args.log}:{b.line}"
@@ -368,10 +366,19 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None,
         else:
             lines.append(f"warning: some runs consistent with this log break {b.property} at"
                          f" {where}: {b.message}; others do not")
-    lines.append(f"  {report.lines} lines, {report.observations} events, at most"
-                 f" {report.max_states} symbolic states at once, observable:"
-                 f" {', '.join(report.observable) or 'none'}")
+    if report.observations == 0 and report.outcome is Outcome.CONFORMS:
+        why = ("no line matches a regex of the mapping" if args.map
+               else "it has no event line")
+        lines.append(f"warning: {args.log} shows nothing: {why}")
+    lines.append(f"  {_count(report.lines, 'line')}, {_count(report.observations, 'event')},"
+                 f" at most {_count(report.max_states, 'symbolic state')} at once,"
+                 f" observable: {', '.join(report.observable) or 'none'}")
     return "\n".join(lines) + "\n"
+
+
+def _count(n: int, word: str) -> str:
+    """``1 line``, ``2 lines``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: str | None,

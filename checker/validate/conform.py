@@ -60,7 +60,7 @@ from checker.results import PropertyKind
 from checker.semantics.clockbounds import Liveness
 from checker.semantics.ts import Extrapolation, Label, LabelKind, ZoneTS
 from checker.semantics.zones import Frame
-from checker.validate.log import Entry, LogError, Observation, RunBreak
+from checker.validate.log import Entry, LogError, Observation, RunBreak, clip
 
 TICKS_PER_SECOND = 1_000_000
 """The finest time step of a log: a microsecond (times the model's own denominator)."""
@@ -324,11 +324,12 @@ class EventIndex:
         """Refuse an event the spec does not declare (with a did-you-mean)."""
         if name in self.instances:
             return
-        close = difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
+        close = (difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
+                 if len(name) <= 200 else [])
         hint = f"; did you mean `{close[0]}`?" if close else (
             f" (it declares: {', '.join(self.names())})")
-        raise LogError(file, line, f"unknown event `{name}`: the spec declares no such event"
-                       + hint)
+        raise LogError(file, line, f"unknown event `{clip(name)}`: the spec declares no such"
+                       f" event{hint}")
 
     def match(self, obs: Observation, file: str) -> frozenset[int]:
         """The instances an observation may be: every one whose arguments agree with
@@ -348,10 +349,10 @@ class EventIndex:
         for name, value in obs.args:
             if name not in declared:
                 names = ", ".join(declared) or "none"
-                raise LogError(file, obs.line, f"`{obs.event}` has no parameter `{name}`"
+                raise LogError(file, obs.line, f"`{obs.event}` has no parameter `{clip(name)}`"
                                f" (its parameters: {names})")
             if value not in declared[name]:
-                raise LogError(file, obs.line, f"`{value}` is not a value of parameter"
+                raise LogError(file, obs.line, f"`{clip(value)}` is not a value of parameter"
                                f" `{name}` of `{obs.event}` (its values:"
                                f" {', '.join(declared[name])})")
         given = dict(obs.args)
