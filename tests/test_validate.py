@@ -415,6 +415,24 @@ def test_a_skewed_clock_is_an_unknown_offset() -> None:
     assert code == 2 and "no actor `decoder`; did you mean `decode`?" in err
 
 
+def test_actors_on_one_machine_share_a_clock_domain() -> None:
+    """decode's lines 0.3 s ahead of the others: with router on decode's machine
+    (``decode+router``, one offset for both) the abort is 0.3 s before the release
+    again, which immediate release does not allow; on its own clock it may be 0.3 s
+    behind, and the log conforms."""
+    log = f"{LOGS}/immediate_race_skewed.jsonl"
+    code, out, _ = cli(IMMEDIATE, log, "--skew", "decode+router=0.3")
+    assert code == 6 and out.startswith(
+        "DEVIATES at tests/data/logs/immediate_race_skewed.jsonl:5: `decode.release(A)` at"
+        " t=1.3 is not possible here;")
+    code, _, _ = cli(IMMEDIATE, log, "--skew", "decode=0.3", "--skew", "router=0.3")
+    assert code == 1
+    code, _, _ = cli(IMMEDIATE, log, "--skew", "decode+router=0.3", "--skew", "prefill=0.3")
+    assert code == 6  # one clock for both: whatever the others', 0.3 s apart
+    code, _, err = cli(IMMEDIATE, log, "--skew", "decode+router=0.3", "--skew", "router=0.1")
+    assert code == 2 and "`router` is in two clock domains" in err
+
+
 @pytest.mark.parametrize("spec", [IMMEDIATE, DEFERRED])
 def test_shifting_one_actor_within_its_skew_keeps_a_run_a_run(spec: str) -> None:
     """Metamorphic: every line of one actor moved by the same offset, declared as that
@@ -434,6 +452,14 @@ def test_shifting_one_actor_within_its_skew_keeps_a_run_a_run(spec: str) -> None
         assert rep.outcome is conform.Outcome.CONFORMS, (i, actor, rep.deviation)
         plain = validate_lines(model, as_lines(model, events))
         assert (rep.broken is None) == (plain.broken is None)
+        # Two actors moved together are one clock domain: declared as such, a run.
+        pair = (actor, ["decode", "prefill", "router"][(i + 1) % 3])
+        both = [simlog.log_line(model, e, t + off if model.instance(e)[0].actor in pair
+                                else t) for e, t in events]
+        mon = conform.Monitor(model, "x", every_event(model), clock_error=MICRO,
+                              skew={"+".join(pair): abs(off)})
+        assert conform.validate(mon, read_json_lines("x", both)).outcome \
+            is conform.Outcome.CONFORMS, (i, pair)
 
 
 STRICT = "spec/sglang/strict_no_release_on_timeout.kvr"

@@ -525,10 +525,11 @@ def _add_validate_parser(sub: Subparsers) -> None:
     val.add_argument("--clock-error", metavar="SECONDS",
                      help="uncertainty of each timestamp (default 0): an event logged at t"
                      " happened in [t - e, t + e]")
-    val.add_argument("--skew", action="append", default=[], metavar="ACTOR=SECONDS",
-                     help="the lines of ACTOR's events are stamped by a clock offset from the"
-                     " log's by an unknown constant of at most SECONDS (repeatable; the other"
-                     " actors share the log's clock)")
+    val.add_argument("--skew", action="append", default=[], metavar="ACTOR[+ACTOR...]=SECONDS",
+                     help="the lines of these actors' events are stamped by one clock (a"
+                     " machine's) offset from the log's by an unknown constant of at most"
+                     " SECONDS (repeatable, one clock domain each; the other actors share"
+                     " the log's clock)")
     val.add_argument("--start", metavar="T|LO:HI",
                      help="the log time at which the model starts (default 0); LO:HI: at an"
                      " unknown time between; either end may be relative to the first line,"

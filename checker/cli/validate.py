@@ -47,22 +47,29 @@ def _seconds(text: str | None, option: str) -> Fraction:
 
 
 def _skews(args: argparse.Namespace, model: SpecModel) -> dict[str, Fraction]:
-    """``--skew ACTOR=SECONDS``: the most each actor's clock is offset from the log's."""
+    """``--skew ACTOR[+ACTOR...]=SECONDS``: the most each clock domain (an actor, or
+    actors on one machine sharing its clock) is offset from the log's clock."""
     out: dict[str, Fraction] = {}
     actors = list(model.spec.actors)
+    seen: set[str] = set()
     for text in args.skew:
-        actor, eq, value = text.partition("=")
-        actor = actor.strip()
+        names, eq, value = text.partition("=")
         if not eq:
-            raise UsageError(f"--skew expects ACTOR=SECONDS, got {text!r}")
-        if actor not in actors:
-            close = difflib.get_close_matches(actor, actors, n=1, cutoff=0.6)
-            hint = f"; did you mean `{close[0]}`?" if close else f" (actors: {', '.join(actors)})"
-            raise UsageError(f"--skew: the spec has no actor `{actor}`{hint}")
+            raise UsageError(f"--skew expects ACTOR[+ACTOR...]=SECONDS, got {text!r}")
+        group = [a.strip() for a in names.split("+")]
+        for actor in group:
+            if actor not in actors:
+                close = difflib.get_close_matches(actor, actors, n=1, cutoff=0.6)
+                hint = (f"; did you mean `{close[0]}`?" if close
+                        else f" (actors: {', '.join(actors)})")
+                raise UsageError(f"--skew: the spec has no actor `{actor}`{hint}")
+            if actor in seen:
+                raise UsageError(f"--skew: `{actor}` is in two clock domains")
+            seen.add(actor)
         seconds = _seconds(value, "--skew")
         if seconds < 0:
             raise UsageError("--skew: an offset bound is 0 or more seconds")
-        out[actor] = seconds
+        out["+".join(group)] = seconds
     return out
 
 

@@ -445,10 +445,11 @@ class Monitor:
     seconds.  ``start``: the log time at which the model starts (with
     ``start_latest``: at an unknown time between the two); ``start_after_first``:
     the start relative to the first line's time instead (``(-120, 0)``: at most two
-    minutes before it).  ``skew``: per actor, the most its log clock may be offset from
-    the log's reference clock (an unknown constant within ``[-S, S]``; each skewed
-    actor gets one more time clock, ``now`` plus its offset).  ``keep_path``: remember
-    a run (for a diagram; memory then grows with the log)."""
+    minutes before it).  ``skew``: per clock domain (an actor, or actors on one machine
+    joined by ``+``: ``decode+router``), the most its clock may be offset from the log's
+    reference clock (an unknown constant within ``[-S, S]``, the same for every actor of
+    the domain; each domain gets one more time clock, ``now`` plus its offset).
+    ``keep_path``: remember a run (for a diagram; memory then grows with the log)."""
 
     def __init__(self, model: SpecModel, file: str, observable: frozenset[str], *,
                  clock_error: Fraction = Fraction(0), start: Fraction = Fraction(0),
@@ -484,13 +485,16 @@ class Monitor:
         top = max((abs(b) for b in self.bounds), default=0)
         self.top = top
         n_clocks = len(model.clock_names)
-        self.skew = {a: math.ceil(v * self.ticks) for a, v in sorted((skew or {}).items())}
-        extra = 1 + len(self.skew)
+        domains = [(name, math.ceil(v * self.ticks)) for name, v in sorted((skew or {}).items())]
+        self.skew = {a: s for name, s in domains for a in name.split("+")}
+        """Each skewed actor's offset bound, in ticks."""
+        extra = 1 + len(domains)
         live = Liveness(n_clocks + extra, None, top)
         for c in range(n_clocks, n_clocks + extra):
             live.lower[c] = live.upper[c] = NOW_LIMIT * 2
         ops = backend.select(None if backend.fits(max(top, NOW_LIMIT * 2)) else "python")
-        self.ts = _ObservedTS(_NowModel(model, tuple(self.skew)), self.bounds, live,
+        self.ts = _ObservedTS(_NowModel(model, tuple(name for name, _ in domains)), self.bounds,
+                              live,
                               extrapolation=Extrapolation.M, canonical=None,
                               labels=frozenset({LabelKind.INVARIANT, LabelKind.HAZARD}),
                               ops=ops)
@@ -499,9 +503,7 @@ class Monitor:
         self.n = n_clocks + 1 + extra
         self.now = n_clocks + 1
         """The DBM index of ``now`` (every clock is live: clock ``c`` is index c + 1)."""
-        self.skewed = {a: self.now + 1 + k for k, a in enumerate(self.skew)}
-        """The DBM index of each skewed actor's time clock (``now`` + offset + S)."""
-        self.times = (self.now, *self.skewed.values())
+        self._clock_domains(domains)
         by_event = {e: self.model.instance(e)[0].label for e in range(len(model.event_names))}
         self.hidden = frozenset(e for e, name in by_event.items()
                                 if name not in observable
@@ -525,6 +527,15 @@ class Monitor:
         self.start_window: tuple[Fraction, Fraction | None] | None = start_after_first
         self.relative_start = start_after_first
         self.restart(start, start_latest)
+
+    def _clock_domains(self, domains: Sequence[tuple[str, int]]) -> None:
+        """The time clocks of the skewed clock domains (name, offset bound in ticks)."""
+        self.domains = [(self.now + 1 + k, s) for k, (_, s) in enumerate(domains)]
+        """Each clock domain's time clock (its DBM index) and offset bound in ticks."""
+        self.skewed = {a: self.now + 1 + k for k, (name, _) in enumerate(domains)
+                       for a in name.split("+")}
+        """The DBM index of each skewed actor's time clock (``now`` + offset + S)."""
+        self.times = (self.now, *(i for i, _ in self.domains))
 
     # ---- runs ---------------------------------------------------------------------------
     def restart(self, start: Fraction, latest: Fraction | None = None) -> None:
@@ -552,11 +563,11 @@ class Monitor:
                 D.constrain(z0, n, self.now, 0, dbm.bound(width, False))
                 for c in range(1, self.now):
                     D.reset(z0, n, c)
-            for actor, i in self.skewed.items():
-                # The actor's clock reads now + offset + S, the offset in [-S, S].
+            for i, skew in self.domains:
+                # The domain's clock reads now + offset + S, the offset in [-S, S].
                 D.free(z0, n, i)
                 D.constrain(z0, n, self.now, i, dbm.LE_ZERO)
-                D.constrain(z0, n, i, self.now, dbm.bound(2 * self.skew[actor], False))
+                D.constrain(z0, n, i, self.now, dbm.bound(2 * skew, False))
             z = dz.close(f, z0)
             if z is not None:
                 self.nodes.append(_Node(s, z, -1, () if self.keep_path else None))
