@@ -4,6 +4,7 @@ model says, hand-written logs are rejected at a known line, bad input is exit 2.
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -555,3 +556,24 @@ def test_odd_but_readable_logs(tmp_path: Path) -> None:
     code, out, _ = cli(DEFERRED, str(log))
     assert code == 0 and out.splitlines()[1] == (
         f"warning: {log} shows nothing: it has no event line")
+
+
+def test_the_diagram_draws_the_violating_run_with_its_own_times(tmp_path: Path) -> None:
+    """Of a log of two runs, the diagram draws the one with the race (times from its own
+    start); an unobserved event after the last observed one is drawn at the log's last
+    line, the time it happened by."""
+    log = tmp_path / "two.jsonl"
+    race = (ROOT / LOGS / "immediate_race.jsonl").read_text(encoding="utf-8")
+    log.write_text(race + '{"run": 2, "t": 100}\n{"t": 101, "event": "decode.allocate",'
+                   ' "args": {"r": "A", "s": "s0"}}\n', encoding="utf-8")
+    diagram = tmp_path / "two.dot"
+    code, _, _ = cli(IMMEDIATE, str(log), "--diagram", str(diagram))
+    assert code == 1
+    times = re.findall(r">t=([0-9.]+)<", diagram.read_text(encoding="utf-8"))
+    assert times == ["0", "0.5", "1", "1", "1.1", "1.3"]
+    diagram = tmp_path / "lost.dot"
+    code, _, _ = cli(STRICT, f"{LOGS}/bounded_release_lost.jsonl", "--diagram", str(diagram))
+    assert code == 1
+    dot = diagram.read_text(encoding="utf-8")
+    assert re.findall(r">t=([0-9.]+)<", dot) == ["0", "1", "2", "2", "3", "63"]
+    assert "timeout_keep(A)" in dot and "no response within T_bound" in dot

@@ -213,7 +213,7 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     else:
         out.write(_text(args, report, reason, _clock_of(mapping)))
     if args.diagram and reason is None and report.path is not None:
-        trace = _trace(model, report, monitor.origin)
+        trace = _trace(model, report, report.path_start)
         side_output(err, args.diagram, lambda: draw_trace(trace, args.diagram))
     return code
 
@@ -421,7 +421,7 @@ def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: st
 
 def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
     """The run the log is consistent with as a trace, for the diagram: observed events
-    at their logged times, an unobserved one at the time of the next line (it
+    at their logged times, an unobserved one at the time of the next line read (it
     happened no later)."""
     assert report.path is not None
     states = list(model.initial_states()[:1])
@@ -435,7 +435,8 @@ def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
         prev = states[-1]
         events.append(model.instance(step.event))
         receives.append(model.receive_of(step.event, prev))
-        edge = next((e for e in model.edges(prev) if e.event == step.event), None)
+        edge = next((e for e in model.edges(prev)
+                     if e.event == step.event and e.target == step.state), None)
         failures.append(edge.failure if edge is not None else None)
         labels.append(model.event_names[step.event])
         states.append(step.state)
@@ -447,6 +448,8 @@ def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
                 times[k] = step.time
             pending = []
             times.append(step.time)
+    for k in pending:
+        times[k] = report.path_end if report.path_end is not None else times[k - 1]
     b = report.broken
     dev = report.deviation
     verdict: str

@@ -172,6 +172,11 @@ class Report:
     path: list[Step] | None = None
     """With ``keep_path``: the steps of a run consistent with the log (a violating one
     when there is one)."""
+    path_start: Fraction = Fraction(0)
+    """The log time at which the run of :attr:`path` starts."""
+    path_end: Fraction | None = None
+    """The time of the last line read of the run of :attr:`path` (unobserved events
+    after its last observed one happened no later)."""
     observable: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -515,8 +520,9 @@ class Monitor:
         """The last observed event (what a response overdue at the log's end follows)."""
         self._verdict: tuple[Broken, Certainty] | None = None
         """The violation the log shows so far (of a run that ended), and how surely."""
-        self._last_path: list[Step] | None = None
-        """With ``keep_path``: the run :attr:`_verdict` is of (else the last run)."""
+        self._last_path: tuple[list[Step], Fraction, Fraction | None] | None = None
+        """With ``keep_path``: the run :attr:`_verdict` is of (else the last run), and
+        the log time it starts at."""
         self.report = Report(Outcome.CONFORMS, observable=tuple(sorted(observable)))
         self._last_time: Fraction | None = None
         self._last_hi = 0
@@ -774,7 +780,7 @@ class Monitor:
             rep.deviation = Deviation(obs.line, obs, rep.matched,
                                       *self.possible(before, hi))
             if self.keep_path and before:
-                rep.path = _unwind(before[0].steps)
+                rep.path, rep.path_start = _unwind(before[0].steps), self.origin
             return False
         # now >= lo, or (a skewed line) now >= lo - 2 S: the time clocks stay >= 0.
         d = max(lo if clock is None else lo - 2 * self.skew[actor], 0)
@@ -873,7 +879,7 @@ class Monitor:
         hit = sorted(((self.broken[v].line, v, nd) for v, nd in flags if v >= 0),
                      key=lambda x: x[:2])
         pick = hit[0][2] if hit else flags[0][1] if flags else self.nodes[0]
-        path = _unwind(pick.steps) if self.keep_path else None
+        path = (_unwind(pick.steps), self.origin, self._last_time) if self.keep_path else None
         if not hit:
             if self._verdict is None:
                 self._last_path = path
@@ -892,8 +898,8 @@ class Monitor:
             self._end_run()
             if self._verdict is not None:
                 rep.broken, rep.certainty = self._verdict
-            if self.keep_path:
-                rep.path = self._last_path
+            if self._last_path is not None:
+                rep.path, rep.path_start, rep.path_end = self._last_path
         return rep
 
 
