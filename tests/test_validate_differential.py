@@ -190,18 +190,29 @@ def _inside(pieces: list[list[object]], point: dict[str, Fraction]) -> bool:
     return any(all(holds(c) for c in piece) for piece in pieces)
 
 
+REGION_CASES = [("spec/sglang/deferred_release.kvr", ("T_flight", "T_hold"),
+                 {"T_flight": (1, 100), "T_hold": (0, 200)}),
+                ("spec/sglang/strict_no_release_on_timeout.kvr", ("T_bound",),
+                 {"T_bound": (0, 60)})]
+"""Specs, their free parameters and the range (in tenths) points are drawn from."""
+
+
 @pytest.mark.slow
-def test_the_region_agrees_with_validation_at_its_points() -> None:
+@pytest.mark.parametrize(("path", "free", "draw"), REGION_CASES,
+                         ids=["deferred_release", "bounded_response"])
+def test_the_region_agrees_with_validation_at_its_points(
+        path: str, free: tuple[str, ...], draw: dict[str, tuple[int, int]]) -> None:
     """``--free``: a valuation is in the region a log implies exactly when ``validate``
-    at that valuation says the log conforms (deferred release, the hold and the flight
-    left open, logs of simulated runs with one line shifted)."""
+    at that valuation says the log conforms, and a violation the region monitor calls
+    certain is certain at each such valuation, one it does not see is at none (logs of
+    simulated runs with one line shifted)."""
     from checker.smt.conform import RegionMonitor, validate_region
 
-    spec = load(str(ROOT / "spec/sglang/deferred_release.kvr"))
+    spec = load(str(ROOT / path))
     base_model = SpecModel(spec, {})
-    rng = random.Random("validate-region")
-    free = ("T_flight", "T_hold")
+    rng = random.Random(f"validate-region:{path}")
     checked = {True: 0, False: 0}
+    seen: set[conform.Certainty | None] = set()
     for run in simlog.simulated_runs(base_model, 5, 8):
         lines = simlog.run_lines(base_model, run)[:8]
         k = rng.randrange(len(lines))
@@ -213,12 +224,22 @@ def test_the_region_agrees_with_validation_at_its_points() -> None:
         mon = RegionMonitor(base_model, "x", frozenset(conform.EventIndex(base_model).names()),
                             free, clock_error=err)
         region = validate_region(mon, read_json_lines("x", text))
+        seen.add(region.certainty)
         for _ in range(4):
-            point = {"T_flight": Fraction(rng.randint(1, 100), 10),
-                     "T_hold": Fraction(rng.randint(0, 200), 10)}
+            point = {p: Fraction(rng.randint(*draw[p]), 10) for p in free}
             model = SpecModel(spec, point)
             expected = _inside(region.pieces, point) if region.outcome is \
                 conform.Outcome.CONFORMS else False
-            assert conforms(model, lines, err) == expected, (run.index, point, region.text())
+            rep = validate(model, lines, err)
+            assert (rep.outcome is conform.Outcome.CONFORMS) == expected, (
+                run.index, point, region.text())
             checked[expected] += 1
+            if not expected:
+                continue
+            if region.broken is None:
+                assert rep.broken is None, (run.index, point, rep.broken)
+            elif region.certainty is conform.Certainty.CERTAIN:
+                assert rep.certainty is conform.Certainty.CERTAIN, (run.index, point)
     assert checked[True] >= 5 and checked[False] >= 5, checked
+    if "T_bound" in free:
+        assert conform.Certainty.POSSIBLE in seen, seen  # the response straddles its bound

@@ -141,7 +141,7 @@ def test_a_bad_timestamp_in_a_text_log(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("argv", "code", "first"), [
     ([IMMEDIATE, f"{LOGS}/sglang_35049_off.jsonl", "--observable", OFF_OBSERVABLE,
-      "--clock-error", "0.01", "--free", "T_flight"], 0,
+      "--clock-error", "0.01", "--free", "T_flight"], 1,
      "CONFORMS: the 4 events of tests/data/logs/sglang_35049_off.jsonl are a run of the spec"
      " exactly when T_flight >= 5.98"),
     ([LEASE, f"{LOGS}/aws_do_eks_84_prefill.log", "--map", "spec/mappings/vllm_nixl.toml",
@@ -193,3 +193,26 @@ def test_a_catastrophic_regex_ends_at_the_time_limit(tmp_path: Path) -> None:
         code, out, _ = cli(DEFERRED, str(log), "--map", str(mapping), "--timeout", "0.3",
                            *extra)
         assert code == 3 and out.startswith("INCONCLUSIVE: time limit (0.3 s) reached"), out
+
+
+def test_free_says_which_property_the_log_breaks() -> None:
+    """With the flight time left open, the #35049 log conforms exactly when the write
+    took no more than it, and then always contains the race (exit 1); the aws-do-eks
+    log, for some values and some runs, contains the stale read."""
+    code, out, _ = cli(IMMEDIATE, f"{LOGS}/sglang_35049_off.jsonl", "--observable",
+                       OFF_OBSERVABLE, "--clock-error", "0.01", "--free", "T_flight")
+    assert code == 1 and out.splitlines()[1] == (
+        "VIOLATED: for every value of that region, this log contains a violation of assert"
+        " in decode.land(A, 0) at tests/data/logs/sglang_35049_off.jsonl:11: write of A chunk"
+        " 0 lands in slot s0 owned by B")
+    code, out, _ = vllm_84("--free", "L,Q_max")
+    assert code == 0 and out.splitlines()[1] == (
+        "warning: some runs consistent with this log break assert in decode.respond() at"
+        " tests/data/logs/aws_do_eks_84_prefill.log:2: client of A gets HTTP 200 from KV"
+        " blocks P released and gave to B (P logged it: true); others do not (for some values"
+        " of the region)")
+    code, out, _ = cli("spec/sglang/strict_no_release_on_timeout.kvr",
+                       f"{LOGS}/bounded_release_lost.jsonl", "--free", "T_bound")
+    assert code == 0 and out.splitlines()[0].endswith("exactly when true")
+    assert out.splitlines()[1].startswith("warning: some runs consistent with this log break"
+                                          " property bounded_release[A]")

@@ -31,7 +31,15 @@ from checker.model.compiled import SpecModel
 from checker.model.trace import fmt_time
 from checker.numbers import parse_number
 from checker.present import jsonout
-from checker.validate.conform import Certainty, EventIndex, Monitor, Outcome, Report, validate
+from checker.validate.conform import (
+    Broken,
+    Certainty,
+    EventIndex,
+    Monitor,
+    Outcome,
+    Report,
+    validate,
+)
 from checker.validate.log import Entry, LogError, LogLines, Observation, read_json_lines
 from checker.validate.mapping import Mapping, TextLog, load_mapping
 
@@ -286,10 +294,13 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
             text = (f"DEVIATES at {args.log}:{obs.line}: {_observed(obs, clock)} is not"
                     f" possible for any value of {names} within their ranges; {prefix}")
     else:
-        code = EXIT_OK
+        certain = report.broken is not None and report.certainty is Certainty.CERTAIN
+        code = EXIT_VIOLATION if certain else EXIT_OK
         verb = "is" if report.observations == 1 else "are"
         text = (f"CONFORMS: the {_count(report.observations, 'event')} of {args.log} {verb}"
                 f" a run of the spec exactly when {report.text()}")
+        if report.broken is not None:
+            text += "\n" + _violation_line(args.log, report.broken, report.certainty, True)
     ranges = "; ".join(f"{p} in {model.params[p].range_text()}" for p in free
                        if model.params[p].range_text())
     if args.json:
@@ -297,7 +308,8 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
             "spec": args.spec, "model": model.name, "log": args.log, "map": args.map,
             "conformance": None if reason is not None else report.outcome,
             "params": {k: fmt_time(v) for k, v in model.values.items() if k not in free},
-            "free": list(free), "region": report.text() if code == EXIT_OK else None,
+            "free": list(free),
+            "region": report.text() if code in (EXIT_OK, EXIT_VIOLATION) else None,
             "observable": sorted(observable), "clock_error": fmt_time(clock_error),
             "start": args.start or "0", "lines": report.lines,
             "observations": report.observations, "runs": 1,
@@ -305,13 +317,35 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
             else {"line": report.deviation.line, "event": report.deviation.show(),
                   "t": fmt_time(report.deviation.time),
                   "message": text, "possible": [], "horizon": fmt_time(report.deviation.time)},
-            "violation": None, "max_states": report.max_states, "transitions": 0,
+            "violation": None if reason is not None else _violation_json(
+                report.broken, report.certainty),
+            "max_states": report.max_states, "transitions": 0,
             "seconds": round(time.monotonic() - begun, 3), "inconclusive_reason": reason}))
     else:
         session.out.write(text + "\n")
         if ranges:
             session.out.write(f"  within {ranges}\n")
     return code
+
+
+def _violation_line(log: str, b: Broken, certainty: Certainty | None, free: bool = False
+                    ) -> str:
+    """The line saying which property the log shows broken, and how surely."""
+    where = f"{log}:{b.line}" + (f" ({b.context})" if b.context else "")
+    if certainty is Certainty.CERTAIN:
+        scope = " for every value of that region," if free else ""
+        return (f"VIOLATED:{scope} this log contains a violation of {b.property} at"
+                f" {where}: {b.message}")
+    scope = " (for some values of the region)" if free else ""
+    return (f"warning: some runs consistent with this log break {b.property} at {where}:"
+            f" {b.message}; others do not{scope}")
+
+
+def _violation_json(b: Broken | None, certainty: Certainty | None) -> dict[str, object] | None:
+    """The ``violation`` object of the JSON output."""
+    return None if b is None else {
+        "line": b.line, "property": b.property, "property_kind": b.kind,
+        "message": b.message, "event": b.event, "certainty": certainty}
 
 
 def _observed(obs: Observation, clock: Clock = fmt_time) -> str:
@@ -364,15 +398,7 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None,
                      f" {args.log}{what} of the spec")
     b = report.broken
     if b is not None and report.outcome is Outcome.CONFORMS:
-        where = f"{args.log}:{b.line}"
-        if b.context:
-            where += f" ({b.context})"
-        if report.certainty is Certainty.CERTAIN:
-            lines.append(f"VIOLATED: this log contains a violation of {b.property} at"
-                         f" {where}: {b.message}")
-        else:
-            lines.append(f"warning: some runs consistent with this log break {b.property} at"
-                         f" {where}: {b.message}; others do not")
+        lines.append(_violation_line(args.log, b, report.certainty))
     if report.observations == 0 and report.outcome is Outcome.CONFORMS:
         why = ("no line matches a regex of the mapping" if args.map
                else "it has no event line")
@@ -402,10 +428,8 @@ def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: st
                           "latest": None if p.latest is None else fmt_time(p.latest)}
                          for p in dev.possible],
             "horizon": fmt_time(dev.horizon)}
-    b = report.broken
-    violation = None if b is None or reason is not None else {
-        "line": b.line, "property": b.property, "property_kind": b.kind,
-        "message": b.message, "event": b.event, "certainty": report.certainty}
+    violation = None if reason is not None else _violation_json(report.broken,
+                                                                report.certainty)
     return {
         "spec": args.spec, "model": model.name, "log": args.log, "map": args.map,
         "conformance": None if reason is not None else report.outcome,
