@@ -100,6 +100,15 @@ def test_the_boundary_schedules_straddle_the_region() -> None:
     assert inside.kind is sc.ScheduleKind.INSIDE and inside.property is None
     check_replays(path, outside)
     check_replays(path, inside)
+    # As the README tells it.
+    assert [(a.label, a.time) for a in outside.actions] == [
+        ("decode.allocate(A, s0)", 1), ("router.abort(A)", 2),
+        ("prefill.learn_abort(A)", Fraction(3999, 1000)),
+        ("prefill.post(A, 0)", Fraction(5999, 1000)),
+        ("decode.release(A)", Fraction(8999, 1000)),
+        ("decode.allocate(B, s0)", Fraction(8999, 1000)),
+        ("decode.land(A, 0)", Fraction(8999, 1000))]
+    assert outside.actions[2].delay == Fraction(1999, 1000)
     # The inside prefix keeps the outside times; the outside's next step cannot follow.
     k = len(inside.actions)
     assert [a.time for a in inside.actions] == [a.time for a in outside.actions[:k]]
