@@ -552,6 +552,14 @@ def test_odd_but_readable_logs(tmp_path: Path) -> None:
     assert code == 0 and out.splitlines() == [
         f"CONFORMS: the 1 event of {log} is a run of the spec",
         "  3 lines, 1 event, at most 1 symbolic state at once, observable: decode.allocate"]
+    log.write_text('{"t": "1/3", "event": "decode.allocate", "args": {"r": "A", "s": "s0"}}\n'
+                   '{"t": "2/3", "event": "prefill.post", "args": {"r": "A", "k": 0}}\n',
+                   encoding="utf-8")
+    code, out, _ = cli(DEFERRED, str(log))  # exact ratios, as kvrace prints such times
+    assert code == 0, out
+    log.write_text('{"t": "1/0", "event": "decode.allocate"}\n', encoding="utf-8")
+    code, _, err = cli(DEFERRED, str(log))
+    assert code == 2 and "timestamp `t` is not a number: '1/0'" in err
     log.write_text("# nothing\n", encoding="utf-8")
     code, out, _ = cli(DEFERRED, str(log))
     assert code == 0 and out.splitlines()[1] == (

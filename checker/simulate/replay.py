@@ -87,40 +87,64 @@ def replay(model: TimedModel, steps: Sequence[tuple[int, Fraction]],
            until: Fraction | None = None) -> Replay:
     """Fire each ``(event instance, time)`` of ``steps`` in order (times from the start
     of the run, non-decreasing); then let time pass to ``until``, if given."""
-    clocks = _Clocks(model)
-    holds = clocks.holds
-    state = model.initial_states()[0]
-    now = Fraction(0)
-    for k, (event, t) in enumerate(steps):
-        if t < now:
-            return Replay(ReplayEnd.BLOCKED, k, None, f"step {k + 1} is before step {k}")
-        stay = _stay(model, state, clocks, now, t)
-        if stay is not None:
-            return Replay(ReplayEnd.VIOLATION if stay[0] else ReplayEnd.BLOCKED, k, *stay)
-        edge = next((e for e in model.edges(state)
-                     if e.event == event and all(holds(a, t) for a in e.guard)), None)
-        name = model.event_names[event]
-        if edge is None:
-            return Replay(ReplayEnd.BLOCKED, k, None,
-                          f"step {k + 1}: no edge of {name} is enabled at t={t}")
-        now = t
-        if edge.failure is not None:
-            return Replay(ReplayEnd.VIOLATION, k + 1, "assert", edge.failure, t)
-        for c in edge.resets:
-            clocks.reset[c] = t
-        state = edge.target
-        if not all(holds(a, t) for a in model.deadlines(state)):
-            return Replay(ReplayEnd.BLOCKED, k, None,
-                          f"step {k + 1}: {name} breaks a deadline of its target at once")
-        broken = model.violations(state)
-        if broken:
-            return Replay(ReplayEnd.VIOLATION, k + 1, broken[0].property, broken[0].message, t)
+    ended, state, clocks, now = _fire(model, steps)
+    if ended is not None:
+        return ended
     if until is not None and until > now:
         stay = _stay(model, state, clocks, now, until)
         if stay is not None:
             return Replay(ReplayEnd.VIOLATION if stay[0] else ReplayEnd.BLOCKED, len(steps),
                           *stay)
     return Replay(ReplayEnd.COMPLETED, len(steps))
+
+
+def time_stop(model: TimedModel, steps: Sequence[tuple[int, Fraction]]) -> Fraction | None:
+    """After ``steps`` (which must replay), the instant the last state's deadlines stop
+    time at (None if they never do): a deadlock schedule's end, when nothing can fire."""
+    ended, state, clocks, _ = _fire(model, steps)
+    assert ended is None, ended
+    return min((clocks.reset[a.clock] + clocks.bounds[a.bound]
+                for a in model.deadlines(state)), default=None)
+
+
+def _fire(model: TimedModel, steps: Sequence[tuple[int, Fraction]]
+          ) -> tuple[Replay | None, State, _Clocks, Fraction]:
+    """Fire the steps: how the replay ended if it did (blocked or a violation), else
+    None, with the state, the clocks and the time reached."""
+    clocks = _Clocks(model)
+    holds = clocks.holds
+    state = model.initial_states()[0]
+    now = Fraction(0)
+    for k, (event, t) in enumerate(steps):
+        if t < now:
+            return (Replay(ReplayEnd.BLOCKED, k, None, f"step {k + 1} is before step {k}"),
+                    state, clocks, now)
+        stay = _stay(model, state, clocks, now, t)
+        if stay is not None:
+            end = ReplayEnd.VIOLATION if stay[0] else ReplayEnd.BLOCKED
+            return Replay(end, k, *stay), state, clocks, now
+        edge = next((e for e in model.edges(state)
+                     if e.event == event and all(holds(a, t) for a in e.guard)), None)
+        name = model.event_names[event]
+        if edge is None:
+            return (Replay(ReplayEnd.BLOCKED, k, None,
+                           f"step {k + 1}: no edge of {name} is enabled at t={t}"),
+                    state, clocks, now)
+        now = t
+        if edge.failure is not None:
+            return (Replay(ReplayEnd.VIOLATION, k + 1, "assert", edge.failure, t),
+                    state, clocks, now)
+        for c in edge.resets:
+            clocks.reset[c] = t
+        state = edge.target
+        if not all(holds(a, t) for a in model.deadlines(state)):
+            return (Replay(ReplayEnd.BLOCKED, k, None, f"step {k + 1}: {name} breaks a"
+                           " deadline of its target at once"), state, clocks, now)
+        broken = model.violations(state)
+        if broken:
+            return (Replay(ReplayEnd.VIOLATION, k + 1, broken[0].property,
+                           broken[0].message, t), state, clocks, now)
+    return None, state, clocks, now
 
 
 def _stay(model: TimedModel, state: State, clocks: _Clocks, now: Fraction, until: Fraction

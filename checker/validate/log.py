@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -146,7 +147,8 @@ class LogLines:
 
 def exact_time(value: object) -> Fraction | None:
     """A timestamp as an exact rational: a JSON number through its shortest decimal
-    text (``881.28`` is 88128/100), or a decimal string; None if it is not one."""
+    text (``881.28`` is 88128/100), or a string of a decimal or a ratio (``1/3``); None
+    if it is not one."""
     if isinstance(value, _Number):
         if len(value) > 40:
             return None
@@ -163,12 +165,21 @@ def exact_time(value: object) -> Fraction | None:
             return None
         return Fraction(Decimal(repr(value)))
     if isinstance(value, str):
+        text = value.strip()
+        if _RATIO.fullmatch(text):
+            num, den = text.split("/")
+            return Fraction(int(num), int(den)) if int(den) else None
         try:
-            d = Decimal(value.strip())
+            d = Decimal(text)
         except InvalidOperation:
             return None
         return Fraction(d) if d.is_finite() and abs(d.adjusted()) <= 30 else None
     return None
+
+
+_RATIO = re.compile(r"[-+]?[0-9]{1,30}/[0-9]{1,30}")
+"""A time written as an exact ratio (``1/3``), as kvrace prints the times it cannot
+write as decimals."""
 
 
 def arg_text(value: object) -> str | None:

@@ -131,7 +131,8 @@ class Schedule:
     message: str | None
     actions: tuple[Action, ...]
     until: Fraction | None = None
-    """Watch until then: a response still pending then is overdue."""
+    """Watch until then: a response still pending then is overdue; for a deadlock, the
+    instant time stops with nothing able to fire."""
     note: str | None = None
     """For an inside schedule: where the outside scenario stops being a run."""
 
@@ -139,7 +140,7 @@ class Schedule:
         """The outcome a harness checks for, in words."""
         if self.property is not None:
             text = f"breaks {self.property}: {self.message}"
-            if self.until is not None:
+            if self.until is not None and self.property != "deadlock":
                 text += f" (no response by t={fmt_time(self.until)})"
             return text
         if self.kind is ScheduleKind.EVENT and self.actions:
@@ -159,7 +160,9 @@ class Schedule:
         rows = [("step", "t", "actor", "action")]
         rows += [(str(a.step), fmt_time(a.time), a.actor, a.text()) for a in self.actions]
         if self.until is not None:
-            rows.append(("", fmt_time(self.until), "", "end: no response by then"))
+            rows.append(("", fmt_time(self.until), "", "end: time cannot pass, nothing can"
+                         " fire" if self.property == "deadlock" else "end: no response by"
+                         " then"))
         widths = [max(len(r[i]) for r in rows) for i in range(3)]
         out = []
         for r in rows:
@@ -210,7 +213,8 @@ def from_trace(name: str, kind: ScheduleKind, trace: Trace, params: dict[str, tu
 
 def schedule_log(schedule: Schedule) -> list[str]:
     """The schedule as a JSON-lines log of every event (for ``kvrace validate``), with a
-    last line ``{"t": until}`` when it watches until then."""
+    last line ``{"t": until}`` when it watches until then (for a deadlock: the instant
+    time stops, which a log can reach but not pass)."""
     lines = [json.dumps({"t": fmt_time(a.time), "event": a.event, "args": dict(a.args)})
              for a in schedule.actions]
     if schedule.until is not None:
@@ -231,8 +235,10 @@ state with no edge, no deadline and no property (a dead end, not a deadlock)."""
 
 class _OneProperty(SpecModel):
     """A model whose only property is ``target`` (an invariant or bounded response name,
-    ``assert`` or ``deadlock``): the others are not checked, and an edge that breaks an
-    ``assert`` is a dead end unless asserts are the target (as ``synth --property``)."""
+    ``assert`` or ``deadlock``): an edge that breaks an ``assert``, unless asserts are the
+    target, or enters a state that breaks another invariant, leads to :data:`SINK`, so
+    that a counterexample of the target breaks no other property first (bounded
+    responses other than the target are not checked)."""
 
     def __init__(self, base: SpecModel, target: str) -> None:
         self.__dict__.update(base.__dict__)
@@ -247,14 +253,19 @@ class _OneProperty(SpecModel):
         return prop == self.target or prop.startswith(self.target + "[")
 
     def edges(self, s: State) -> list[Edge]:
-        """The base model's edges, an ``assert`` that fails leading to :data:`SINK`
-        (unless asserts are the target)."""
+        """The base model's edges, those breaking another property leading to
+        :data:`SINK`."""
         if s == SINK:
             return []
-        got = super().edges(s)
-        if self.target == "assert":
-            return got
-        return [e if e.failure is None else Edge(e.event, e.guard, (), SINK) for e in got]
+        out = []
+        for e in super().edges(s):
+            if e.failure is not None:
+                other = self.target != "assert"
+            else:
+                broken = [self._matches(v.property) for v in super().violations(e.target)]
+                other = bool(broken) and not any(broken)
+            out.append(Edge(e.event, e.guard, (), SINK) if other else e)
+        return out
 
     def deadlines(self, s: State) -> list[ClockAtom]:
         """The base model's deadlines (none in :data:`SINK`)."""
@@ -306,7 +317,15 @@ def violation_schedule(model: SpecModel, target: str, limits: Limits | None,
         return None, result
     trace, _ = api.build_trace(only, result)
     until = _overdue_until(only, result)
-    return from_trace(name or target, kind, trace, _param_names(model.spec), until), result
+    sched = from_trace(name or target, kind, trace, _param_names(model.spec), until)
+    if target == "deadlock":
+        from checker.simulate.replay import time_stop
+
+        steps = [(s.edge.event, t.time) for s, t in zip(result.trace[1:], trace.steps[1:],
+                                                        strict=True)
+                 if s.edge is not None and t.time is not None]
+        sched = dataclasses.replace(sched, until=time_stop(only, steps))
+    return sched, result
 
 
 def event_schedules(model: SpecModel, budget: Budget | None = None
