@@ -221,3 +221,27 @@ def test_a_deadlock_schedule_ends_where_time_stops(tmp_path: Path) -> None:
     assert s is not None and s.property == "deadlock" and s.until == 3
     assert s.table().splitlines()[-1] == "      3         end: time cannot pass, nothing can fire"
     check_replays(str(spec), s)
+
+
+BOUNDED = ["docs/tutorial/fence_bounded.kvr", "spec/classic/train_gate.kvr",
+           "spec/sglang/drained_ack_or_timeout.kvr", "spec/sglang/layerwise_streamed.kvr",
+           "spec/sglang/paired_abort.kvr", "spec/sglang/radix_prefix_poison.kvr",
+           "spec/sglang/room_reuse.kvr", "spec/vllm/lease_expired_read.kvr",
+           "spec/vllm/lease_reaper_order.kvr", "spec/vllm/offset_handshake.kvr",
+           "spec/vllm/turn2_expiry_check.kvr"]
+"""Specs of the library whose safe region (every ranged parameter free) has a boundary
+near their default values."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", BOUNDED, ids=[Path(p).stem for p in BOUNDED])
+def test_every_boundary_schedule_of_the_library_replays(path: str) -> None:
+    spec = load(str(ROOT / path))
+    free = [p.name for p in spec.params if p.lo is not None or p.hi is not None]
+    bounds, note = sc.boundaries(spec, dict(SpecModel(spec, {}).values), free)
+    assert bounds and note is None
+    for b in bounds:
+        outside, inside = sc.boundary_schedules(spec, b, Limits(timeout=60))
+        assert outside.property is not None and inside.property is None
+        check_replays(path, outside)
+        check_replays(path, inside)

@@ -399,7 +399,7 @@ class Boundary:
     """The same, :data:`EPSILON` on the other side."""
     moved: str
     """The parameter moved to the boundary (the first of the constraint's, in the
-    order given)."""
+    order given, whose two points lie in the ranges on either side)."""
     property: str | None
     """The property broken just outside (as synthesis found it)."""
 
@@ -443,21 +443,20 @@ def boundaries(spec: ir.Spec, values: dict[str, Fraction], free: Sequence[str],
     out: list[Boundary] = []
     for c in literals:
         coefs = {v.removeprefix("p:"): a for v, a in c.coefs}
-        moved = next((p for p in free if coefs.get(p)), None)
-        if moved is None:
-            continue
-        a = coefs[moved]
-        rest = c.const + sum(k * values[v] for v, k in coefs.items() if v != moved)
-        tight = -rest / a
-        points = [{**values, moved: tight + EPSILON}, {**values, moved: tight - EPSILON}]
-        kinds = [bad(p) for p in points]
-        if None in kinds or (kinds[0] == -1) == (kinds[1] == -1):
-            continue
-        (inside, outside), piece = (points, kinds[1]) if kinds[0] == -1 else (
-            points[::-1], kinds[0])
-        assert piece is not None
-        out.append(Boundary(sy.lin_text(c, order), inside, outside, moved,
-                            result.properties.get(piece)))
+        for moved in (p for p in free if coefs.get(p)):
+            # The moved parameter set so that the constraint is tight, the others kept.
+            rest = c.const + sum(k * values[v] for v, k in coefs.items() if v != moved)
+            tight = -rest / coefs[moved]
+            points = [{**values, moved: tight + EPSILON}, {**values, moved: tight - EPSILON}]
+            kinds = [bad(p) for p in points]
+            if None in kinds or (kinds[0] == -1) == (kinds[1] == -1):
+                continue
+            (inside, outside), piece = (points, kinds[1]) if kinds[0] == -1 else (
+                points[::-1], kinds[0])
+            assert piece is not None
+            out.append(Boundary(sy.lin_text(c, order), inside, outside, moved,
+                                result.properties.get(piece)))
+            break
     return out, None if out else "no boundary point near the parameters' values"
 
 
