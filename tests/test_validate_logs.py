@@ -211,6 +211,12 @@ def test_free_says_which_property_the_log_breaks() -> None:
         " tests/data/logs/aws_do_eks_84_prefill.log:2: client of A gets HTTP 200 from KV"
         " blocks P released and gave to B (P logged it: true); others do not (for some values"
         " of the region)")
+
+
+@pytest.mark.slow  # polyhedra through a minute of unobserved events
+def test_free_follows_a_response_past_the_last_line() -> None:
+    """A's ack lost and the log kept until t=63: overdue for some values of the bound
+    (those under 62), not for the others."""
     code, out, _ = cli("spec/sglang/strict_no_release_on_timeout.kvr",
                        f"{LOGS}/bounded_release_lost.jsonl", "--free", "T_bound")
     assert code == 0 and out.splitlines()[0].endswith("exactly when true")
