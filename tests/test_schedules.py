@@ -245,3 +245,13 @@ def test_every_boundary_schedule_of_the_library_replays(path: str) -> None:
         assert outside.property is not None and inside.property is None
         check_replays(path, outside)
         check_replays(path, inside)
+
+
+@pytest.mark.slow  # waits for the time limit
+def test_a_synthesis_cut_short_is_inconclusive(in_root: object) -> None:
+    code, out, _ = run_cli("schedules", "spec/vllm/lease_renewal.kvr", "--free", "L,E,H,Q",
+                           "--kind", "boundary", "--timeout", "1")
+    assert code == 3
+    assert out.splitlines()[-1] == (
+        "INCONCLUSIVE: the synthesis of the region was cut short: time limit reached; the"
+        " schedules above are those found before it")

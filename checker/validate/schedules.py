@@ -40,7 +40,7 @@ from fractions import Fraction
 
 from checker import api
 from checker.engines import CheckResult, Limits, Options, TraceStep, explore
-from checker.limits import Budget
+from checker.limits import Budget, LimitHit
 from checker.model import ir
 from checker.model.compiled import SpecModel
 from checker.model.interface import (
@@ -418,7 +418,8 @@ def boundaries(spec: ir.Spec, values: dict[str, Fraction], free: Sequence[str],
     set so that the constraint is tight, the others at ``values``, then
     :data:`EPSILON` either way.  A constraint whose two points are not one safe and one
     unsafe there (within the ranges) is left out.  The second item is why there are
-    none (a limit, or a region that is everything or nothing)."""
+    none (a region that is everything or nothing); a limit that cuts the synthesis
+    short is a :class:`~checker.limits.LimitHit`."""
     from checker.smt import synth as sy
     from checker.smt.regions import readable
 
@@ -426,7 +427,7 @@ def boundaries(spec: ir.Spec, values: dict[str, Fraction], free: Sequence[str],
     result = found.raw
     assert isinstance(result, sy.SynthResult)
     if not result.complete:
-        return [], f"the synthesis was cut short: {found.limit}"
+        raise LimitHit(f"the synthesis of the region was cut short: {found.limit}")
     region = readable(result)
     order = [p.name for p in spec.params]
     literals = list(dict.fromkeys(c for part in region.parts for c in part))
