@@ -14,7 +14,12 @@ the model can be in after the lines of the log read so far, as UPPAAL TRON does:
   next observation allows, with zone inclusion so the set stays small;
 * an observable event may happen only where the log says it does: the successor
   set of a line is the set of the observed event's edges from every state, inside
-  the observation's window.  An empty set is a deviation.
+  the observation's window.  An empty set is a deviation;
+* each symbolic state carries the first property its run broke: an ``assert`` of an
+  edge, an invariant of a state entered, or a bounded response overdue when the run
+  leaves the state (the zone of that instant is split at the bound; judging the
+  time-elapsed zone would call overdue a response the next line shows in time) or
+  still pending at the last line.  A ``run`` line ends a run: its verdict is kept.
 
 Only the set after the current line is kept (no history unless a diagram is asked
 for), so time is linear in the log's length and memory does not grow with it.
