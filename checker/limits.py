@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import resource
+import signal
 import sys
 import threading
 import time
@@ -323,6 +324,46 @@ class MemoryGuard:
             _PENDING.pop(self._target, None)
             if self._thread is not None and sys.unraisablehook == self._unraisable:
                 sys.unraisablehook = self._hook
+
+
+class TimeAlarm:
+    """Enforces a time limit in code that never reaches the budget's checks: a regular
+    expression of a mapping matching a log line (possibly for ever: catastrophic
+    backtracking), a pass over a huge file.  At ``deadline`` (``time.monotonic()``) a
+    ``SIGALRM`` raises ``hit()`` in the main thread, and again every :attr:`refire`
+    seconds until the guarded code ends (in case it was swallowed); Python runs the
+    handler even inside a match of :mod:`re`, which checks for signals.  Use as a
+    context manager in the main thread; elsewhere, or without ``setitimer``, or with
+    no deadline, it guards nothing."""
+
+    refire = 0.5
+
+    def __init__(self, deadline: float | None, hit: Callable[[], LimitHit]) -> None:
+        self.deadline = deadline
+        self.hit = hit
+        self.active = False
+        self._previous: Any = None
+
+    def _fire(self, signum: int, frame: object) -> None:
+        if self.active:
+            raise self.hit()
+
+    def __enter__(self) -> TimeAlarm:
+        if (self.deadline is None or not hasattr(signal, "setitimer")
+                or threading.current_thread() is not threading.main_thread()):
+            return self
+        self._previous = signal.signal(signal.SIGALRM, self._fire)
+        self.active = True
+        signal.setitimer(signal.ITIMER_REAL, max(self.deadline - time.monotonic(), 1e-3),
+                         self.refire)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.active:
+            return
+        self.active = False  # first: a signal already pending finds the alarm off
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self._previous)
 
 
 ZONE_ENTRY_BYTES = 48

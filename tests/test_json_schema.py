@@ -103,6 +103,15 @@ CASES = [
      "deviates"),
     (["schedules", IMMEDIATE], 1, "violated"),
     (["schedules", DEFERRED], 0, "holds"),
+    (["schedules", DEFERRED, "--free", "T_hold", "--kind", "boundary"], 0, "holds"),
+    (["schedules", "spec/sglang/strict_no_release_on_timeout.kvr", "--kind", "violation"], 1,
+     "violated"),
+    (["schedules", IMMEDIATE, "--kind", "nothing"], 2, "error"),
+    (["validate", IMMEDIATE, "tests/data/logs/sglang_35049_off.jsonl", "--observable",
+      "prefill.post,decode.release,decode.land,decode.allocate(B, s0)", "--clock-error",
+      "0.01", "--free", "T_flight"], 1, "violated"),
+    (["validate", "spec/sglang/strict_no_release_on_timeout.kvr",
+      "tests/data/logs/bounded_release_lost.jsonl"], 1, "violated"),
 ]
 
 

@@ -96,8 +96,23 @@ def test_sglang_text_logs_through_the_mapping(log: str, code: int, first: str) -
     ('unit = "s"\n\n[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9.]+) (?P<r>"\n',
      5, "the regex of decode.release does not compile: missing ), unterminated subpattern"),
     ('unit = "s"\n\n[[event]]\nevent = "decode.relase"\nregex = "(?P<t>[0-9.]+) x"\n',
-     5, "unknown event `decode.relase`: the spec declares no such event; did you mean"
+     4, "unknown event `decode.relase`: the spec declares no such event; did you mean"
         " `decode.release`?"),
+    ('[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+) (?P<rid>[A-Z])"\n', 3,
+     "the regex of decode.release names a group `rid`, which is no parameter of"
+     " decode.release (its parameters: r)"),
+    ('[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+) x"\nargs = { r = "Z" }\n', 4,
+     "[[event]] decode.release: `Z` is not a value of `r` (its values: A, B)"),
+    ('[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+) x"\nargs = { q = "A" }\n', 4,
+     "[[event]] decode.release: `args` names `q`, which is no parameter of decode.release"),
+    ('[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+) (?P<r>[AB])"\n'
+     'args = { r = "A" }\n', 4,
+     "[[event]] decode.release: `r` is both a group of the regex and a fixed argument"),
+    ('[values]\nq = "order"\n[[event]]\nevent = "decode.release"\nregex = "(?P<t>[0-9]+)"\n',
+     1, "[values]: `q` is no parameter of the events the mapping names"),
+    ('event = [1, 2]\n', 1, "`event` is not a list of [[event]] tables"),
+    ('[[event]]\nevent = "decode.release"\nregex = 5\n', 3,
+     "[[event]] decode.release: `regex` is not a string"),
     ('unit = "s"\n[[event]]\nevent = "decode.release"\nregex = "release"\n',
      4, "the regex of decode.release has no timestamp group (?P<t>...)"),
     ('unit = "fortnights"\n[[event]]\nevent = "decode.release"\nregex = "(?P<t>x)"\n',
@@ -126,7 +141,7 @@ def test_a_bad_timestamp_in_a_text_log(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("argv", "code", "first"), [
     ([IMMEDIATE, f"{LOGS}/sglang_35049_off.jsonl", "--observable", OFF_OBSERVABLE,
-      "--clock-error", "0.01", "--free", "T_flight"], 0,
+      "--clock-error", "0.01", "--free", "T_flight"], 1,
      "CONFORMS: the 4 events of tests/data/logs/sglang_35049_off.jsonl are a run of the spec"
      " exactly when T_flight >= 5.98"),
     ([LEASE, f"{LOGS}/aws_do_eks_84_prefill.log", "--map", "spec/mappings/vllm_nixl.toml",
@@ -164,3 +179,46 @@ def test_the_tutorial_logs_are_the_tested_ones() -> None:
     docs = ROOT / "docs" / "logs"
     for path in sorted(docs.iterdir()):
         assert path.read_bytes() == (ROOT / LOGS / path.name).read_bytes(), path.name
+
+
+def test_a_catastrophic_regex_ends_at_the_time_limit(tmp_path: Path) -> None:
+    """A regex that backtracks for ever on a line: ``--timeout`` still ends the run as
+    inconclusive (a signal stops the match), with or without ``--free``."""
+    mapping = tmp_path / "map.toml"
+    mapping.write_text('[[event]]\nevent = "router.abort"\nregex = \'^(?P<t>\\d+) (a+)+$\'\n',
+                       encoding="utf-8")
+    log = tmp_path / "x.log"
+    log.write_text("1 " + "a" * 40 + "b\n", encoding="utf-8")
+    for extra in ([], ["--free", "T_hold"]):
+        code, out, _ = cli(DEFERRED, str(log), "--map", str(mapping), "--timeout", "0.3",
+                           *extra)
+        assert code == 3 and out.startswith("INCONCLUSIVE: time limit (0.3 s) reached"), out
+
+
+def test_free_says_which_property_the_log_breaks() -> None:
+    """With the flight time left open, the #35049 log conforms exactly when the write
+    took no more than it, and then always contains the race (exit 1); the aws-do-eks
+    log, for some values and some runs, contains the stale read."""
+    code, out, _ = cli(IMMEDIATE, f"{LOGS}/sglang_35049_off.jsonl", "--observable",
+                       OFF_OBSERVABLE, "--clock-error", "0.01", "--free", "T_flight")
+    assert code == 1 and out.splitlines()[1] == (
+        "VIOLATED: for every value of that region, this log contains a violation of assert"
+        " in decode.land(A, 0) at tests/data/logs/sglang_35049_off.jsonl:11: write of A chunk"
+        " 0 lands in slot s0 owned by B")
+    code, out, _ = vllm_84("--free", "L,Q_max")
+    assert code == 0 and out.splitlines()[1] == (
+        "warning: some runs consistent with this log break assert in decode.respond() at"
+        " tests/data/logs/aws_do_eks_84_prefill.log:2: client of A gets HTTP 200 from KV"
+        " blocks P released and gave to B (P logged it: true); others do not (for some values"
+        " of the region)")
+
+
+@pytest.mark.slow  # polyhedra through a minute of unobserved events
+def test_free_follows_a_response_past_the_last_line() -> None:
+    """A's ack lost and the log kept until t=63: overdue for some values of the bound
+    (those under 62), not for the others."""
+    code, out, _ = cli("spec/sglang/strict_no_release_on_timeout.kvr",
+                       f"{LOGS}/bounded_release_lost.jsonl", "--free", "T_bound")
+    assert code == 0 and out.splitlines()[0].endswith("exactly when true")
+    assert out.splitlines()[1].startswith("warning: some runs consistent with this log break"
+                                          " property bounded_release[A]")

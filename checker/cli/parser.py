@@ -525,10 +525,11 @@ def _add_validate_parser(sub: Subparsers) -> None:
     val.add_argument("--clock-error", metavar="SECONDS",
                      help="uncertainty of each timestamp (default 0): an event logged at t"
                      " happened in [t - e, t + e]")
-    val.add_argument("--skew", action="append", default=[], metavar="ACTOR=SECONDS",
-                     help="the lines of ACTOR's events are stamped by a clock offset from the"
-                     " log's by an unknown constant of at most SECONDS (repeatable; the other"
-                     " actors share the log's clock)")
+    val.add_argument("--skew", action="append", default=[], metavar="ACTOR[+ACTOR...]=SECONDS",
+                     help="the lines of these actors' events are stamped by one clock (a"
+                     " machine's) offset from the log's by an unknown constant of at most"
+                     " SECONDS (repeatable, one clock domain each; the other actors share"
+                     " the log's clock)")
     val.add_argument("--start", metavar="T|LO:HI",
                      help="the log time at which the model starts (default 0); LO:HI: at an"
                      " unknown time between; either end may be relative to the first line,"
@@ -551,14 +552,24 @@ def _add_schedules_parser(sub: Subparsers) -> None:
     """``schedules``."""
     sch = sub.add_parser(
         "schedules",
-        help="timed test schedules for the implementation, from the spec's counterexample",
-        description="Check SPEC and turn its timed counterexample into a test schedule:"
-        " each event at its time, a delivery (an event that receives an earlier one) as"
-        " the delay to inject after its sender.  Exit 1 with the schedule of a violation,"
-        " 0 when every property holds (no schedule), 2 = bad input, 3 = inconclusive.",
+        help="timed test schedules for the implementation: each violation, each event,"
+        " each boundary of the safe region",
+        description="Timed test schedules for the implementation of SPEC: a counterexample"
+        " of each property it breaks, a shortest run firing each event, and with --free"
+        " the points just inside and just outside each boundary of the synthesized safe"
+        " region.  Each event is an action at its time; a delivery (an event that"
+        " receives an earlier one) is the delay to inject after its sender.  Exit 1 when"
+        " a property is broken at the given values, 0 otherwise, 2 = bad input, 3 ="
+        " inconclusive (a limit).",
     )
     sch.add_argument("spec", metavar="SPEC")
     _add_param_args(sch)
+    sch.add_argument("--kind", action="append", default=[], metavar="KINDS",
+                     help="which schedules, comma-separated: violation, event, boundary"
+                     " (default: violation and event, and boundary with --free)")
+    sch.add_argument("--free", action="append", default=[], metavar="NAMES",
+                     help="synthesize the safe region over these parameters and schedule"
+                     " its boundaries (comma-separated)")
     sch.add_argument("--json", action="store_true", help="print the schedules as JSON")
     _add_limit_args(sch)
     sch.set_defaults(max_memory=None)

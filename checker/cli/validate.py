@@ -25,15 +25,22 @@ from checker.cli.common import (
     side_output,
 )
 from checker.errors import UsageError
-from checker.limits import Budget, LimitHit, MemoryGuard
+from checker.limits import Budget, LimitHit, MemoryGuard, TimeAlarm
 from checker.model import trace as tr
 from checker.model.compiled import SpecModel
 from checker.model.trace import fmt_time
 from checker.numbers import parse_number
 from checker.present import jsonout
-from checker.results import PropertyKind
-from checker.validate.conform import Certainty, EventIndex, Monitor, Outcome, Report, validate
-from checker.validate.log import Entry, LogError, read_json_lines
+from checker.validate.conform import (
+    Broken,
+    Certainty,
+    EventIndex,
+    Monitor,
+    Outcome,
+    Report,
+    validate,
+)
+from checker.validate.log import Entry, LogError, LogLines, Observation, read_json_lines
 from checker.validate.mapping import Mapping, TextLog, load_mapping
 
 
@@ -48,22 +55,29 @@ def _seconds(text: str | None, option: str) -> Fraction:
 
 
 def _skews(args: argparse.Namespace, model: SpecModel) -> dict[str, Fraction]:
-    """``--skew ACTOR=SECONDS``: the most each actor's clock is offset from the log's."""
+    """``--skew ACTOR[+ACTOR...]=SECONDS``: the most each clock domain (an actor, or
+    actors on one machine sharing its clock) is offset from the log's clock."""
     out: dict[str, Fraction] = {}
     actors = list(model.spec.actors)
+    seen: set[str] = set()
     for text in args.skew:
-        actor, eq, value = text.partition("=")
-        actor = actor.strip()
+        names, eq, value = text.partition("=")
         if not eq:
-            raise UsageError(f"--skew expects ACTOR=SECONDS, got {text!r}")
-        if actor not in actors:
-            close = difflib.get_close_matches(actor, actors, n=1, cutoff=0.6)
-            hint = f"; did you mean `{close[0]}`?" if close else f" (actors: {', '.join(actors)})"
-            raise UsageError(f"--skew: the spec has no actor `{actor}`{hint}")
+            raise UsageError(f"--skew expects ACTOR[+ACTOR...]=SECONDS, got {text!r}")
+        group = [a.strip() for a in names.split("+")]
+        for actor in group:
+            if actor not in actors:
+                close = difflib.get_close_matches(actor, actors, n=1, cutoff=0.6)
+                hint = (f"; did you mean `{close[0]}`?" if close
+                        else f" (actors: {', '.join(actors)})")
+                raise UsageError(f"--skew: the spec has no actor `{actor}`{hint}")
+            if actor in seen:
+                raise UsageError(f"--skew: `{actor}` is in two clock domains")
+            seen.add(actor)
         seconds = _seconds(value, "--skew")
         if seconds < 0:
             raise UsageError("--skew: an offset bound is 0 or more seconds")
-        out[actor] = seconds
+        out["+".join(group)] = seconds
     return out
 
 
@@ -109,16 +123,6 @@ def _start(text: str | None) -> tuple[Fraction, Fraction | None,
     return lo, latest, None
 
 
-def _lines(path: str) -> Iterator[str]:
-    """The log's lines, streamed (a byte that is not UTF-8 becomes U+FFFD)."""
-    try:
-        f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - streamed
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with f:
-        yield from f
-
-
 def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | None
                 ) -> frozenset[str]:
     """``--observable``, or every event the mapping names, or every event the log names
@@ -132,7 +136,7 @@ def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | 
         return frozenset(n for n in mapping.events() if n in index.instances)
     seen: set[str] = set()
     known = index.instances
-    for line in _lines(args.log):
+    for line in LogLines(args.log):
         # An event name is an identifier pair: no escapes, so a plain search finds it
         # (a malformed line is reported, with its place, by the main pass).
         for m in _EVENT_FIELD.finditer(line):
@@ -144,13 +148,13 @@ def _observable(args: argparse.Namespace, index: EventIndex, mapping: Mapping | 
 _EVENT_FIELD = re.compile(r'"event"\s*:\s*"([A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)"')
 
 
-def _entries(args: argparse.Namespace, mapping: Mapping | None, index: EventIndex
-             ) -> Iterator[Entry]:
+def _entries(args: argparse.Namespace, mapping: Mapping | None, index: EventIndex,
+             lines: LogLines) -> Iterator[Entry]:
     if mapping is None:
-        return read_json_lines(args.log, _lines(args.log))
+        return read_json_lines(args.log, lines)
     text = TextLog(mapping, args.log)
     text.domains = {ev: dict(params) for ev, params in index.params.items()}
-    return text.entries(_lines(args.log))
+    return text.entries(lines)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
@@ -180,28 +184,28 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     model = session.model(spec, params, args.timeout)
     index = EventIndex(model)
     if mapping is not None:
-        for rule in mapping.rules:
-            try:
-                index.check_name(rule.event, mapping.path, rule.line)
-            except LogError as exc:
-                raise LogError(mapping.path, rule.line, exc.message) from None
+        mapping.check({ev: dict(params) for ev, params in index.params.items()},
+                      index.check_name)
     if args.free:
         return _run_free(args, session, model, index, mapping, clock_error,
                          (start, latest, relative))
     begun = time.monotonic()
     budget = Budget(limits, session.started)
     reason: str | None = None
+    lines = LogLines(args.log)
     with MemoryGuard(limits.max_memory_mb):
         try:
-            observable = _observable(args, index, mapping)
-            monitor = Monitor(model, args.log, observable, clock_error=clock_error,
-                              start=start, start_latest=latest, start_after_first=relative,
-                              skew=_skews(args, model), budget=budget,
-                              keep_path=bool(args.diagram))
-            report = validate(monitor, _entries(args, mapping, index))
+            with TimeAlarm(budget.deadline, budget.time_limit):
+                observable = _observable(args, index, mapping)
+                monitor = Monitor(model, args.log, observable, clock_error=clock_error,
+                                  start=start, start_latest=latest,
+                                  start_after_first=relative, skew=_skews(args, model),
+                                  budget=budget, keep_path=bool(args.diagram))
+                report = validate(monitor, _entries(args, mapping, index, lines))
         except LimitHit as lim:
             reason = lim.what
             report = monitor.report if "monitor" in locals() else Report(Outcome.CONFORMS)
+        report.lines = max(report.lines, lines.read)
     seconds = time.monotonic() - begun
     if reason is not None:
         code = EXIT_INCONCLUSIVE
@@ -217,7 +221,7 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     else:
         out.write(_text(args, report, reason, _clock_of(mapping)))
     if args.diagram and reason is None and report.path is not None:
-        trace = _trace(model, report, monitor.origin)
+        trace = _trace(model, report, report.path_start)
         side_output(err, args.diagram, lambda: draw_trace(trace, args.diagram))
     return code
 
@@ -248,7 +252,7 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
               start: tuple[Fraction, Fraction | None, tuple[Fraction, Fraction | None] | None]
               ) -> int:
     """``--free``: the parameter region the log implies (polyhedra, :mod:`checker.smt`)."""
-    from checker.smt.conform import RegionMonitor, validate_region
+    from checker.smt.conform import RegionMonitor, RegionReport, validate_region
 
     if args.diagram:
         raise UsageError("--diagram does not go with --free")
@@ -259,16 +263,22 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
     budget = Budget(limits, session.started)
     begun = time.monotonic()
     reason: str | None = None
+    observable: frozenset[str] = frozenset()
+    report = RegionReport(Outcome.CONFORMS, tuple(free))
+    lines = LogLines(args.log)
     with MemoryGuard(limits.max_memory_mb):
-        observable = _observable(args, index, mapping)
-        monitor = RegionMonitor(model, args.log, observable, free, clock_error=clock_error,
-                                start=start[0], start_latest=start[1],
-                                start_after_first=start[2], budget=budget)
         try:
-            report = validate_region(monitor, _entries(args, mapping, index))
+            with TimeAlarm(budget.deadline, budget.time_limit):
+                observable = _observable(args, index, mapping)
+                monitor = RegionMonitor(model, args.log, observable, free,
+                                        clock_error=clock_error, start=start[0],
+                                        start_latest=start[1], start_after_first=start[2],
+                                        budget=budget)
+                report = monitor.report
+                report = validate_region(monitor, _entries(args, mapping, index, lines))
         except LimitHit as lim:
             reason = lim.what
-            report = monitor.report
+        report.lines = max(report.lines, lines.read)
     clock = _clock_of(mapping)
     names = ", ".join(free)
     if reason is not None:
@@ -281,13 +291,16 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
         else:
             prefix = (f"the longest matching prefix ends at line {report.matched}"
                       if report.matched else "no line matches")
-            text = (f"DEVIATES at {args.log}:{obs.line}: `{obs.show()}` at"
-                    f" t={clock(obs.time)} is not possible for any value of {names} within"
-                    f" their ranges; {prefix}")
+            text = (f"DEVIATES at {args.log}:{obs.line}: {_observed(obs, clock)} is not"
+                    f" possible for any value of {names} within their ranges; {prefix}")
     else:
-        code = EXIT_OK
-        text = (f"CONFORMS: the {report.observations} events of {args.log} are a run of the"
-                f" spec exactly when {report.text()}")
+        certain = report.broken is not None and report.certainty is Certainty.CERTAIN
+        code = EXIT_VIOLATION if certain else EXIT_OK
+        verb = "is" if report.observations == 1 else "are"
+        text = (f"CONFORMS: the {_count(report.observations, 'event')} of {args.log} {verb}"
+                f" a run of the spec exactly when {report.text()}")
+        if report.broken is not None:
+            text += "\n" + _violation_line(args.log, report.broken, report.certainty, True)
     ranges = "; ".join(f"{p} in {model.params[p].range_text()}" for p in free
                        if model.params[p].range_text())
     if args.json:
@@ -295,7 +308,8 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
             "spec": args.spec, "model": model.name, "log": args.log, "map": args.map,
             "conformance": None if reason is not None else report.outcome,
             "params": {k: fmt_time(v) for k, v in model.values.items() if k not in free},
-            "free": list(free), "region": report.text() if code == EXIT_OK else None,
+            "free": list(free),
+            "region": report.text() if code in (EXIT_OK, EXIT_VIOLATION) else None,
             "observable": sorted(observable), "clock_error": fmt_time(clock_error),
             "start": args.start or "0", "lines": report.lines,
             "observations": report.observations, "runs": 1,
@@ -303,13 +317,43 @@ def _run_free(args: argparse.Namespace, session: Session, model: SpecModel,
             else {"line": report.deviation.line, "event": report.deviation.show(),
                   "t": fmt_time(report.deviation.time),
                   "message": text, "possible": [], "horizon": fmt_time(report.deviation.time)},
-            "violation": None, "max_states": report.max_states, "transitions": 0,
+            "violation": None if reason is not None else _violation_json(
+                report.broken, report.certainty),
+            "max_states": report.max_states, "transitions": 0,
             "seconds": round(time.monotonic() - begun, 3), "inconclusive_reason": reason}))
     else:
         session.out.write(text + "\n")
         if ranges:
             session.out.write(f"  within {ranges}\n")
     return code
+
+
+def _violation_line(log: str, b: Broken, certainty: Certainty | None, free: bool = False
+                    ) -> str:
+    """The line saying which property the log shows broken, and how surely."""
+    where = f"{log}:{b.line}" + (f" ({b.context})" if b.context else "")
+    if certainty is Certainty.CERTAIN:
+        scope = " for every value of that region," if free else ""
+        return (f"VIOLATED:{scope} this log contains a violation of {b.property} at"
+                f" {where}: {b.message}")
+    scope = " (for some values of the region)" if free else ""
+    return (f"warning: some runs consistent with this log break {b.property} at {where}:"
+            f" {b.message}; others do not{scope}")
+
+
+def _violation_json(b: Broken | None, certainty: Certainty | None) -> dict[str, object] | None:
+    """The ``violation`` object of the JSON output."""
+    return None if b is None else {
+        "line": b.line, "property": b.property, "property_kind": b.kind,
+        "message": b.message, "event": b.event, "certainty": certainty}
+
+
+def _observed(obs: Observation, clock: Clock = fmt_time) -> str:
+    """A line as a deviation names it: ```decode.release(A)` at t=6``, or, for a line with
+    a time only, ``no observable event until t=63``."""
+    if not obs.event:
+        return f"no observable event until t={clock(obs.time)}"
+    return f"`{obs.show()}` at t={clock(obs.time)}"
 
 
 def _possible_text(report: Report, clock: Clock = fmt_time) -> str:
@@ -344,28 +388,30 @@ def _text(args: argparse.Namespace, report: Report, reason: str | None,
         obs = dev.observation
         prefix = (f"the longest matching prefix ends at line {dev.matched}" if dev.matched
                   else "no line matches")
-        lines.append(f"DEVIATES at {args.log}:{dev.line}: `{obs.show()}` at"
-                     f" t={clock(obs.time)} is not possible here;"
+        lines.append(f"DEVIATES at {args.log}:{dev.line}: {_observed(obs, clock)} is not"
+                     " possible here;"
                      f" {_possible_text(report, clock)}; {prefix}")
     else:
-        what = (f" in {report.runs} runs are runs" if report.runs > 1 else " are a run")
-        lines.append(f"CONFORMS: the {report.observations} events of {args.log}{what} of"
-                     " the spec")
+        verb = "is" if report.observations == 1 else "are"
+        what = (f" in {report.runs} runs {verb} runs" if report.runs > 1 else f" {verb} a run")
+        lines.append(f"CONFORMS: the {_count(report.observations, 'event')} of"
+                     f" {args.log}{what} of the spec")
     b = report.broken
     if b is not None and report.outcome is Outcome.CONFORMS:
-        where = f"{args.log}:{b.line}"
-        if b.kind is not PropertyKind.ASSERT:
-            where += f" (entering it: {b.event})"
-        if report.certainty is Certainty.CERTAIN:
-            lines.append(f"VIOLATED: this log contains a violation of {b.property} at"
-                         f" {where}: {b.message}")
-        else:
-            lines.append(f"warning: some runs consistent with this log break {b.property} at"
-                         f" {where}: {b.message}; others do not")
-    lines.append(f"  {report.lines} lines, {report.observations} events, at most"
-                 f" {report.max_states} symbolic states at once, observable:"
-                 f" {', '.join(report.observable) or 'none'}")
+        lines.append(_violation_line(args.log, b, report.certainty))
+    if report.observations == 0 and report.outcome is Outcome.CONFORMS:
+        why = ("no line matches a regex of the mapping" if args.map
+               else "it has no event line")
+        lines.append(f"warning: {args.log} shows nothing: {why}")
+    lines.append(f"  {_count(report.lines, 'line')}, {_count(report.observations, 'event')},"
+                 f" at most {_count(report.max_states, 'symbolic state')} at once,"
+                 f" observable: {', '.join(report.observable) or 'none'}")
     return "\n".join(lines) + "\n"
+
+
+def _count(n: int, word: str) -> str:
+    """``1 line``, ``2 lines``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: str | None,
@@ -376,16 +422,14 @@ def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: st
         deviation = {
             "line": dev.line, "event": dev.observation.show(),
             "t": fmt_time(dev.observation.time),
-            "message": f"`{dev.observation.show()}` at t={fmt_time(dev.observation.time)} is"
-                       f" not possible here; {_possible_text(report)}",
+            "message": f"{_observed(dev.observation)} is not possible here;"
+                       f" {_possible_text(report)}",
             "possible": [{"event": p.event, "earliest": fmt_time(p.earliest),
                           "latest": None if p.latest is None else fmt_time(p.latest)}
                          for p in dev.possible],
             "horizon": fmt_time(dev.horizon)}
-    b = report.broken
-    violation = None if b is None or reason is not None else {
-        "line": b.line, "property": b.property, "property_kind": b.kind,
-        "message": b.message, "event": b.event, "certainty": report.certainty}
+    violation = None if reason is not None else _violation_json(report.broken,
+                                                                report.certainty)
     return {
         "spec": args.spec, "model": model.name, "log": args.log, "map": args.map,
         "conformance": None if reason is not None else report.outcome,
@@ -401,7 +445,7 @@ def _json(args: argparse.Namespace, model: SpecModel, report: Report, reason: st
 
 def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
     """The run the log is consistent with as a trace, for the diagram: observed events
-    at their logged times, an unobserved one at the time of the next line (it
+    at their logged times, an unobserved one at the time of the next line read (it
     happened no later)."""
     assert report.path is not None
     states = list(model.initial_states()[:1])
@@ -415,7 +459,8 @@ def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
         prev = states[-1]
         events.append(model.instance(step.event))
         receives.append(model.receive_of(step.event, prev))
-        edge = next((e for e in model.edges(prev) if e.event == step.event), None)
+        edge = next((e for e in model.edges(prev)
+                     if e.event == step.event and e.target == step.state), None)
         failures.append(edge.failure if edge is not None else None)
         labels.append(model.event_names[step.event])
         states.append(step.state)
@@ -427,12 +472,15 @@ def _trace(model: SpecModel, report: Report, start: Fraction) -> tr.Trace:
                 times[k] = step.time
             pending = []
             times.append(step.time)
+    for k in pending:
+        times[k] = report.path_end if report.path_end is not None else times[k - 1]
     b = report.broken
     dev = report.deviation
     verdict: str
     if dev is not None:
-        verdict = (f"the log deviates at line {dev.line}: {dev.observation.show()} at"
-                   f" t={fmt_time(dev.observation.time)} is not possible after this run")
+        verdict = (f"the log deviates at line {dev.line}:"
+                   f" {_observed(dev.observation).replace('`', '')} is not possible after"
+                   " this run")
     elif b is not None:
         verdict = jsonout.VIOLATED
     else:

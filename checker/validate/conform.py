@@ -14,7 +14,12 @@ the model can be in after the lines of the log read so far, as UPPAAL TRON does:
   next observation allows, with zone inclusion so the set stays small;
 * an observable event may happen only where the log says it does: the successor
   set of a line is the set of the observed event's edges from every state, inside
-  the observation's window.  An empty set is a deviation.
+  the observation's window.  An empty set is a deviation;
+* each symbolic state carries the first property its run broke: an ``assert`` of an
+  edge, an invariant of a state entered, or a bounded response overdue when the run
+  leaves the state (the zone of that instant is split at the bound; judging the
+  time-elapsed zone would call overdue a response the next line shows in time) or
+  still pending at the last line.  A ``run`` line ends a run: its verdict is kept.
 
 Only the set after the current line is kept (no history unless a diagram is asked
 for), so time is linear in the log's length and memory does not grow with it.
@@ -43,6 +48,7 @@ from checker.limits import Budget
 from checker.model.compiled import SpecModel
 from checker.model.interface import (
     MAX_SCALED_BOUND,
+    NEGATED_OP,
     ClockAtom,
     Edge,
     Hazard,
@@ -57,8 +63,9 @@ from checker.model.interface import (
 from checker.model.trace import fmt_time
 from checker.results import PropertyKind
 from checker.semantics.clockbounds import Liveness
-from checker.semantics.ts import Extrapolation, Label, LabelKind, ZoneTS, property_of
-from checker.validate.log import Entry, LogError, Observation, RunBreak
+from checker.semantics.ts import Extrapolation, Label, LabelKind, ZoneTS
+from checker.semantics.zones import Frame
+from checker.validate.log import Entry, LogError, Observation, RunBreak, clip
 
 TICKS_PER_SECOND = 1_000_000
 """The finest time step of a log: a microsecond (times the model's own denominator)."""
@@ -109,6 +116,10 @@ class Broken:
     """The event instance that breaks it (or enters the state that does)."""
     name: str = "assert"
     """The property as a trace names it (``assert``, or the property's label)."""
+    context: str = ""
+    """How the line breaks it, for the reader: ``entering it: EVENT`` (an invariant),
+    ``overdue when EVENT fired`` or ``overdue at the log's end`` (a bounded response);
+    empty for an ``assert``."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +177,11 @@ class Report:
     path: list[Step] | None = None
     """With ``keep_path``: the steps of a run consistent with the log (a violating one
     when there is one)."""
+    path_start: Fraction = Fraction(0)
+    """The log time at which the run of :attr:`path` starts."""
+    path_end: Fraction | None = None
+    """The time of the last line read of the run of :attr:`path` (unobserved events
+    after its last observed one happened no later)."""
     observable: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -318,11 +334,12 @@ class EventIndex:
         """Refuse an event the spec does not declare (with a did-you-mean)."""
         if name in self.instances:
             return
-        close = difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
+        close = (difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
+                 if len(name) <= 200 else [])
         hint = f"; did you mean `{close[0]}`?" if close else (
             f" (it declares: {', '.join(self.names())})")
-        raise LogError(file, line, f"unknown event `{name}`: the spec declares no such event"
-                       + hint)
+        raise LogError(file, line, f"unknown event `{clip(name)}`: the spec declares no such"
+                       f" event{hint}")
 
     def match(self, obs: Observation, file: str) -> frozenset[int]:
         """The instances an observation may be: every one whose arguments agree with
@@ -342,10 +359,10 @@ class EventIndex:
         for name, value in obs.args:
             if name not in declared:
                 names = ", ".join(declared) or "none"
-                raise LogError(file, obs.line, f"`{obs.event}` has no parameter `{name}`"
+                raise LogError(file, obs.line, f"`{obs.event}` has no parameter `{clip(name)}`"
                                f" (its parameters: {names})")
             if value not in declared[name]:
-                raise LogError(file, obs.line, f"`{value}` is not a value of parameter"
+                raise LogError(file, obs.line, f"`{clip(value)}` is not a value of parameter"
                                f" `{name}` of `{obs.event}` (its values:"
                                f" {', '.join(declared[name])})")
         given = dict(obs.args)
@@ -361,10 +378,17 @@ class _ObservedTS(ZoneTS):
     m: list[int]
     """The constant of each DBM index for Extra_M (every clock is live in every state)."""
 
-    def steps(self, state: State, zone: dbm.Dbm, allowed: frozenset[int]
+    def steps(self, state: State, zone: dbm.Dbm, allowed: frozenset[int],
+              hazards: Sequence[Hazard] = ()
               ) -> Iterator[tuple[Edge, State, dbm.Dbm, Label | None]]:
         """The successors of (state, zone) by the allowed instances: the edge, the
-        target, its extrapolated zone, and the property the target breaks (if any)."""
+        target, its extrapolated zone, and the property the step breaks (if any).
+
+        ``hazards`` (the bounded responses ``state`` is pending on) are judged at the
+        instant the edge fires, when the run leaves ``state``: a hazard is an observer
+        clock past its bound, which only grows while the run stays, so the run met it
+        exactly when its valuation at that instant does.  The firing zone is split
+        into the part that meets a hazard and the parts that meet none."""
         dz = self.dz
         f = dz.frame(state)
         extrapolate, apply = dz.D.extrapolate_m, dz.apply
@@ -378,13 +402,48 @@ class _ObservedTS(ZoneTS):
             self.transitions += 1
             t = e.target
             tf = dz.frame(t)
-            tz = dz.close(tf, dz.reset(f, g, e, tf))
-            if tz is None:
-                continue
-            lab = None if e.failure is not None else property_of(self.labels(t, tf, tz))
-            extrapolate(tz, tf.n, m)
-            apply(tz, tf.n, tf.pos, tf.deadlines)
-            yield e, t, tz, lab
+            for piece, met in (self.split(f, g, hazards) if hazards else ((g, None),)):
+                tz = dz.close(tf, dz.reset(f, piece, e, tf))
+                if tz is None:
+                    continue
+                lab = met
+                if lab is None and e.failure is None:
+                    viol = self.model.violations(t)
+                    if viol:
+                        lab = Label(LabelKind.INVARIANT, viol[0].property, viol[0].message)
+                extrapolate(tz, tf.n, m)
+                apply(tz, tf.n, tf.pos, tf.deadlines)
+                yield e, t, tz, lab
+
+    def split(self, f: Frame, z: dbm.Dbm, hazards: Sequence[Hazard]
+              ) -> list[tuple[dbm.Dbm, Label | None]]:
+        """``z`` cut into disjoint zones: those meeting a hazard (the first, in order),
+        with its label, then those meeting none."""
+        dz = self.dz
+        out: list[tuple[dbm.Dbm, Label | None]] = []
+        rest = [z]
+        for h in hazards:
+            clean: list[dbm.Dbm] = []
+            for piece in rest:
+                met = dz.constrain(f, piece, h.atoms)
+                if met is None:
+                    clean.append(piece)
+                    continue
+                out.append((met, Label(LabelKind.HAZARD, h.property, h.message)))
+                # Not every atom holds: the first that fails, the ones before hold.
+                prefix: dbm.Dbm | None = piece
+                for a in h.atoms:
+                    assert prefix is not None
+                    neg = dz.constrain(f, prefix, (ClockAtom(a.clock, NEGATED_OP[a.op],
+                                                             a.bound),))
+                    if neg is not None:
+                        clean.append(neg)
+                    prefix = dz.constrain(f, prefix, (a,))
+                    if prefix is None:
+                        break
+            rest = clean
+        out.extend((piece, None) for piece in rest)
+        return out
 
 
 class Monitor:
@@ -396,10 +455,11 @@ class Monitor:
     seconds.  ``start``: the log time at which the model starts (with
     ``start_latest``: at an unknown time between the two); ``start_after_first``:
     the start relative to the first line's time instead (``(-120, 0)``: at most two
-    minutes before it).  ``skew``: per actor, the most its log clock may be offset from
-    the log's reference clock (an unknown constant within ``[-S, S]``; each skewed
-    actor gets one more time clock, ``now`` plus its offset).  ``keep_path``: remember
-    a run (for a diagram; memory then grows with the log)."""
+    minutes before it).  ``skew``: per clock domain (an actor, or actors on one machine
+    joined by ``+``: ``decode+router``), the most its clock may be offset from the log's
+    reference clock (an unknown constant within ``[-S, S]``, the same for every actor of
+    the domain; each domain gets one more time clock, ``now`` plus its offset).
+    ``keep_path``: remember a run (for a diagram; memory then grows with the log)."""
 
     def __init__(self, model: SpecModel, file: str, observable: frozenset[str], *,
                  clock_error: Fraction = Fraction(0), start: Fraction = Fraction(0),
@@ -435,13 +495,16 @@ class Monitor:
         top = max((abs(b) for b in self.bounds), default=0)
         self.top = top
         n_clocks = len(model.clock_names)
-        self.skew = {a: math.ceil(v * self.ticks) for a, v in sorted((skew or {}).items())}
-        extra = 1 + len(self.skew)
+        domains = [(name, math.ceil(v * self.ticks)) for name, v in sorted((skew or {}).items())]
+        self.skew = {a: s for name, s in domains for a in name.split("+")}
+        """Each skewed actor's offset bound, in ticks."""
+        extra = 1 + len(domains)
         live = Liveness(n_clocks + extra, None, top)
         for c in range(n_clocks, n_clocks + extra):
             live.lower[c] = live.upper[c] = NOW_LIMIT * 2
         ops = backend.select(None if backend.fits(max(top, NOW_LIMIT * 2)) else "python")
-        self.ts = _ObservedTS(_NowModel(model, tuple(self.skew)), self.bounds, live,
+        self.ts = _ObservedTS(_NowModel(model, tuple(name for name, _ in domains)), self.bounds,
+                              live,
                               extrapolation=Extrapolation.M, canonical=None,
                               labels=frozenset({LabelKind.INVARIANT, LabelKind.HAZARD}),
                               ops=ops)
@@ -450,15 +513,21 @@ class Monitor:
         self.n = n_clocks + 1 + extra
         self.now = n_clocks + 1
         """The DBM index of ``now`` (every clock is live: clock ``c`` is index c + 1)."""
-        self.skewed = {a: self.now + 1 + k for k, a in enumerate(self.skew)}
-        """The DBM index of each skewed actor's time clock (``now`` + offset + S)."""
-        self.times = (self.now, *self.skewed.values())
+        self._clock_domains(domains)
         by_event = {e: self.model.instance(e)[0].label for e in range(len(model.event_names))}
         self.hidden = frozenset(e for e, name in by_event.items()
                                 if name not in observable
                                 and model.event_names[e] not in observable)
         self.shown = frozenset(by_event) - self.hidden
         self.broken: list[Broken] = []
+        self._broken_index: dict[Broken, int] = {}
+        self._last_event = ""
+        """The last observed event (what a response overdue at the log's end follows)."""
+        self._verdict: tuple[Broken, Certainty] | None = None
+        """The violation the log shows so far (of a run that ended), and how surely."""
+        self._last_path: tuple[list[Step], Fraction, Fraction | None] | None = None
+        """With ``keep_path``: the run :attr:`_verdict` is of (else the last run), and
+        the log time it starts at."""
         self.report = Report(Outcome.CONFORMS, observable=tuple(sorted(observable)))
         self._last_time: Fraction | None = None
         self._last_hi = 0
@@ -469,6 +538,15 @@ class Monitor:
         self.start_window: tuple[Fraction, Fraction | None] | None = start_after_first
         self.relative_start = start_after_first
         self.restart(start, start_latest)
+
+    def _clock_domains(self, domains: Sequence[tuple[str, int]]) -> None:
+        """The time clocks of the skewed clock domains (name, offset bound in ticks)."""
+        self.domains = [(self.now + 1 + k, s) for k, (_, s) in enumerate(domains)]
+        """Each clock domain's time clock (its DBM index) and offset bound in ticks."""
+        self.skewed = {a: self.now + 1 + k for k, (name, _) in enumerate(domains)
+                       for a in name.split("+")}
+        """The DBM index of each skewed actor's time clock (``now`` + offset + S)."""
+        self.times = (self.now, *(i for i, _ in self.domains))
 
     # ---- runs ---------------------------------------------------------------------------
     def restart(self, start: Fraction, latest: Fraction | None = None) -> None:
@@ -483,6 +561,7 @@ class Monitor:
             raise LogError(self.file, 0, "the start window is too wide for microsecond"
                            " timestamps")
         self.nodes: list[_Node] = []
+        self._last_hi = width
         dz = self.ts.dz
         D, n = self.D, self.n
         for s in self.model.initial_states():
@@ -495,11 +574,11 @@ class Monitor:
                 D.constrain(z0, n, self.now, 0, dbm.bound(width, False))
                 for c in range(1, self.now):
                     D.reset(z0, n, c)
-            for actor, i in self.skewed.items():
-                # The actor's clock reads now + offset + S, the offset in [-S, S].
+            for i, skew in self.domains:
+                # The domain's clock reads now + offset + S, the offset in [-S, S].
                 D.free(z0, n, i)
                 D.constrain(z0, n, self.now, i, dbm.LE_ZERO)
-                D.constrain(z0, n, i, self.now, dbm.bound(2 * self.skew[actor], False))
+                D.constrain(z0, n, i, self.now, dbm.bound(2 * skew, False))
             z = dz.close(f, z0)
             if z is not None:
                 self.nodes.append(_Node(s, z, -1, () if self.keep_path else None))
@@ -514,6 +593,7 @@ class Monitor:
 
     def new_run(self, line: int, start: Fraction | None) -> None:
         """A run break in the log at ``line``."""
+        self._end_run()
         self.report.runs += 1
         self.report.matched = line
         self._last_time = None
@@ -605,7 +685,8 @@ class Monitor:
                 continue
             if budget is not None:
                 budget.count(store.count)
-            for e, t, tz, lab in self.ts.steps(node.state, node.zone, self.hidden):
+            for e, t, tz, lab in self.ts.steps(node.state, node.zone, self.hidden,
+                                               self._pending(node)):
                 g = self._at_most(tz, hi)
                 if g is None:
                     continue
@@ -618,18 +699,32 @@ class Monitor:
                     queue.append(new)
         return store.nodes()
 
-    def _broken(self, line: int, e: Edge, lab: Label | None) -> int:
-        event = self.model.event_names[e.event]
-        if e.failure is not None:
+    def _pending(self, node: _Node) -> Sequence[Hazard]:
+        """The bounded responses ``node``'s run may still break (none once it broke a
+        property: a run carries its first violation)."""
+        return () if node.viol >= 0 else self.model.hazards(node.state)
+
+    def _broken(self, line: int, e: Edge | None, lab: Label | None) -> int:
+        """The index of the violation a step breaks at ``line`` (the same one for the
+        same property, event and line): an ``assert`` of ``e``, or ``lab``; ``e`` None is
+        a response overdue at the end of the log."""
+        event = self.model.event_names[e.event] if e is not None else self._last_event
+        if e is not None and e.failure is not None:
             b = Broken(line, PropertyKind.ASSERT, f"assert in {event}", e.failure, event)
         else:
             assert lab is not None
-            kind = PropertyKind.INVARIANT if lab.kind is LabelKind.INVARIANT else (
-                PropertyKind.RESPONSE)
-            word = "invariant" if kind is PropertyKind.INVARIANT else "property"
-            b = Broken(line, kind, f"{word} {lab.name}", lab.message, event, lab.name)
-        self.broken.append(b)
-        return len(self.broken) - 1
+            if lab.kind is LabelKind.INVARIANT:
+                kind, word, how = PropertyKind.INVARIANT, "invariant", f"entering it: {event}"
+            else:
+                kind, word = PropertyKind.RESPONSE, "property"
+                how = (f"overdue when {event} fired" if e is not None
+                       else "overdue at the log's end")
+            b = Broken(line, kind, f"{word} {lab.name}", lab.message, event, lab.name, how)
+        got = self._broken_index.get(b)
+        if got is None:
+            got = self._broken_index[b] = len(self.broken)
+            self.broken.append(b)
+        return got
 
     def _checked_window(self, obs: Observation) -> tuple[int, int]:
         """The observation's window, after checking the line's time against the lines
@@ -651,17 +746,21 @@ class Monitor:
         return lo_abs, hi_abs
 
     def feed(self, obs: Observation) -> bool:
-        """Take one observation; False (and :attr:`report` says where) if it deviates."""
+        """Take one observation; False (and :attr:`report` says where) if it deviates.
+        An observation without an event (an :class:`~checker.validate.log.Until` line)
+        only lets time pass until its window."""
         if self.start_window is not None:
             self.start_relative(obs.time)
         rep = self.report
         rep.lines = max(rep.lines, obs.line)
-        rep.observations += 1
         lo_abs, hi_abs = self._checked_window(obs)
-        instances = self.index.match(obs, self.file) & self.shown
-        if not instances:
-            raise LogError(self.file, obs.line, f"`{obs.show()}` is not declared observable"
-                           " (--observable)")
+        instances = frozenset[int]()
+        if obs.event:
+            rep.observations += 1
+            instances = self.index.match(obs, self.file) & self.shown
+            if not instances:
+                raise LogError(self.file, obs.line, f"`{obs.show()}` is not declared"
+                               " observable (--observable)")
         lo, hi = lo_abs - self.ref, hi_abs - self.ref
         actor = obs.event.split(".", 1)[0]
         clock = self.skewed.get(actor)
@@ -675,30 +774,18 @@ class Monitor:
                            " give the run's start (--start) closer to its first line")
         before = self.nodes
         closed = self.closure(before, hi, obs.line)
-        store = _Store(self.D.includes, self.n)
-        budget = self.budget
-        for node in closed:
-            z = (self._at_least(node.zone, lo) if clock is None
-                 else self._within(node.zone, clock, lo, hi))
-            if z is None:
-                continue
-            if budget is not None:
-                budget.count(store.count)
-            for e, t, tz, lab in self.ts.steps(node.state, z, instances):
-                viol = node.viol
-                if viol < 0 and (lab is not None or e.failure is not None):
-                    viol = self._broken(obs.line, e, lab)
-                steps = None if node.steps is None else (
-                    node.steps, Step(e.event, t, obs.line, obs.time))
-                store.add(_Node(t, tz, viol, steps))
-        out = store.nodes()
+        if obs.event:
+            out = self._fire(closed, obs, instances, lo, hi, clock)
+        else:
+            out = [_Node(nd.state, z, nd.viol, nd.steps) for nd in closed
+                   if (z := self._at_least(nd.zone, lo)) is not None]
         rep.transitions = self.ts.transitions
         if not out:
             rep.outcome = Outcome.DEVIATES
             rep.deviation = Deviation(obs.line, obs, rep.matched,
                                       *self.possible(before, hi))
             if self.keep_path and before:
-                rep.path = _unwind(before[0].steps)
+                rep.path, rep.path_start = _unwind(before[0].steps), self.origin
             return False
         # now >= lo, or (a skewed line) now >= lo - 2 S: the time clocks stay >= 0.
         d = max(lo if clock is None else lo - 2 * self.skew[actor], 0)
@@ -709,9 +796,32 @@ class Monitor:
         self._last_hi = hi - d
         """The last line's window end, in ticks since ``ref``."""
         self.nodes = out
+        if obs.event:
+            self._last_event = obs.show()
         rep.matched = obs.line
         rep.max_states = max(rep.max_states, len(out))
         return True
+
+    def _fire(self, closed: Sequence[_Node], obs: Observation, instances: frozenset[int],
+              lo: int, hi: int, clock: int | None) -> list[_Node]:
+        """The nodes after the observed event fires in its window from ``closed``."""
+        store = _Store(self.D.includes, self.n)
+        budget = self.budget
+        for node in closed:
+            z = (self._at_least(node.zone, lo) if clock is None
+                 else self._within(node.zone, clock, lo, hi))
+            if z is None:
+                continue
+            if budget is not None:
+                budget.count(store.count)
+            for e, t, tz, lab in self.ts.steps(node.state, z, instances, self._pending(node)):
+                viol = node.viol
+                if viol < 0 and (lab is not None or e.failure is not None):
+                    viol = self._broken(obs.line, e, lab)
+                steps = None if node.steps is None else (
+                    node.steps, Step(e.event, t, obs.line, obs.time))
+                store.add(_Node(t, tz, viol, steps))
+        return store.nodes()
 
     def possible(self, nodes: Sequence[_Node], hi: int) -> tuple[tuple[Possible, ...], Fraction]:
         """The observable instances that could come next (before the line that
@@ -752,30 +862,49 @@ class Monitor:
         return Fraction(self.origin_ticks + self.ref + ticks, self.ticks)
 
     # ---- the end ------------------------------------------------------------------------
+    def _end_run(self) -> None:
+        """Judge the run of the model that just ended (at a ``run`` line or the log's
+        end): the property every run consistent with its lines breaks, or some do.
+        Unobserved events may still fire until the last line's window ends, and a
+        response still pending then is judged there.  The log's verdict keeps the
+        first run that surely breaks a property, else the first that may."""
+        if self.report.outcome is not Outcome.CONFORMS or not self.nodes:
+            return
+        line = self.report.matched
+        split = self.ts.split
+        frame = self.ts.dz.frame
+        flags: list[tuple[int, _Node]] = []
+        for nd in self.closure(self.nodes, self._last_hi, line):
+            hazards = self._pending(nd)
+            if not hazards:
+                flags.append((nd.viol, nd))
+                continue
+            for _, lab in split(frame(nd.state), nd.zone, hazards):
+                flags.append((-1 if lab is None else self._broken(line, None, lab), nd))
+        hit = sorted(((self.broken[v].line, v, nd) for v, nd in flags if v >= 0),
+                     key=lambda x: x[:2])
+        pick = hit[0][2] if hit else flags[0][1] if flags else self.nodes[0]
+        path = (_unwind(pick.steps), self.origin, self._last_time) if self.keep_path else None
+        if not hit:
+            if self._verdict is None:
+                self._last_path = path
+            return
+        certainty = Certainty.CERTAIN if len(hit) == len(flags) else Certainty.POSSIBLE
+        old = self._verdict
+        if old is None or (old[1] is Certainty.POSSIBLE and certainty is Certainty.CERTAIN):
+            self._verdict = (self.broken[hit[0][1]], certainty)
+            self._last_path = path
+
     def finish(self) -> Report:
         """The report once the log has ended (or deviated)."""
         rep = self.report
         rep.transitions = self.ts.transitions
         if rep.outcome is Outcome.CONFORMS:
-            viols = [nd.viol for nd in self.nodes]
-            hit = [v for v in viols if v >= 0]
-            if hit:
-                first = min(hit, key=lambda v: (self.broken[v].line, v))
-                rep.broken = self.broken[first]
-                rep.certainty = Certainty.CERTAIN if len(hit) == len(viols) else (
-                    Certainty.POSSIBLE)
-            elif self.hidden and self.nodes:
-                # Unobserved events may still fire at the last line's instant: a
-                # property they break is possibly broken by the run the log shows.
-                after = [nd.viol for nd in self.closure(self.nodes, self._last_hi,
-                                                        rep.matched)
-                         if nd.viol >= 0]
-                if after:
-                    rep.broken = self.broken[min(after)]
-                    rep.certainty = Certainty.POSSIBLE
-            if self.keep_path and self.nodes:
-                pick = next((nd for nd in self.nodes if nd.viol >= 0), self.nodes[0])
-                rep.path = _unwind(pick.steps)
+            self._end_run()
+            if self._verdict is not None:
+                rep.broken, rep.certainty = self._verdict
+            if self._last_path is not None:
+                rep.path, rep.path_start, rep.path_end = self._last_path
         return rep
 
 
@@ -801,6 +930,8 @@ def validate(monitor: Monitor, entries: Iterable[Entry]) -> Report:
         if isinstance(entry, RunBreak):
             monitor.new_run(entry.line, entry.time)
             continue
-        if not monitor.feed(entry):
+        obs = entry if isinstance(entry, Observation) else Observation(
+            entry.line, entry.time, "", ())
+        if not monitor.feed(obs):
             break
     return monitor.finish()

@@ -28,11 +28,11 @@ import calendar
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from checker.validate.log import Entry, LogError, Observation, exact_time
+from checker.validate.log import Entry, LogError, Observation, clip, exact_time
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,6 +52,11 @@ class EventRule:
     regex: re.Pattern[str]
     fixed: tuple[tuple[str, str], ...]
     line: int
+    """The line of its ``regex`` key."""
+    event_line: int = 0
+    """The line of its ``event`` key."""
+    args_line: int = 0
+    """The line of its ``args`` key (its header's when it has none)."""
 
 
 @dataclass
@@ -64,6 +69,44 @@ class Mapping:
     time_format: str | None = None
     values: dict[str, dict[str, str] | str] = field(default_factory=dict)
     """Per parameter: an explicit table log value -> model value, or ``order``."""
+    values_line: int = 1
+    """The line of the ``[values]`` table."""
+
+    def check(self, params: dict[str, dict[str, tuple[str, ...]]],
+              close: Callable[[str, str, int], None]) -> None:
+        """Check the mapping against the spec: ``params`` gives each event's parameters
+        and their values; ``close(name, file, line)`` refuses an unknown event (with a
+        did-you-mean).  Named groups and fixed arguments must be parameters of their
+        event (a fixed value one of the parameter's), not both at once, and each
+        ``[values]`` parameter one of a mapped event's."""
+        named: set[str] = set()
+        for r in self.rules:
+            close(r.event, self.path, r.event_line or r.line)
+            declared = params[r.event]
+            names = ", ".join(declared) or "none"
+            groups = [g for g in r.regex.groupindex if g != "t"]
+            for g in groups:
+                if g not in declared:
+                    raise LogError(self.path, r.line, f"the regex of {r.event} names a group"
+                                   f" `{g}`, which is no parameter of {r.event} (its"
+                                   f" parameters: {names})")
+            for name, value in r.fixed:
+                if name not in declared:
+                    raise LogError(self.path, r.args_line, f"[[event]] {r.event}: `args` names"
+                                   f" `{clip(name)}`, which is no parameter of {r.event}"
+                                   f" (its parameters: {names})")
+                if name in groups:
+                    raise LogError(self.path, r.args_line, f"[[event]] {r.event}: `{name}` is"
+                                   " both a group of the regex and a fixed argument")
+                if value not in declared[name]:
+                    raise LogError(self.path, r.args_line, f"[[event]] {r.event}: `{clip(value)}`"
+                                   f" is not a value of `{name}` (its values:"
+                                   f" {', '.join(declared[name])})")
+            named.update(declared)
+        for name in self.values:
+            if name not in named:
+                raise LogError(self.path, self.values_line, f"[values]: `{clip(name)}` is no"
+                               " parameter of the events the mapping names")
 
     def events(self) -> list[str]:
         """The events the mapping names (its default observable set), in file order."""
@@ -74,16 +117,22 @@ class Mapping:
         return seen
 
 
-def _key_lines(text: str) -> list[tuple[int, int]]:
-    """For each ``[[event]]`` table, in order: the line of its header and of its
-    ``regex`` key (the header's line if it has none)."""
-    out: list[tuple[int, int]] = []
+def _key_lines(text: str) -> list[dict[str, int]]:
+    """For each ``[[event]]`` table, in order: the line of its header (key ``""``) and
+    of each key written at the start of a line in it."""
+    out: list[dict[str, int]] = []
+    current: dict[str, int] | None = None
     for number, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
-        if s.startswith("[[") and s.strip("[] \t").split("#")[0].strip() == "event":
-            out.append((number, number))
-        elif out and re.match(r"regex\s*=", s):
-            out[-1] = (out[-1][0], number)
+        if s.startswith("["):
+            current = None  # another table: its keys are not an event's
+            if s.startswith("[[") and s.strip("[] \t").split("#")[0].strip() == "event":
+                current = {"": number}
+                out.append(current)
+            continue
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_-]*)\s*=", s)
+        if current is not None and m and m.group(1) not in current:
+            current[m.group(1)] = number
     return out
 
 
@@ -120,24 +169,32 @@ def load_mapping(path: str) -> Mapping:
             for v in values.values()):
         raise LogError(path, _line_of(text, "values"), "[values]: each parameter is"
                        " \"order\" or a table of log value = model value")
-    return Mapping(path, _rules(path, text, doc), UNITS[unit_name], fmt, dict(values))
+    return Mapping(path, _rules(path, text, doc), UNITS[unit_name], fmt, dict(values),
+                   _line_of(text, "values"))
 
 
 def _rules(path: str, text: str, doc: dict[str, object]) -> list[EventRule]:
     """The ``[[event]]`` tables of a mapping."""
     tables = doc.get("event", [])
     if not isinstance(tables, list) or not tables:
-        raise LogError(path, 1, "no [[event]] table: the mapping names no event")
+        raise LogError(path, _line_of(text, "event") if "event" in doc else 1,
+                       "no [[event]] table: the mapping names no event")
     places = _key_lines(text)
     rules: list[EventRule] = []
     for k, table in enumerate(tables):
-        header, regex_line = places[k] if k < len(places) else (1, 1)
+        lines = places[k] if k < len(places) else {"": _line_of(text, "event")}
+        header = lines[""]
+        regex_line = lines.get("regex", header)
+        if not isinstance(table, dict):
+            raise LogError(path, header, "`event` is not a list of [[event]] tables")
         event = table.get("event")
         if not isinstance(event, str):
             raise LogError(path, header, "[[event]] without `event = \"actor.event\"`")
         pattern = table.get("regex")
-        if not isinstance(pattern, str):
+        if pattern is None:
             raise LogError(path, header, f"[[event]] {event}: no `regex`")
+        if not isinstance(pattern, str):
+            raise LogError(path, regex_line, f"[[event]] {event}: `regex` is not a string")
         try:
             regex = re.compile(pattern)
         except re.error as exc:
@@ -154,7 +211,8 @@ def _rules(path: str, text: str, doc: dict[str, object]) -> list[EventRule]:
             raise LogError(path, regex_line, f"the regex of {event} has no timestamp group"
                            " (?P<t>...)")
         rules.append(EventRule(event, regex, tuple((str(a), str(v)) for a, v in fixed.items()),
-                               regex_line))
+                               regex_line, lines.get("event", header),
+                               lines.get("args", header)))
     return rules
 
 
@@ -189,12 +247,12 @@ class TextLog:
             try:
                 parsed = time.strptime(base, m.time_format)
             except ValueError:
-                raise LogError(self.path, line, f"timestamp {text!r} does not match the"
+                raise LogError(self.path, line, f"timestamp {clip(repr(text))} does not match the"
                                f" mapping's time_format {m.time_format!r}") from None
             return Fraction(calendar.timegm(parsed)) + frac
         value = exact_time(text)
         if value is None:
-            raise LogError(self.path, line, f"timestamp {text!r} is not a number")
+            raise LogError(self.path, line, f"timestamp {clip(repr(text))} is not a number")
         return value * m.unit
 
     def value(self, event: str, name: str, raw: str, line: int) -> str:
@@ -204,7 +262,7 @@ class TextLog:
             return raw
         if isinstance(how, dict):
             if raw not in how:
-                raise LogError(self.path, line, f"value {raw!r} of `{name}` is not in the"
+                raise LogError(self.path, line, f"value {clip(repr(raw))} of `{name}` is not in the"
                                f" mapping's [values] table for `{name}`")
             return how[raw]
         seen = self.order.setdefault(name, {})
@@ -212,7 +270,7 @@ class TextLog:
         if got is None:
             domain = self.domains.get(event, {}).get(name, ())
             if len(seen) >= len(domain):
-                raise LogError(self.path, line, f"value {raw!r} of `{name}` is the"
+                raise LogError(self.path, line, f"value {clip(repr(raw))} of `{name}` is the"
                                f" {len(seen) + 1}th distinct one, but the spec's type has"
                                f" {len(domain)} values ({', '.join(domain)})")
             got = domain[len(seen)]
