@@ -390,7 +390,7 @@ def compare_model(text: str, *, max_states: int = RANDOM_REF_MAX_STATES) -> Outc
         return out
     # The compiled model against the interpreter, state by state.
     try:
-        same = compare_models(spec, model.values, max_states=max_states)
+        same = compare_models(spec, model.values, max_states=max_states, compiled=model)
     except Exception as exc:
         out.problems.append(f"the state-by-state comparison crashed: {type(exc).__name__}:"
                             f" {exc}")

@@ -6,7 +6,10 @@ each, asks both :class:`~checker.model.compiled.SpecModel` and
 :class:`~checker.model.interp.InterpretedModel` for their edges, deadlines,
 violations, hazards and readable valuation.  Clock atoms are compared by clock
 name, operator and bound expression, since the two number their bounds
-independently.
+independently.  When the compiled model runs on its compiled successor function
+(:mod:`checker.model.native`), :func:`native_problem` also holds that function to the
+generated Python in every state: the same objects in the same order, or a fall-back
+exactly where the generated Python raises a model error or breaks an ``assert``.
 """
 
 from __future__ import annotations
@@ -61,10 +64,41 @@ class Comparison:
     complete: bool
 
 
+def native_problem(m: SpecModel, s: State) -> str | None:
+    """How the compiled successor function of ``m`` differs from the generated Python in
+    ``s`` (None: it does not).  It must answer exactly what the generated Python does, or
+    fall back (None) exactly where the generated Python raises a model error, or breaks an
+    ``assert`` (edges)."""
+    prog = m._native
+    assert prog is not None
+    for what in ("edges", "deadlines", "violations"):
+        err: ModelRuntimeError | None = None
+        try:
+            py: Any = getattr(m, f"python_{what}")(s)
+        except ModelRuntimeError as exc:
+            py, err = None, exc
+        nat = prog.edges(s, None) if what == "edges" else getattr(prog, what)(s)
+        if nat is None:
+            failing = what == "edges" and py is not None and any(
+                e.failure is not None for e in py)
+            if err is None and not failing:
+                return f"native {what} fell back where the generated Python gives {py}"
+        elif err is not None:
+            return (f"native {what} gave {nat} where the generated Python raises"
+                    f" {err.message!r}")
+        elif nat != py:
+            return f"{what} differ:\n    native: {nat}\n    generated Python: {py}"
+    return None
+
+
 def compare_models(spec: ir.Spec, values: Mapping[str, Fraction] | None = None,
-                   max_states: int = 20_000, max_problems: int = 5) -> Comparison:
-    """Compare the compiled model of ``spec`` with its interpretation, state by state."""
-    compiled = SpecModel(spec, values)
+                   max_states: int = 20_000, max_problems: int = 5,
+                   compiled: SpecModel | None = None) -> Comparison:
+    """Compare the compiled model of ``spec`` (``compiled``, or a new one) with its
+    interpretation, state by state, and the compiled successor function, if it has one,
+    with the generated Python."""
+    if compiled is None:
+        compiled = SpecModel(spec, values)
     oracle = InterpretedModel(spec, compiled.values)
     problems: list[str] = []
     if compiled.event_names != oracle.event_names:
@@ -87,6 +121,10 @@ def compare_models(spec: ir.Spec, values: Mapping[str, Fraction] | None = None,
         if len(seen) > max_states:
             return Comparison(len(seen), problems, False)
         s = queue.popleft()
+        if compiled._native is not None:
+            why = native_problem(compiled, s)
+            if why is not None:
+                problems.append(f"compiled successor function in {compiled.describe(s)}: {why}")
         for what in ("edges", "deadlines", "violations", "hazards", "queries", "describe"):
             a, b = _view(compiled, what, s), _view(oracle, what, s)
             if a != b:

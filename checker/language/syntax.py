@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import re
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -33,6 +31,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from checker.diagnostics import Diagnostic, Span, SpecError
 from checker.language import ast
+from checker.model.cache import cache_file
 from checker.numbers import MAX_NUMBER_DIGITS as MAX_NUMBER_DIGITS
 from checker.numbers import literal_problem
 
@@ -109,78 +108,22 @@ def _reserve_keywords(tok: Token) -> Token:
     return tok
 
 
-CACHE_DIR_NAME = "kvrace"
-"""The per-user cache directory, under ``$XDG_CACHE_HOME`` (default ``~/.cache``)."""
-
-
-def _private_dir(path: str) -> bool:
-    """Whether ``path`` is a real directory (not a link) owned by this user that no
-    one else may write, read or list — the only place a pickled parser may be read
-    from, since unpickling a planted file would run its code."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return (
-        stat.S_ISDIR(st.st_mode)
-        and st.st_uid == os.getuid()
-        and stat.S_IMODE(st.st_mode) & 0o077 == 0
-    )
-
-
-def _safe_parent(path: str) -> bool:
-    """Whether no other user can swap the cache directory inside ``path`` for their
-    own: ``path`` is owned by this user or root and is not writable by others, or
-    is sticky (like ``/tmp``)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    if st.st_uid not in (0, os.getuid()):
-        return False
-    return stat.S_IMODE(st.st_mode) & 0o022 == 0 or bool(st.st_mode & stat.S_ISVTX)
-
-
 def parser_cache_file(grammar: str) -> str | None:
     """Where the pickled parser for ``grammar`` is kept, or None for no cache.
 
-    The file lives in a per-user directory created with mode 0700; a directory
-    that is a symlink, owned by someone else, or open to other users is refused
-    (no cache, the parser is built in memory: about 0.1 s).  The name depends on
-    the grammar and the lark and Python versions, so installs do not collide.
-    lark's own ``cache=True`` is not used: it reads a predictable file in the
-    shared temporary directory, which any local user could plant.
+    The file lives in the private per-user cache directory
+    (:mod:`checker.model.cache`); a directory that is a symlink, owned by someone
+    else, or open to other users is refused, and so is a file under the parser's
+    name that is not a regular file of this user's (no cache, the parser is built
+    in memory: about 0.1 s).  The name depends on the grammar and the lark and
+    Python versions, so installs do not collide.  lark's own ``cache=True`` is not
+    used: it reads a predictable file in the shared temporary directory, which any
+    local user could plant.
     """
-    if not hasattr(os, "getuid"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        home = os.path.expanduser("~")
-        if not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".cache")
-    directory = os.path.join(base, CACHE_DIR_NAME)
-    try:
-        os.makedirs(base, mode=0o700, exist_ok=True)
-        os.mkdir(directory, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    if not (_safe_parent(base) and _private_dir(directory)):
-        return None
     key = hashlib.sha256(
         "\0".join([grammar, lark.__version__, sys.version]).encode("utf-8")
     ).hexdigest()[:32]
-    path = os.path.join(directory, f"parser-{key}.lark")
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return path
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-        return None
+    path, _ = cache_file(f"parser-{key}.lark")
     return path
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from checker.errors import UsageError
 from checker.limits import TimeLimitHit
-from checker.model import ir
+from checker.model import ir, native
 from checker.model.interface import (
     GT,
     ClockAtom,
@@ -461,6 +461,18 @@ class SpecModel:
             scaled_bounds(self.bounds, self.values)
         except ValueError as exc:
             raise ParamError(str(exc)) from None
+        self._native: native.NativeProgram | None = None
+        self._native_gen: native.Generated | None = None
+        self.native_note: str | None = None
+        """Why the model does not use the compiled successor function, when it cannot
+        (None while it may still: see :mod:`checker.model.native`)."""
+        self._native_wait = native.start(self)
+
+    @property
+    def successors(self) -> str:
+        """Which successor function answers: ``native`` (the compiled one, see
+        :mod:`checker.model.native`) or ``python`` (the generated Python)."""
+        return "python" if self._native is None else "native"
 
     def _compile_observers(self, clock_names: list[str]) -> int:
         """The observers of bounded-response properties: a cell and a clock each (the
@@ -704,7 +716,22 @@ class SpecModel:
         return tuple(cells)
 
     def edges(self, s: State) -> list[Edge]:
-        """Every enabled (event instance, convex guard branch) from ``s``."""
+        """Every enabled (event instance, convex guard branch) from ``s``: the compiled
+        successor function's answer, or the generated Python's where it has none."""
+        prog = self._native
+        if prog is not None:
+            got = prog.edges(s, self.deadline)
+            if got is not None:
+                return got
+        elif self._native_wait:
+            self._native_wait -= 1
+            if not self._native_wait:
+                self._native_wait = native.advance(self)
+        return self.python_edges(s)
+
+    def python_edges(self, s: State) -> list[Edge]:
+        """:meth:`edges` computed by the generated Python (the reference of the compiled
+        successor function)."""
         out: list[Edge] = []
         ids = list(self._always)
         for c, by_value in self._by_cell:
@@ -744,6 +771,15 @@ class SpecModel:
 
     def deadlines(self, s: State) -> list[ClockAtom]:
         """The clock upper bounds active in ``s``."""
+        prog = self._native
+        if prog is not None:
+            got = prog.deadlines(s)
+            if got is not None:
+                return got
+        return self.python_deadlines(s)
+
+    def python_deadlines(self, s: State) -> list[ClockAtom]:
+        """:meth:`deadlines` computed by the generated Python."""
         out: list[ClockAtom] = []
         for cond, atoms, fixed in self._deadlines:
             try:
@@ -784,6 +820,15 @@ class SpecModel:
 
     def violations(self, s: State) -> list[Violation]:
         """The invariants ``s`` breaks."""
+        prog = self._native
+        if prog is not None:
+            got = prog.violations(s)
+            if got is not None:
+                return got
+        return self.python_violations(s)
+
+    def python_violations(self, s: State) -> list[Violation]:
+        """:meth:`violations` computed by the generated Python."""
         out: list[Violation] = []
         for fn, label, message in self._invariants:
             try:

@@ -186,6 +186,16 @@ def stats_json(st: Stats) -> dict[str, object]:
     }
 
 
+def successors_json(outcome: Outcome) -> dict[str, object]:
+    """Which successor function the run's model used (``native``: the compiled one, or
+    ``python``) and, when it was not the compiled one, why (None: the run was too small
+    to ask for it)."""
+    if outcome.raw is None:
+        return {}
+    model = outcome.raw[0]
+    return {"successors": model.successors, "successors_note": model.native_note}
+
+
 def query_json(q: QueryOutcome) -> dict[str, object]:
     """One ``reachable`` query's outcome, with its witness."""
     return {"name": q.name, "expression": q.text, "status": q.status,
@@ -227,7 +237,8 @@ def check_fields(path: str, spec: ir.Spec, outcome: Outcome, query: str | None,
         "params": {k: fmt_time(v) for k, v in outcome.params.items()},
         **property_fields(outcome.ref, outcome.trace),
         "message": outcome.message,
-        "limit": outcome.limit, "stats": stats_json(outcome.stats),
+        "limit": outcome.limit, "stats": {**stats_json(outcome.stats),
+                                          **successors_json(outcome)},
         "trace": tr.to_itf(outcome.trace) if outcome.trace is not None else None,
         "never_fired": list(outcome.never_fired),
         "never_active_deadlines": list(outcome.never_active),
