@@ -73,7 +73,7 @@ FISCHER_PROCESSES = 3
 MAX_PROCESSES = 64
 
 TASKS = ("check", "prove", "synth")
-MODELS = ("flagship", "fischer")
+MODELS = ("flagship", "fischer", "train_gate")
 DBMS = ("auto", "c", "python")
 CHECK_FIELDS = ("r", "s", "c", "x", "sym", "clk", "dl", "dbm")
 FISCHER_FIELDS = ("n", "sym", "clk", "dl", "dbm")
@@ -128,13 +128,13 @@ class Case:
     def key(self) -> str:
         """The ``--one`` / ``--cases`` form, e.g. ``r=3,s=1,c=2,x=1``, ``prove:r=2,...``
         or ``fischer:n=8,sym=0``."""
-        if self.model == "fischer":
+        if self.model != "flagship":
             text = f"n={self.n}"
         else:
             text = f"r={self.r},s={self.s},c={self.c},x={self.x}"
         text += self.options_suffix
-        if self.model == "fischer":
-            return f"fischer:{text}"
+        if self.model != "flagship":
+            return f"{self.model}:{text}"
         return text if self.task == "check" else f"{self.task}:{text}"
 
     @property
@@ -202,15 +202,15 @@ def parse_case(text: str) -> Case:
     task, model = "check", "flagship"
     head, colon, rest = text.partition(":")
     if colon:
-        if head == "fischer":
-            model = "fischer"
+        if head in ("fischer", "train_gate"):
+            model = head
         elif head in TASKS:
             task = head
         else:
             raise BenchError(f"unknown prefix {head!r} in {text!r} (tasks: {', '.join(TASKS)};"
-                             " or fischer)")
+                             " or fischer, train_gate)")
         text = rest
-    if model == "fischer":
+    if model != "flagship":
         allowed: Sequence[str] = FISCHER_FIELDS
     elif task == "check":
         allowed = CHECK_FIELDS
@@ -399,8 +399,68 @@ def fischer_text(base: str, n: int) -> str:
     return text
 
 
+def train_gate_tck_text(n: int) -> str:
+    """TChecker's ``examples/train_gate.sh N`` as a kvrace spec: ``n`` trains, a gate
+    with a circular queue (``buffer``, ``head``, ``length``, every cell initially the
+    first train), plain channels (``go`` is not urgent) and no property.  Explored
+    without symmetry and deadlock check it stores TChecker's ``covreach`` zone count
+    (215,375 at n = 5)."""
+    if not 1 <= n <= MAX_PROCESSES:
+        raise BenchError(f"n={n}: between 1 and {MAX_PROCESSES} trains")
+    names = ", ".join(f"T{i + 1}" for i in range(n))
+    return f"""model train_gate_tck
+
+type TrainId = {{{names}}}
+type Slot = 0..{n - 1}
+
+chan appr(TrainId), stop(TrainId), go(TrainId), leave(TrainId)
+
+process Train(self: TrainId) {{
+  clock x
+  location safe
+  location approaching: x <= 20
+  location stopped
+  location starting: x <= 15
+  location crossing: x <= 5
+
+  event approach from safe to approaching send appr(self) do reset x
+  event pass from approaching to crossing when x >= 10 do reset x
+  event halt from approaching to stopped receive stop(self) when x <= 10
+  event resume from stopped to starting receive go(self) do reset x
+  event enter from starting to crossing when x >= 7 do reset x
+  event depart from crossing to safe send leave(self) when x >= 3
+}}
+
+process Gate {{
+  var buffer : Slot -> TrainId = T1
+  var head : 0..{n - 1} = 0
+  var length : 0..{n} = 0
+  location free, occupied
+  committed location notified
+
+  event release(t: TrainId) from free to occupied send go(t)
+    when length > 0 and buffer[head] == t
+  event admit(t: TrainId) from free to occupied receive appr(t) when length == 0
+    do buffer[(head + length) % {n}] := t; length := length + 1
+  event enqueue(t: TrainId) from occupied to notified receive appr(t)
+    do buffer[(head + length) % {n}] := t; length := length + 1
+  event dequeue(t: TrainId) from occupied to free receive leave(t)
+    when length > 0 and buffer[head] == t
+    do head := (head + 1) % {n}; length := length - 1
+  event halt_newest(t: TrainId) from notified to occupied send stop(t)
+    when length > 0 and buffer[(head + length - 1) % {n}] == t
+}}
+"""
+
+
+TRAIN_GATE_SPEC = REPO / "spec" / "classic" / "train_gate.kvr"
+
+
 def case_text(case: Case) -> tuple[str, Path]:
-    """The spec text of ``case`` and the file it was derived from."""
+    """The spec text of ``case`` and the file it was derived from (for the TChecker
+    train-gate, the classic one it is a variant of)."""
+    if case.model == "train_gate":
+        return train_gate_tck_text(case.n), TRAIN_GATE_SPEC
     if case.model == "fischer":
         return fischer_text(FISCHER_SPEC.read_text(encoding="utf-8"), case.n), FISCHER_SPEC
     return variant_text(SPEC.read_text(encoding="utf-8"), case), SPEC
@@ -413,6 +473,11 @@ def build(case: Case) -> Any:
     text, path = case_text(case)
     spec = load_text(text, f"{path.name}[{case.key}]")
     sizes = {t.name: t.size for t in spec.types}
+    if case.model == "train_gate":
+        if sizes.get("TrainId") != case.n:
+            raise BenchError(f"variant {case.key}: type TrainId has {sizes.get('TrainId')}"
+                             f" values, expected {case.n}")
+        return spec
     if case.model == "fischer":
         if sizes.get("Proc") != case.n:
             raise BenchError(f"variant {case.key}: type Proc has {sizes.get('Proc')} values,"
@@ -442,7 +507,7 @@ def _peak_mib() -> float:
 
 def _base_row(case: Case, cap: float) -> dict[str, Any]:
     row: dict[str, Any] = {"task": case.task, "case": case.key, "model": case.model}
-    if case.model == "fischer":
+    if case.model != "flagship":
         row["processes"] = case.n
     else:
         row.update({"requests": case.r, "slots": case.s, "chunks": case.c, "scale": case.x})
@@ -472,6 +537,7 @@ def run_check(case: Case, cap: float) -> dict[str, Any]:
     row["c_available"] = backend.C_AVAILABLE
     row["baseline_mib"] = round(_peak_mib(), 1)
     t0 = time.monotonic()
+    children0 = _child_cpu()
     model = SpecModel(build(case))
     row["build_seconds"] = round(time.monotonic() - t0, 3)
     # Instrument (in this process only) the untimed clock-bounds pre-pass, to say how
@@ -519,6 +585,10 @@ def run_check(case: Case, cap: float) -> dict[str, Any]:
         "zones_per_second": round(st.zones / st.seconds, 1) if st.seconds > 0 else None,
         "peak_mib": round(_peak_mib(), 1),
         "clocks": len(model.clock_names), "event_instances": len(model.event_names),
+        "successors": model.successors, "successors_note": model.native_note,
+        # A compilation of the successor function runs in a child (the C compiler):
+        # not in cpu_seconds, so counted here.
+        "compile_cpu_seconds": round(_child_cpu() - children0, 3),
     })
     return row
 
@@ -587,8 +657,10 @@ def run_one(case: Case, cap: float) -> dict[str, Any]:
     return run_check(case, cap) if case.task == "check" else run_parametric(case, cap)
 
 
-def run_in_subprocess(case: Case, cap: float) -> dict[str, Any]:
-    """One case in a fresh interpreter (so ``ru_maxrss`` is the case's own peak).
+def run_in_subprocess(case: Case, cap: float, env: dict[str, str] | None = None
+                      ) -> dict[str, Any]:
+    """One case in a fresh interpreter (so ``ru_maxrss`` is the case's own peak), with
+    the environment ``env`` (default: this one's).
 
     The child stops itself at ``cap``; if it overruns by a wide margin it is killed
     and the row says so (no numbers are made up)."""
@@ -599,7 +671,7 @@ def run_in_subprocess(case: Case, cap: float) -> dict[str, Any]:
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=cap + grace,
-                              cwd=REPO, check=False)
+                              cwd=REPO, check=False, env=env)
     except subprocess.TimeoutExpired:
         row = _base_row(case, cap)
         row.update({"verdict": "killed", "seconds": round(time.monotonic() - t0, 3),
@@ -1131,6 +1203,9 @@ def print_tables(rows: Sequence[dict[str, Any]], cap: float, as_json: bool) -> N
                             + dbm_table(flagship))
     if fischer:
         sections.append(f"Fischer ({FISCHER_SPEC.relative_to(REPO)})\n" + fischer_table(fischer))
+    if group("train_gate"):
+        sections.append("Train-gate (TChecker's examples/train_gate.sh as a kvrace spec)\n"
+                        + fischer_table(group("train_gate")))
         if dbm_pairs(fischer):
             sections.append("Fischer: compiled DBM core (c) vs Python reference\n"
                             + dbm_table(fischer))
@@ -1460,6 +1535,68 @@ def validate_table(rows: Sequence[dict[str, Any]]) -> str:
     return _render(header, body, {0, 1, 2, 4, 5, 6, 7})
 
 
+NATIVE_CASES = ("r=3,s=2,c=2,x=1,sym=0,dl=0", "r=3,s=2,c=3,x=1,sym=0,dl=0",
+                "r=4,s=2,c=2,x=1,sym=0,dl=0", "fischer:n=9,sym=0,dl=0",
+                "train_gate:n=5,sym=0,dl=0", "r=3,s=2,c=2,x=1")
+"""The cases of ``--native-compare`` by default: the issue's TChecker rows without
+symmetry and deadlock check (as ``--peer tchecker`` runs them), and one with the
+defaults."""
+
+
+def native_compare(cases: Sequence[Case], repeat: int, cap: float) -> list[dict[str, Any]]:
+    """Each case with the compiled successor function off and on (``KVRACE_NATIVE=0``
+    and ``auto``), alternately, ``repeat`` times each, every run a fresh process; the
+    "on" runs find their build in a cache that a first run (``auto``, empty cache: it
+    compiles when the model has answered ``native.COMPILE_AFTER`` calls) filled.  The
+    runs must agree on verdict, states, zones and transitions."""
+    import statistics
+    import tempfile
+
+    rows: list[dict[str, Any]] = []
+    for case in cases:
+        with tempfile.TemporaryDirectory(prefix="kvrace-bench-cache-") as cache:
+            env = {**os.environ, "XDG_CACHE_HOME": cache}
+            first = run_in_subprocess(case, cap, {**env, "KVRACE_NATIVE": "auto"})
+            runs: dict[str, list[dict[str, Any]]] = {"0": [], "auto": []}
+            for _ in range(repeat):
+                for mode in runs:
+                    runs[mode].append(run_in_subprocess(case, cap,
+                                                        {**env, "KVRACE_NATIVE": mode}))
+        answers = {(r["verdict"], r.get("states"), r.get("zones"), r.get("transitions"))
+                   for r in [first, *runs["0"], *runs["auto"]]}
+        off = [r["cpu_seconds"] for r in runs["0"] if r.get("cpu_seconds") is not None]
+        on = [r["cpu_seconds"] for r in runs["auto"] if r.get("cpu_seconds") is not None]
+        rows.append({
+            "case": case.key, "verdict": first["verdict"], "zones": first.get("zones"),
+            "same_answer": len(answers) == 1,
+            "successors": sorted({str(r.get("successors")) for r in runs["auto"]}),
+            "python_cpu": off, "native_cpu": on,
+            "python_cpu_median": statistics.median(off) if off else None,
+            "native_cpu_median": statistics.median(on) if on else None,
+            "speedup": (round(statistics.median(off) / statistics.median(on), 2)
+                        if off and on and statistics.median(on) > 0 else None),
+            "first_run_cpu": first.get("cpu_seconds"),
+            "first_run_compile_cpu": first.get("compile_cpu_seconds"),
+            "first_run_successors": first.get("successors"),
+        })
+        print(f"bench: {case.key} done", file=sys.stderr, flush=True)
+    return rows
+
+
+def native_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The ``--native-compare`` rows: CPU seconds with the generated Python and with the
+    compiled successor function (median of the runs), and what the first run paid."""
+    header = ["case", "verdict", "zones", "python cpu s", "native cpu s", "speed-up",
+              "first run cpu s", "+ compile cpu s", "same answer"]
+    body = [[r["case"], r["verdict"], _num(r["zones"]), _num(r["python_cpu_median"], 2),
+             _num(r["native_cpu_median"], 2),
+             "-" if r["speedup"] is None else f"{r['speedup']:.2f}",
+             _num(r["first_run_cpu"], 2), _num(r["first_run_compile_cpu"], 2),
+             "yes" if r["same_answer"] and r["successors"] == ["native"] else "NO"]
+            for r in rows]
+    return _render(header, body, right={2, 3, 4, 5, 6, 7})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Scale the flagship spec (requests, slots, chunks, time scale) and"
@@ -1522,6 +1659,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--validate", metavar="N[,N...]",
                     help="kvrace validate on simulated logs of the flagship with N event"
                     " lines each (target: 100,000 lines in under 10 s, memory flat)")
+    ap.add_argument("--native-compare", nargs="*", metavar="CASE",
+                    help="each CASE (default: " + ", ".join(NATIVE_CASES) + ") with the"
+                    " compiled successor function off and on, alternately (--repeat times"
+                    " each, fresh processes), and the first run's compilation: CPU seconds")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="with --native-compare: runs per mode (default 3)")
     ap.add_argument("--one", metavar="CASE",
                     help="run one case in this process (e.g. r=3,s=1,c=2,x=1, fischer:n=8,sym=0"
                     " or prove:r=2); the cap is --cap, or --synth-cap for prove/synth")
@@ -1567,6 +1710,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows = workers_compare([parse_case(c) for c in args.workers_compare], counts,
                                    args.cap)
             print(json.dumps(rows, indent=1) if args.json else workers_table(rows))
+            return 0
+        if args.native_compare is not None:
+            cases = [parse_case(c) for c in (args.native_compare or NATIVE_CASES)]
+            for c in cases:
+                case_text(c)
+            rows = native_compare(cases, max(1, args.repeat), args.cap)
+            print(json.dumps(rows, indent=1) if args.json else native_table(rows))
             return 0
         if args.one is not None:
             case = parse_case(args.one)
