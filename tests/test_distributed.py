@@ -198,7 +198,10 @@ def _without_timing(doc: dict[str, Any]) -> dict[str, Any]:
     doc = dict(doc)
     doc.pop("distributed", None)
     stats = dict(doc["stats"])
-    for k in ("seconds", "zones_per_second", "peak_memory_mib"):
+    # Run facts, not results: times, memory, and which successor function answered (the
+    # driver of a distributed run computes no successors).
+    for k in ("seconds", "zones_per_second", "peak_memory_mib", "successors",
+              "successors_note"):
         stats.pop(k)
     doc["stats"] = stats
     return doc

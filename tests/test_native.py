@@ -367,6 +367,26 @@ def test_a_cached_build_is_loaded_without_compiling(monkeypatch: pytest.MonkeyPa
     assert _fischer().successors == "native"
 
 
+def test_a_failed_compilation_leaves_nothing_and_says_why(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv(native.ENV_VAR, "1")
+    failing = [sys.executable, "-c", "import sys; sys.exit('cc: no such thing')"]
+    monkeypatch.setattr(native, "compiler_command", lambda: failing)
+    m = _fischer()
+    assert m.successors == "python"
+    assert m.native_note == "the C compiler failed (cc: no such thing)"
+    assert list((tmp_path / "kvrace").iterdir()) == []
+
+
+def test_the_runtime_is_package_data() -> None:
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "*.c" in meta["tool"]["setuptools"]["package-data"]["checker.model"]
+    assert (ROOT / "checker" / "model" / "native_rt.c").is_file()
+
+
 def test_the_c_code_holds_no_text_of_the_spec() -> None:
     text = '''model zqx_model_name
 type ZqxType = {Zqx_a, Zqx_b}

@@ -58,6 +58,7 @@ refused with a warning, and the model stays on Python.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.machinery
@@ -135,6 +136,7 @@ class NativeProgram(Protocol):
 
 
 def _lit(v: int) -> str:
+    """``v`` as a C literal (Unsupported beyond :data:`MAX_CONST`)."""
     if abs(v) > MAX_CONST:
         raise Unsupported(f"the constant {v} does not fit the compiled successor function")
     return f"{v}LL" if v >= 0 else f"({v}LL)"
@@ -151,6 +153,7 @@ class _Fn:
         self.falls = False
 
     def temp(self) -> str:
+        """A new temporary."""
         self.temps += 1
         return f"t{self.temps}"
 
@@ -314,6 +317,8 @@ class _CGen:
 
     # ---- statements -----------------------------------------------------------------------
     def stmts(self, ss: Sequence[ir.Stmt], f: _Fn, ind: str) -> None:
+        """A block of a body, in order, on the copy ``n`` (an ``assert`` that fails falls
+        back: its message and target are the generated Python's)."""
         for s in ss:
             if isinstance(s, ir.Assign):
                 v = self.expr(s.value, f, ind)
@@ -474,6 +479,8 @@ class _Tables:
         self.max_atoms = 0
 
     def add_args(self, args: tuple[int, ...], nslots: int) -> int:
+        """An instance's arguments, padded with zeros to its slots as the generated Python
+        pads them; their offset in the ARGS table."""
         at = len(self.args)
         for v in (*args, *(0,) * (nslots - len(args))):
             _lit(v)
@@ -481,6 +488,8 @@ class _Tables:
         return at
 
     def cond(self, name: str, e: ir.Expr, nslots: int) -> str:
+        """A condition over a state (a guard branch's data, a deadline's ``while``, an
+        invariant, an observer's trigger or response)."""
         name = self.p + name
         f = _Fn("s")
         v = self.gen.expr(e, f, "    ")
@@ -510,6 +519,7 @@ class _Tables:
         return name, f"{name}_op", f"{name}_bd"
 
     def body(self, name: str, ev: ir.Event) -> str:
+        """An event's body."""
         name = self.p + name
         f = _Fn("n")
         self.gen.stmts(ev.body, f, "    ")
@@ -635,6 +645,7 @@ def _observers(t: _Tables) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _runtime() -> str:
+    """The C runtime every build starts with (``native_rt.c``, package data)."""
     return resources.files("checker.model").joinpath("native_rt.c").read_text("utf-8")
 
 
@@ -679,6 +690,7 @@ def compiler_command() -> list[str] | None:
 
 
 def _suffix() -> str:
+    """The file name ending of an extension of this Python."""
     return str(sysconfig.get_config_var("EXT_SUFFIX") or importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
@@ -695,6 +707,7 @@ _LOADED: dict[str, ModuleType] = {}
 
 
 def _load(name: str, path: str) -> ModuleType:
+    """The build ``name`` at ``path``, loaded (once per process)."""
     got = _LOADED.get(name)
     if got is not None:
         return got
@@ -732,25 +745,19 @@ def _compile(source: str, name: str, command: Sequence[str], dest: str,
         if done.returncode != 0 or not os.path.exists(out):
             first = (done.stderr.strip().splitlines() or ["no message"])[0]
             raise BuildError(f"the C compiler failed ({first})")
-        fd, part = tempfile.mkstemp(prefix=".part-", suffix=suffix, dir=os.path.dirname(dest))
+        try:
+            fd, part = tempfile.mkstemp(prefix=".part-", suffix=suffix,
+                                        dir=os.path.dirname(dest))
+        except OSError as exc:
+            raise BuildError(f"the build could not be written to the cache ({exc})") from None
         try:
             with os.fdopen(fd, "wb") as w, open(out, "rb") as r:
                 shutil.copyfileobj(r, w)
             os.replace(part, dest)
-        except OSError:
-            with _quiet():
+        except OSError as exc:
+            with contextlib.suppress(OSError):
                 os.unlink(part)
-            raise
-
-
-class _quiet:
-    """Ignore OSError (cleaning up after a failure)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return exc[0] is not None and issubclass(exc[0], OSError)  # type: ignore[arg-type]
+            raise BuildError(f"the build could not be written to the cache ({exc})") from None
 
 
 _WARNED: set[str] = set()
