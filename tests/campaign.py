@@ -12,6 +12,11 @@ limit), seconds.  Every disagreeing model is written to ``--out`` (default
 ``campaign-out``) as ``seed-N.kvr`` with the problems in a comment, ready to
 become a regression spec (``tests/regressions/``).  Exit 0 when no model
 disagreed, 1 otherwise.
+
+With ``KVRACE_NATIVE=1`` in the environment every model runs on its compiled
+successor function (``checker/model/native.py``: one compilation per model, cached),
+which is then also compared with the generated Python in every state; the summary
+says on how many models it ran.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ class Result:
     verdict: str | None
     problems: tuple[str, ...]
     lu_restarts: int = 0
+    native: bool = False
 
 
 def run_one(seed: int) -> Result:
@@ -56,7 +62,7 @@ def run_one(seed: int) -> Result:
         return Result(seed, text, False, 0, 0, None,
                       (f"comparison failed: {type(exc).__name__}: {exc}",))
     return Result(seed, text, out.skipped, out.ref_states, out.oracle_states, out.verdict,
-                  tuple(out.problems), out.lu_restarts)
+                  tuple(out.problems), out.lu_restarts, out.native)
 
 
 def category(problem: str) -> str:
@@ -100,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         for n, res in enumerate(pool.imap(run_one, seeds, chunksize=4), start=1):
             stats["oracle_states"] += res.oracle_states
             stats["lu_restarts"] += res.lu_restarts
+            stats["native"] += res.native
             if res.skipped:
                 stats["skipped"] += 1
             else:
@@ -125,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
           f" (reference explorer) and {stats['oracle_states']} (compiled model against the"
           f" interpreter), disagreements {len(bad)}, skipped {stats['skipped']},"
           f" unconfirmed LU deadlocks (reruns with Extra_M) {stats['lu_restarts']},"
+          f" on the compiled successor function {stats['native']},"
           f" seconds {seconds:.1f}")
     return 1 if bad else 0
 

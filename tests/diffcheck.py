@@ -359,6 +359,8 @@ class Outcome:
     lu_restarts: int = 0
     """Runs where a deadlock of the LU abstraction was not confirmed by the exact replay
     and the explorer started again with Extra_M."""
+    native: bool = False
+    """The compiled model ran on its compiled successor function (``KVRACE_NATIVE=1``)."""
 
     @property
     def ref_states(self) -> int:
@@ -396,6 +398,7 @@ def compare_model(text: str, *, max_states: int = RANDOM_REF_MAX_STATES) -> Outc
                             f" {exc}")
         return out
     out.oracle_states = same.states
+    out.native = model.successors == "native"
     out.problems.extend(f"compiled model and interpreter: {p}" for p in same.problems)
     if out.problems:
         return out

@@ -820,6 +820,8 @@ class SpecModel:
 
     def violations(self, s: State) -> list[Violation]:
         """The invariants ``s`` breaks."""
+        if not self._invariants:
+            return []
         prog = self._native
         if prog is not None:
             got = prog.violations(s)
@@ -857,6 +859,8 @@ class SpecModel:
 
     def hazards(self, s: State) -> list[Hazard]:
         """Pending bounded-response obligations: broken once the observer passes ``T``."""
+        if not self._obs:
+            return []
         out: list[Hazard] = []
         for cell, clock, _, _, within, label in self._obs:
             if s[cell]:

@@ -8,10 +8,10 @@ invariants it breaks.  In the generated Python each call costs tens of
 microseconds, almost all of it interpreter overhead: calling one bound function
 per guard branch, copying the state into a list and back into a tuple,
 building an ``Edge`` through the frozen dataclass's ``__init__`` (five
-``object.__setattr__`` calls), sorting resets.  A profile of the flagship 3/2/2
-without symmetry puts :meth:`SpecModel.edges` at about 90 microseconds per
-state; on TChecker's train-gate the model's edges and deadlines are a sixth of
-the time.  So the unit that pays is the whole call, not the guard: as SPIN
+``object.__setattr__`` calls), sorting resets.  On the flagship 3/2/2 without
+symmetry :meth:`SpecModel.edges` takes about 20 microseconds of CPU per state,
+of which building the five ``Edge`` objects alone is about 5.  So the unit that
+pays is the whole call, not the guard: as SPIN
 does, the spec is translated once into C (one function per guard branch, body,
 clock index, deadline condition, invariant and observer, over the state as an
 array of 64-bit ints), and one C call per state returns the finished list of
