@@ -379,6 +379,29 @@ def test_a_failed_compilation_leaves_nothing_and_says_why(monkeypatch: pytest.Mo
     assert list((tmp_path / "kvrace").iterdir()) == []
 
 
+def test_the_cache_keeps_the_most_recently_used_builds(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path,
+                                                       private_cache: Path) -> None:
+    build = _fischer_build(private_cache)
+    native._LOADED.clear()
+    directory = _cache_holding(tmp_path, None)
+    for k in range(4):
+        old = directory / f"_kvrace_native_{k:032x}{native._suffix()}"
+        old.write_bytes(b"")
+        os.utime(old, (1000 + k, 1000 + k))
+    other = directory / "parser-0.lark"
+    other.write_bytes(b"")
+    os.utime(other, (1, 1))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv(native.ENV_VAR, "1")
+    monkeypatch.setattr(native, "MAX_BUILDS", 3)
+    assert _fischer().successors == "native"  # compiled: the oldest two builds go
+    names = sorted(p.name for p in directory.iterdir())
+    assert names == sorted([build.name, "parser-0.lark",
+                            f"_kvrace_native_{2:032x}{native._suffix()}",
+                            f"_kvrace_native_{3:032x}{native._suffix()}"])
+
+
 def test_the_runtime_is_package_data() -> None:
     import tomllib
 

@@ -53,7 +53,8 @@ extensions use (``sysconfig``: ``LDSHARED``, ``CFLAGS``, ``CCSHARED``, ``-O2``,
 as the DBM core ``_cdbm`` is built), then copied into the cache under a
 temporary name and renamed into place (atomic), and it is loaded only when it
 is a regular file of this user's: a planted link or another owner's file is
-refused with a warning, and the model stays on Python.
+refused with a warning, and the model stays on Python.  The cache keeps the
+:data:`MAX_BUILDS` most recently used builds.
 """
 
 from __future__ import annotations
@@ -101,6 +102,10 @@ COMPILE_AFTER = 5_000
 """In ``auto`` mode, calls answered in Python before a build is compiled (about a
 tenth of a second of Python on the flagship; a compilation takes about 0.35 s of
 CPU, once per spec)."""
+
+MAX_BUILDS = 256
+"""Builds kept in the cache (about 90 KB each); beyond it the least recently used
+are removed after a compilation."""
 
 MAX_SOURCE_CHARS = 8_000_000
 """Generated C beyond this size is not compiled (the model stays on Python)."""
@@ -798,7 +803,29 @@ def build(parts: Sequence[Generated], compile_ok: bool, deadline: float | None
             return None
         timeout = None if deadline is None else max(0.05, deadline - time.monotonic())
         _compile(source + module_tail(name, len(parts)), name, command, path, timeout)
+        _prune(os.path.dirname(path), keep=path)
+    else:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: kept by _prune
     return _load(name, path)
+
+
+def _prune(directory: str, keep: str) -> None:
+    """Remove the least recently used builds beyond :data:`MAX_BUILDS` (only regular
+    files of this user's named as builds; ``keep`` stays)."""
+    try:
+        entries = [e for e in os.scandir(directory)
+                   if e.name.startswith("_kvrace_native_") and e.is_file(follow_symlinks=False)]
+        if len(entries) <= MAX_BUILDS:
+            return
+        stats = [(e.stat(follow_symlinks=False), e.path) for e in entries]
+    except OSError:
+        return
+    mine = sorted((st.st_mtime, path) for st, path in stats
+                  if st.st_uid == os.getuid() and path != keep)
+    for _, path in mine[:len(stats) - MAX_BUILDS]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 # ---- the model's side ---------------------------------------------------------------------------
