@@ -586,7 +586,8 @@ def generate(model: SpecModel, index: int = 0) -> Generated:
     dls, dl_atoms = _deadlines(t)
     invs, violations = _invariants(t)
     obs = _observers(t)
-    args = t.array("V", "ARGS", [f"{v}LL" for v in t.args])
+    # Never an empty table: instances without arguments still point into it.
+    args = t.array("V", "ARGS", [f"{v}LL" for v in t.args or [0]])
     ev_t, inst_t, dl_t, inv_t, obs_t = (t.array(c, n, rows) for c, n, rows in (
         ("Event", "EVENTS", events), ("Instance", "INSTANCES", insts),
         ("Deadline", "DEADLINES", dls), ("Invariant", "INVARIANTS", invs),
