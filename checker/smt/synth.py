@@ -22,10 +22,11 @@ region; the safe region is the declared ranges minus the bad region.
   decided exactly without Z3 (:mod:`checker.smt.quick`).
 * Merging (on by default; ``merge=False``, ``--no-merge``), as IMITATOR does
   (André, Fribourg, Soulat, "Merge and conquer", ATVA 2013): a new symbolic
-  state absorbs every stored state of the same discrete state that is still
-  waiting and whose union with it is convex (decided exactly:
-  :meth:`checker.smt.zones.PolyZones.union`); the merged state is stored in
-  their place (:class:`~checker.algorithms.covreach.Passed`).  The region is
+  state is merged with every stored state of the same discrete state that is
+  still waiting and whose union with it is convex (decided exactly:
+  :meth:`checker.smt.zones.PolyZones.union`); the earliest of those holds the
+  union, in its place in the waiting list
+  (:class:`~checker.algorithms.covreach.Passed`).  The region is
   the same with and without it, for every target:
 
   - the merged polyhedron is exactly the union of its parts, so the concrete
@@ -52,9 +53,9 @@ region; the safe region is the declared ranges minus the bad region.
     re-checks its counterexample with the zone explorer;
   - symmetry: both parts are representatives of the same canonical discrete
     state, and the orbit of a union is the union of the orbits;
-  - termination is kept: every stored polyhedron is a union of polyhedra the
-    exploration without merging reaches, and a retired one lies inside a
-    stored one, so none is stored twice.
+  - termination is not claimed in general (a merged polyhedron's successors need
+    not be polyhedra the exploration without merging meets); a run that does not
+    end stops at a limit as inconclusive either way.
 * Parametric exploration need not terminate on cyclic models (there is no
   extrapolation with symbolic constants); limits end such a run as
   *inconclusive*, never as a proof.
