@@ -108,8 +108,8 @@ class Stats:
     explored: int = 0
     """Symbolic states expanded (a zone retired while waiting is not)."""
     merges: int = 0
-    """Stored zones merged into a new zone of their discrete state (their union a zone:
-    see :class:`Passed`)."""
+    """Merges of a new zone with a stored one of its discrete state whose union with it
+    is a zone (see :class:`Passed`)."""
     extrapolation: str = "lu"
     """The abstraction the final run used: ``lu``, or ``m`` after an unconfirmed
     deadlock of the LU abstraction (see :mod:`checker.engines.search`)."""

@@ -230,8 +230,10 @@ def table_synth(synth: Mapping[str, Any]) -> str:
             f"{thousands(r['queries'])} & {r['seconds']:.1f} & "
             f"{thousands(r['no_merge']['symbolic_states'])} & "
             f"{r['no_merge']['seconds']:.1f} \\\\" for r in synth["synth"]]
-    return booktabs("l r r r r r r", "spec & free parameters & symbolic states & solver "
-                    "queries & seconds & states, no merging & seconds", rows)
+    header = (r" & & \multicolumn{3}{c}{merging} & \multicolumn{2}{c}{no merging} \\"
+              r" \cmidrule(lr){3-5} \cmidrule(l){6-7}"
+              "\nspec & free & states & queries & s & states & s")
+    return booktabs("l r r r r r r", header, rows)
 
 
 def _grouped(rows: Sequence[Mapping[str, Any]], key: str,
