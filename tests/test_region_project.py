@@ -153,3 +153,12 @@ def test_project_on_the_command_line(tmp_path: Path) -> None:
 def test_project_refusals(tmp_path: Path, args: list[str], message: str) -> None:
     code, out, err = run_cli("synth", _write(tmp_path), "--query", "there", *args)
     assert code == 2 and out == "" and message in err, err
+
+
+def test_too_many_pieces_are_left_as_they_are() -> None:
+    from checker.smt import regions
+
+    pieces = [[_lin({"A": -1}, k), _lin({"A": 1}, -k - 1)] for k in range(3)]  # k <= A <= k+1
+    assert short_union(BOX, pieces) == [[_lin({"A": 1}, -3)]]
+    many = pieces * (regions.MAX_DNF_PIECES // 3 + 1)
+    assert short_union(BOX, many) == sorted(sorted(p) for p in many)

@@ -272,7 +272,11 @@ def short_union(ranges: Sequence[Lin], pieces: Sequence[Sequence[Lin]]) -> list[
     two pieces whose union is convex are replaced by it, until none is; then each piece
     is grown (a constraint dropped while the piece stays inside the union) and stripped
     of what the ranges imply, and a piece inside the union of the others is dropped.
-    The same set of values within the ranges; ``[[]]`` when it is all of them."""
+    The same set of values within the ranges; ``[[]]`` when it is all of them.  Beyond
+    :data:`MAX_DNF_PIECES` pieces (the pairwise steps grow with their square) the pieces
+    are returned as they are."""
+    if len(pieces) > MAX_DNF_PIECES:
+        return sorted(sorted(p) for p in pieces)
     ctx = Z3Context()
     ranges = list(ranges)
     cur: list[list[Lin]] = []
