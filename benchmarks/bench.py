@@ -970,6 +970,7 @@ TARGETS: tuple[Target, ...] = (
     Target("flagship 4/2/2, defaults", Case(r=4, s=2, c=2), 60.0),
     Target("Fischer N=8, no symmetry", Case(model="fischer", n=8, sym=False), 60.0),
     Target("Fischer N=10, symmetry", Case(model="fischer", n=10), 10.0),
+    Target("Fischer N=40, symmetry", Case(model="fischer", n=40), 120.0),
     Target("synth of the flagship (2/1/2)", Case(task="synth"), 1.0),
 )
 
