@@ -1042,6 +1042,7 @@ TARGETS: tuple[Target, ...] = (
     Target("flagship 4/2/2, defaults", Case(r=4, s=2, c=2), 60.0),
     Target("Fischer N=8, no symmetry", Case(model="fischer", n=8, sym=False), 60.0),
     Target("Fischer N=10, symmetry", Case(model="fischer", n=10), 10.0),
+    Target("Fischer N=40, symmetry", Case(model="fischer", n=40), 120.0),
     Target("synth of the flagship (2/1/2)", Case(task="synth"), 1.0),
 )
 
@@ -1410,49 +1411,164 @@ IMITATOR_DATA = REPO / "tests" / "data" / "imitator"
 IMITATOR_SUITE = (
     ("FischerPS08-2", "FischerPS08-AGnot"), ("FischerPS08-3", "FischerPS08-AGnot"),
     ("FischerPS08-4", "FischerPS08-AGnot"), ("Train1PTA", "Train1PTA-AGnot"),
-    ("coffee", "coffee-EF"), ("BRPDKRT97", "BRPDKRT97-AGnot"), ("RCP_CS01", "RCP_CS01-EF"))
+    ("coffee", "coffee-EF"), ("BRPDKRT97", "BRPDKRT97-AGnot"), ("RCP_CS01", "RCP_CS01-EF"),
+    ("FMTV_1_A1", "FMTV_1_A1-EF"))
 """IMITATOR library models (``kvrace import``ed on the fly) and their property: an
 ``AGnot`` one is ``--property agnot``, an ``EF`` one ``--query ef``."""
+IMITATOR_IMPORT = {"FMTV_1_A1": {"int_lo": 0, "int_hi": 200, "param_max": 200}}
+"""Import options a model needs (``--int-range``, ``--param-max``): FMTV numbers its
+frames up to 200 and its end-to-end latency exceeds 100."""
+
+
+def spec_suite(cap: float) -> list[dict[str, Any]]:
+    """Synthesis of every spec of ``spec/`` with parameters, over the parameters the
+    paper's table frees (``tools.artifacts.measurements.SYNTH_FREE``, else every one
+    with a range), with merging and without: symbolic states, merges, solver queries,
+    CPU seconds, and whether the two regions are the same (Z3)."""
+    from checker.api import load_spec
+    from checker.model.compiled import SpecModel
+    from checker.smt import synth as sy
+    from tools.artifacts.measurements import SYNTH_FREE
+
+    rows: list[dict[str, Any]] = []
+    for path in sorted((REPO / "spec").rglob("*.kvr")):
+        spec = load_spec(path)
+        free = list(SYNTH_FREE.get(path.stem, [p.name for p in spec.params
+                                               if p.lo is not None or p.hi is not None]))
+        if not free:
+            continue
+        row: dict[str, Any] = {"spec": str(path.relative_to(REPO)), "free": free}
+        results = []
+        for merge in (True, False):
+            cpu = time.process_time()
+            res = sy.explore_parametric(SpecModel(spec, concrete=False), free, timeout=cap,
+                                        merge=merge)
+            results.append(res)
+            row["merge" if merge else "no_merge"] = {
+                "complete": res.complete, "symbolic_states": res.stats.symbolic_states,
+                "final_symbolic_states": res.stats.final_states,
+                "merges": res.stats.merges, "solver_queries": res.stats.queries,
+                "cpu_seconds": round(time.process_time() - cpu, 3)}
+        row["same_region"] = (all(r.complete for r in results)
+                              and sy.same_safe_values(*results))
+        rows.append(row)
+    return rows
+
+
+def spec_suite_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The rows of :func:`spec_suite` as a text table, with a line of totals."""
+    header = ["spec", "states (merge)", "merges", "cpu s", "states (no merge)", "cpu s",
+              "same region"]
+    body = [[r["spec"].removeprefix("spec/").removesuffix(".kvr"),
+             f"{_num(r['merge']['symbolic_states'])} / "
+             f"{_num(r['merge']['final_symbolic_states'])}",
+             _num(r["merge"]["merges"]), f"{r['merge']['cpu_seconds']:.2f}",
+             f"{_num(r['no_merge']['symbolic_states'])} / "
+             f"{_num(r['no_merge']['final_symbolic_states'])}",
+             f"{r['no_merge']['cpu_seconds']:.2f}", "yes" if r["same_region"] else "NO"]
+            for r in rows]
+    total = [sum(r[k]["cpu_seconds"] for r in rows) for k in ("merge", "no_merge")]
+    states = [sum(r[k]["symbolic_states"] for r in rows) for k in ("merge", "no_merge")]
+    body.append(["total", _num(states[0]), "", f"{total[0]:.2f}", _num(states[1]),
+                 f"{total[1]:.2f}", ""])
+    return _render(header, body, {1, 2, 3, 4, 5})
+
+
+def imitator_published() -> dict[str, Any]:
+    """IMITATOR 3.1's published results for the models (``tests/data/imitator/
+    published.json``: states, computed states, seconds, region, printed length)."""
+    data: dict[str, Any] = json.loads((IMITATOR_DATA / "published.json").read_text("utf-8"))
+    return data
 
 
 def imitator_suite(cap: float) -> list[dict[str, Any]]:
-    """Synthesis of each translated model of :data:`IMITATOR_SUITE` for its property:
-    the region, symbolic states, solver queries and seconds (translation excluded)."""
+    """Synthesis of each translated model of :data:`IMITATOR_SUITE` for its property,
+    with merging and without (``--no-merge``): symbolic states (stored, and at the end),
+    merges, solver queries, wall and CPU seconds (translation excluded); with merging,
+    the printed region (projected as the property file asks), how many comparisons it
+    writes, and whether it equals IMITATOR's published region (Z3, within the ranges);
+    IMITATOR's published states, computed states and seconds next to them."""
     from checker.language import load_text
-    from checker.language.imitator import translate_imitator
+    from checker.language.imitator import ImportOptions, translate_imitator
     from checker.model.compiled import SpecModel
     from checker.smt import synth as sy
+    from checker.smt.regions import region_view
 
+    published = imitator_published()["models"]
     rows: list[dict[str, Any]] = []
     for model, prop in IMITATOR_SUITE:
         imi, imiprop = IMITATOR_DATA / f"{model}.imi", IMITATOR_DATA / f"{prop}.imiprop"
         text = translate_imitator(imi.read_text(encoding="utf-8"), str(imi),
-                                  imiprop.read_text(encoding="utf-8"), str(imiprop))
+                                  imiprop.read_text(encoding="utf-8"), str(imiprop),
+                                  options=ImportOptions(**IMITATOR_IMPORT.get(model, {})))
         spec = load_text(text, f"{model}.kvr")
         free = [p.name for p in spec.params]
         ef = prop.endswith("-EF")
         target = (sy.Target(sy.TargetKind.QUERY, "ef") if ef
                   else sy.Target(sy.TargetKind.PROPERTY, "agnot"))
-        res = sy.explore_parametric(SpecModel(spec, concrete=False), free, timeout=cap,
-                                    target=target)
-        rows.append({"model": model, "property": "EF" if ef else "AGnot",
-                     "complete": res.complete,
-                     "discrete_states": res.stats.states,
-                     "symbolic_states": res.stats.symbolic_states,
-                     "solver_queries": res.stats.queries,
-                     "seconds": round(res.stats.seconds, 3)})
+        pub = published[model]
+        row: dict[str, Any] = {"model": model, "property": "EF" if ef else "AGnot",
+                               "imitator": {k: pub[k] for k in ("states", "computed",
+                                                                "seconds", "printed")}}
+        result = None
+        for merge in (True, False):
+            cpu = time.process_time()
+            res = sy.explore_parametric(SpecModel(spec, concrete=False), free, timeout=cap,
+                                        target=target, merge=merge)
+            row["merge" if merge else "no_merge"] = {
+                "complete": res.complete, "discrete_states": res.stats.states,
+                "symbolic_states": res.stats.symbolic_states,
+                "final_symbolic_states": res.stats.final_states,
+                "merges": res.stats.merges, "solver_queries": res.stats.queries,
+                "seconds": round(res.stats.seconds, 3),
+                "cpu_seconds": round(time.process_time() - cpu, 3)}
+            result = result or res
+        assert result is not None
+        if result.complete:
+            view = region_view(result, ef, pub.get("project"), free)
+            row["region"] = view.text
+            row["printed"] = len(view.printed)
+            row["same_region"] = _same_as_published(view, pub, free)
+        rows.append(row)
     return rows
+
+
+def _same_as_published(view: Any, pub: dict[str, Any], free: list[str]) -> bool:
+    """Whether a region (:class:`checker.smt.regions.RegionView`) equals IMITATOR's
+    published one within the ranges it is read in."""
+    import z3
+
+    from checker.api import region_formula
+    from checker.smt import synth as sy
+
+    names = pub.get("project") or free
+    theirs = sy.formula_z3(region_formula(pub["region"], names, names, {}))
+    ours = z3.And(*z3.parse_smt2_string(view.smtlib))
+    solver = z3.Solver()
+    solver.add(ours != z3.And(sy.region_z3([], view.ranges), theirs))
+    return bool(solver.check() == z3.unsat)
 
 
 def imitator_suite_table(rows: Sequence[dict[str, Any]]) -> str:
     """The rows of :func:`imitator_suite` as a text table."""
-    header = ["IMITATOR model", "property", "complete", "discrete", "symbolic", "queries",
-              "s"]
-    body = [[r["model"], r["property"], "yes" if r["complete"] else "no",
-             _num(r["discrete_states"]),
-             _num(r["symbolic_states"]), _num(r["solver_queries"]), f"{r['seconds']:.2f}"]
-            for r in rows]
-    return _render(header, body, {3, 4, 5, 6})
+    header = ["IMITATOR model", "property", "states (merge)", "merges", "cpu s",
+              "states (no merge)", "cpu s", "IMITATOR states", "computed", "s",
+              "same region", "printed (IMITATOR)"]
+    body = []
+    for r in rows:
+        m, n, imi = r["merge"], r["no_merge"], r["imitator"]
+
+        def states(x: dict[str, Any]) -> str:
+            done = "" if x["complete"] else " (cut)"
+            return f"{_num(x['symbolic_states'])} / {_num(x['final_symbolic_states'])}{done}"
+
+        same = {True: "yes", False: "NO"}.get(r.get("same_region"), "-")
+        printed = f"{r['printed']} ({imi['printed']})" if "printed" in r else "-"
+        body.append([r["model"], r["property"], states(m), _num(m["merges"]),
+                     f"{m['cpu_seconds']:.2f}", states(n), f"{n['cpu_seconds']:.2f}",
+                     _num(imi["states"]), _num(imi["computed"]), f"{imi['seconds']:.3f}",
+                     same, printed])
+    return _render(header, body, {2, 3, 4, 5, 6, 7, 8, 9, 11})
 
 
 def synth_suite_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -1695,7 +1811,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--synth-suite", action="store_true",
                     help="synthesis of the models of benchmarks/models/ with and without"
                     " their `assume` constraints (states, queries, seconds; the regions"
-                    " compared inside the constraints); the cap is --synth-cap")
+                    " compared inside the constraints); of the IMITATOR library models of"
+                    " tests/data/imitator/ and of every spec of spec/ with parameters, with"
+                    " and without merging, next to IMITATOR's published results; the cap"
+                    " is --synth-cap")
     ap.add_argument("--validate", metavar="N[,N...]",
                     help="kvrace validate on simulated logs of the flagship with N event"
                     " lines each (target: 100,000 lines in under 10 s, memory flat)")
@@ -1721,10 +1840,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.synth_suite:
             rows = synth_suite(SYNTH_SUITE, args.synth_cap)
             imi = imitator_suite(args.synth_cap)
+            specs = spec_suite(args.synth_cap)
             if args.json:
-                print(json.dumps({"assume": rows, "imitator": imi}, indent=1))
+                print(json.dumps({"assume": rows, "imitator": imi, "specs": specs}, indent=1))
             else:
-                print(synth_suite_table(rows) + "\n\n" + imitator_suite_table(imi))
+                print(synth_suite_table(rows) + "\n\n" + imitator_suite_table(imi) + "\n\n"
+                      + spec_suite_table(specs))
             return 0
         if args.validate:
             import tempfile

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import itertools
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -56,6 +56,7 @@ from checker.simulate.stats import Sprt
 
 if TYPE_CHECKING:
     from checker.language.assume import RegionFormula
+    from checker.model.provenance import Source
     from checker.smt.lin import Lin, LinFormula
 
 __all__ = [
@@ -437,7 +438,21 @@ def _explained(model: SpecModel, result: CheckResult, states: list[tuple[int, ..
 def explain(outcome: Outcome, free: list[str] | None = None) -> str:
     """The parameter region in which the counterexample's sequence of events is
     feasible (free parameters: all declared ones unless ``free`` is given)."""
+    return explanation(outcome, free).text
 
+
+@dataclass(frozen=True)
+class Explanation:
+    """The parameter region in which a counterexample's sequence of events is
+    feasible: as text, and each of its constraints with the model elements whose
+    bounds mention its parameters (:func:`constraint_provenance`)."""
+
+    text: str
+    provenance: list[tuple[str, list[Source]]]
+
+
+def explanation(outcome: Outcome, free: list[str] | None = None) -> Explanation:
+    """:func:`explain`, with the provenance of each constraint."""
     assert outcome.raw is not None
     model, result = outcome.raw
     steps = result.trace
@@ -450,10 +465,31 @@ def explain(outcome: Outcome, free: list[str] | None = None) -> str:
                                            if v.lo is not None or v.hi is not None]
     region = trace_region(model, shape, names)
     if not region:
-        return "always (for every parameter value in the declared ranges)"
+        return Explanation("always (for every parameter value in the declared ranges)", [])
     if any(c.trivial() is False for c in region):
-        return "never"
-    return " and ".join(lin_text(c, list(model.params)) for c in region)
+        return Explanation("never", [])
+    order = list(model.params)
+    return Explanation(" and ".join(lin_text(c, order) for c in region),
+                       constraint_provenance(model.spec, region, order))
+
+
+def constraint_provenance(spec: ir.Spec, constraints: Sequence[Lin], order: Sequence[str]
+                          ) -> list[tuple[str, list[Source]]]:
+    """Each constraint (once, as printed, in order) with the model elements of ``spec``
+    whose bounds mention its parameters (:mod:`checker.model.provenance`)."""
+    from checker.model.provenance import provenance, sources
+    from checker.smt.synth import lin_text
+
+    among = sources(spec)
+    out: list[tuple[str, list[Source]]] = []
+    seen: set[str] = set()
+    for c in constraints:
+        text = lin_text(c, order)
+        if text in seen:
+            continue
+        seen.add(text)
+        out.append((text, provenance([v.removeprefix("p:") for v, _ in c.coefs], among)))
+    return out
 
 
 def check(
@@ -649,17 +685,19 @@ class Synthesis:
 
 def synth(spec: str | Path | ir.Spec, params: Mapping[str, ParamValue] | None = None, *,
           free: list[str] | None = None, max_states: int | None = None,
-          timeout: float | None = None, deadlock: bool = True,
+          timeout: float | None = None, deadlock: bool = True, merge: bool = True,
           **param_kw: ParamValue) -> Synthesis:
     """The exact region of the ``free`` parameters (default: every parameter with a
     declared range) in which every property holds, the others at their given or default
-    values (as ``kvrace synth``)."""
+    values (as ``kvrace synth``); ``merge=False`` explores without merging symbolic
+    states (``--no-merge``: the same region, more symbolic states)."""
     from checker.smt import synth as sy
 
     sp, values = _resolve(spec, {**(params or {}), **param_kw})
     names = _free_params(sp, free)
     model = SpecModel(sp, values, concrete=False)
-    result = sy.explore_parametric(model, names, (), max_states, timeout, deadlock=deadlock)
+    result = sy.explore_parametric(model, names, (), max_states, timeout, deadlock=deadlock,
+                                   merge=merge)
     from checker.smt.regions import readable
 
     cov = sy.coverage(result)
@@ -685,16 +723,26 @@ def region_difference(found: Synthesis, expected: str) -> RegionPoint | None:
     their values), within the free parameters' ranges: ``None`` when the two are
     equivalent there, else a point where they differ.  Raises SpecError for a formula
     that does not parse, ValueError for an inconclusive synthesis."""
-    from checker.language.assume import parse_region
     from checker.smt import synth as sy
 
     raw = found.raw
     if not found.complete or not isinstance(raw, sy.SynthResult):
         raise ValueError(f"no region to compare: {found.summary()}")
-    formula = parse_region(expected, [p.name for p in found.spec.params])
-    lins = _region_lins(formula, found.free, found.fixed)
+    lins = region_formula(expected, [p.name for p in found.spec.params], found.free,
+                          found.fixed)
     got = sy.region_difference(sy.safe_region(raw), raw.ranges, lins, found.free)
     return None if got is None else RegionPoint(*got)
+
+
+def region_formula(text: str, params: list[str], free: list[str],
+                   fixed: Mapping[str, Fraction]) -> LinFormula:
+    """A region written as text (comparisons with ``and``, ``or``, ``not`` over
+    ``params``) as constraints over the ``free`` parameters, the others at their
+    ``fixed`` values; :func:`checker.smt.synth.formula_z3` makes it a Z3 formula.
+    Raises SpecError for a formula that does not parse."""
+    from checker.language.assume import parse_region
+
+    return _region_lins(parse_region(text, params), free, fixed)
 
 
 def _region_lins(f: RegionFormula, free: list[str], fixed: Mapping[str, Fraction]

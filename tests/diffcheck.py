@@ -28,8 +28,8 @@ round it reports in must be the earliest round of any reference finding.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 
 from oracle import compare_models
@@ -47,12 +47,17 @@ from reference import (
     untimed_states,
 )
 
+from checker.domains import backend, dbm
 from checker.engines import CheckResult, Limits, Options, explore
 from checker.engines.search import REACHABLE, UNREACHABLE
 from checker.language import load_text
+from checker.limits import Budget
 from checker.model.compiled import SpecModel
-from checker.model.interface import ModelRuntimeError, State, query_matches
+from checker.model.interface import ModelRuntimeError, State, query_matches, scaled_bounds
 from checker.model.interp import InterpretedModel
+from checker.semantics.canon import canonizer
+from checker.semantics.clockbounds import clock_bounds
+from checker.semantics.ts import Status, ZoneTS
 
 ZONE_CONFIGS: list[tuple[str, dict[str, object]]] = [
     ("bfs", {"symmetry": True, "clock_reduction": True}),
@@ -417,6 +422,12 @@ def compare_model(text: str, *, max_states: int = RANDOM_REF_MAX_STATES) -> Outc
         out.problems.append("the model has a strict clock constraint: integer time cannot "
                             "judge it (a generator bug)")
         return out
+    try:
+        why = zone_graph_disagreement(model)
+    except Exception as exc:
+        why = f"the zone graphs crashed: {type(exc).__name__}: {exc}"
+    if why is not None:
+        out.problems.append(why)
     for deadlock in (True, False):
         by_config: dict[str, CheckResult] = {}
         for name, opts in ZONE_CONFIGS:
@@ -459,10 +470,94 @@ def compare_model(text: str, *, max_states: int = RANDOM_REF_MAX_STATES) -> Outc
                               if res.verdict != "holds" else None)
         if len(set(keys.values())) > 1:
             out.problems.append(f"deadlock={deadlock}: the reductions change the verdict: {keys}")
+        why = reached_disagreement(model, by_config)
+        if why is not None:
+            out.problems.append(f"deadlock={deadlock}: {why}")
         if deadlock and "bfs" in by_config:
             out.verdict = by_config["bfs"].verdict
             out.prop = MODEL_ERROR if out.verdict == "error" else by_config["bfs"].prop
     return out
+
+
+def orbits(model: SpecModel, states: Iterable[State]) -> frozenset[State]:
+    """The least image of each state under every permutation of the symmetric values
+    (enumerated, independently of the canonizer): one state per orbit."""
+    perms = model.symmetries()
+    return frozenset(min([s, *(p.state(s) for p in perms)]) for s in states)
+
+
+def reached_disagreement(model: SpecModel, by_config: dict[str, CheckResult]) -> str | None:
+    """Whether the runs that hold reached different discrete states up to the
+    permutations: symmetry reduction keeps one state per orbit, every other reduction
+    and abstraction keeps every discrete state."""
+    reached = {name: orbits(model, res.reached) for name, res in by_config.items()
+               if res.verdict == "holds" and res.reached is not None}
+    if len(set(reached.values())) <= 1:
+        return None
+    sizes = {name: len(states) for name, states in reached.items()}
+    return f"the runs that hold reach different discrete states (orbits per run: {sizes})"
+
+
+ZONE_GRAPH_MAX_NODES = 5_000
+"""A zone graph compared with and without symmetry reduction has at most this many nodes
+(bigger ones are not compared)."""
+
+
+def zone_graph_orbits(model: SpecModel, reduced: bool) -> frozenset[Hashable] | None:
+    """The nodes of the zone graph (every node kept, compared by equality), each as
+    the least of its images under every permutation (enumerated, the zones permuted by
+    the Python DBM reference): one per orbit.  ``reduced``: the graph the canonizer
+    reduces.  None when the graph is too large or a model error interrupts it."""
+    bounds, _ = scaled_bounds(model.bounds, model.values)
+    timed = backend.select(None) if len(model.clock_names) <= 64 else None
+    live = clock_bounds(model, bounds, Budget(Limits(max_states=20_000)), canonizer(model),
+                        timed=timed)
+    ts = ZoneTS(model, bounds, live, canonical=model.canonizer if reduced else None,
+                labels=frozenset())
+    dz = ts.dz
+    perms = model.symmetries()
+
+    def least(s: State, z: list[int]) -> Hashable:
+        f = dz.frame(s)
+        best = (s, tuple(z))
+        for p in perms:
+            t = p.state(s)
+            tpos = dz.frame(t).pos
+            tz = dbm.permute(z, f.n, [0] + [tpos[p.clocks[c]] for c in f.clocks])
+            best = min(best, (t, tuple(tz)))
+        return best
+
+    seen: set[Hashable] = set()
+    out: set[Hashable] = set()
+    try:
+        todo = deque(ts.initial())
+        while todo:
+            node = todo.popleft()
+            key = ts.key(node.state, node.zone)
+            if node.status is not Status.OK or key in seen:
+                continue
+            if len(seen) >= ZONE_GRAPH_MAX_NODES:
+                return None
+            seen.add(key)
+            out.add(least(node.state, node.zone))
+            todo.extend(ts.next(node.state, node.zone))
+    except ModelRuntimeError:
+        return None
+    return frozenset(out)
+
+
+def zone_graph_disagreement(model: SpecModel) -> str | None:
+    """Whether the zone graph reduced by the canonizer has other nodes, up to the
+    permutations, than the whole one: a canonical form that is not an image of its
+    node (a zone permuted unlike its state) shows here even when no verdict moves."""
+    if model.canonizer is None:
+        return None
+    whole = zone_graph_orbits(model, False)
+    reduced = zone_graph_orbits(model, True)
+    if whole is None or reduced is None or whole == reduced:
+        return None
+    return (f"symmetry reduction changes the zone graph up to the permutations: "
+            f"{len(reduced - whole)} orbits only reduced, {len(whole - reduced)} only whole")
 
 
 def record(out: Outcome, stats: Counter[str] | None = None) -> None:

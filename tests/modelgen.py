@@ -729,6 +729,13 @@ def render_model(r: random.Random, extended: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def widened(text: str, size: int) -> str:
+    """A model text with its symmetric type (``P``, two values) given ``size`` values: its
+    values are never named, so only the declaration changes."""
+    values = ", ".join(f"p{k}" for k in range(size))
+    return text.replace("symmetric type P = {p0, p1}", f"symmetric type P = {{{values}}}")
+
+
 def model_for_seed(seed: int, extended: bool = False) -> str:
     """The model of one seed (the same text on every machine and run); ``extended``:
     with bounded loops and ``reachable`` queries (see :func:`render_model`)."""

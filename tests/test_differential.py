@@ -57,10 +57,11 @@ from diffcheck import (
     known_problem,
     record,
     show_zone,
+    zone_graph_orbits,
     zone_run,
 )
 from helpers import ROOT
-from modelgen import FEATURES, features, model_for_seed
+from modelgen import FEATURES, features, model_for_seed, widened
 from reference import (
     DEADLOCK,
     INCONCLUSIVE,
@@ -229,6 +230,40 @@ def test_generated_models_have_varied_verdicts() -> None:
     assert skipped <= len(RANDOM_SEEDS) // 20, f"{skipped} models too big for the reference"
     print(f"\n{len(compared)} models compared; verdicts {dict(verdicts)}; "
           f"properties broken {dict(props)}; {STATS}")
+
+
+# ---- (c) wider symmetric types -----------------------------------------------------------------
+#
+# The random models' symmetric type has two values, so a group of values with equal
+# signatures has at most two members.  The same models with three values exercise groups
+# the canonizer must order by their clocks or try in several orders; compare_model checks
+# that every reduction keeps the verdict, the breadth-first round and (when the model holds)
+# the discrete states reached, up to the permutations.
+
+WIDE_SEEDS = [seed for seed in RANDOM_SEEDS
+              if "symmetric type P" in model_for_seed(seed, extended=True)][:120]
+
+
+def test_generated_models_with_three_symmetric_values() -> None:
+    failed: list[str] = []
+    for seed in WIDE_SEEDS:
+        out = compare_model(widened(model_for_seed(seed, extended=True), 3))
+        if any(known_problem(p) is None for p in out.problems):
+            failed.append(f"seed {seed}: " + out.report())
+    assert not failed, f"{len(failed)} of {len(WIDE_SEEDS)} models:\n" + "\n".join(failed)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_fischer_zone_graph_reduced_by_symmetry_is_the_whole_up_to_permutations(n: int) -> None:
+    """Every node symmetry reduction keeps is an image of a node of the whole zone graph,
+    and every orbit of it is kept (the zones compared exactly, not only the verdicts)."""
+    procs = ", ".join(f"P{k}" for k in range(1, n + 1))
+    text = (ROOT / "spec" / "classic" / "fischer.kvr").read_text().replace(
+        "symmetric type Proc = {P1, P2, P3}", f"symmetric type Proc = {{{procs}}}")
+    model = SpecModel(load_text(text, "fischer.kvr"))
+    reduced = zone_graph_orbits(model, True)
+    assert reduced is not None and reduced == zone_graph_orbits(model, False)
+    assert len(reduced) == {3: 18, 4: 28, 5: 40}[n]
 
 
 # ---- regression specs: disagreements found, as named models ------------------------------------

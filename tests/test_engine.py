@@ -7,15 +7,21 @@ from __future__ import annotations
 import itertools
 import random
 import re
+from collections.abc import Hashable
 from pathlib import Path
 
 import pytest
 from helpers import ROOT
 
-from checker.domains import backend
+from checker.domains import backend, dbm
 from checker.engines import Options, explore, search
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
+from checker.model.interface import State, Symmetry, scaled_bounds
+from checker.semantics.canon import canonizer
+from checker.semantics.clockbounds import clock_bounds
+from checker.semantics.ts import Status, ZoneTS
+from checker.semantics.zones import DbmZones, Frame
 
 FLAGSHIP = ROOT / "spec" / "sglang" / "deferred_release.kvr"
 FISCHER = ROOT / "spec" / "classic" / "fischer.kvr"
@@ -72,6 +78,72 @@ def test_fischer_counts(n: int, no_sym: tuple[int, int, int],
     model = fischer(n)
     assert counts(model, symmetry=False) == ("holds", *no_sym)
     assert counts(model) == ("holds", *with_sym)
+
+
+# With symmetry, the counts the signature-sorting canonizer gave before its candidates
+# were computed from sorted orders, liveness flags and single-row zone checks: the
+# faster canonizer chooses the same forms, so the counts are the same.
+@pytest.mark.parametrize(("n", "with_sym"), [
+    (8, (88, 88, 564)),
+    (12, (180, 180, 1742)),
+    pytest.param(16, (304, 304, 3944), marks=pytest.mark.slow),
+    pytest.param(20, (460, 460, 7490), marks=pytest.mark.slow),
+])
+def test_fischer_counts_with_many_processes(n: int, with_sym: tuple[int, int, int]) -> None:
+    assert counts(fischer(n)) == ("holds", *with_sym)
+
+
+def _reachable_nodes(ts: ZoneTS, limit: int) -> list[tuple[State, Frame, dbm.Dbm]]:
+    """Up to ``limit`` nodes of the zone graph ``ts`` (breadth-first), each with its
+    frame."""
+    from collections import deque
+
+    out: list[tuple[State, Frame, dbm.Dbm]] = []
+    seen: set[Hashable] = set()
+    todo = deque(ts.initial())
+    while todo and len(out) < limit:
+        node = todo.popleft()
+        key = ts.key(node.state, node.zone)
+        if node.status is not Status.OK or key in seen:
+            continue
+        seen.add(key)
+        out.append((node.state, ts.dz.frame(node.state), node.zone))
+        todo.extend(ts.next(node.state, node.zone))
+    return out
+
+
+def _image(dz: DbmZones, sym: Symmetry, s: State, z: dbm.Dbm) -> tuple[State, dbm.Dbm]:
+    """(s, z) under ``sym``, the zone permuted by the Python reference."""
+    t = sym.state(s)
+    f, tf = dz.frame(s), dz.frame(t)
+    return t, dbm.permute(z, f.n, [0] + [tf.pos[sym.clocks[c]] for c in f.clocks])
+
+
+@pytest.mark.parametrize(("which", "size"), [("fischer4", 150), ("flagship3x2", 60)])
+def test_canonical_zones_are_images_and_the_same_across_an_orbit(which: str,
+                                                                  size: int) -> None:
+    """Every (state, zone) the canonizer gives is the image of its input under the
+    permutation it reports (sound: a member of the orbit), and every image of a
+    reachable node under every permutation gets the same one (canonical)."""
+    model = fischer(4) if which == "fischer4" else flagship(3, 2)
+    perms = model.symmetries()
+    bounds, _ = scaled_bounds(model.bounds, model.values)
+    live = clock_bounds(model, bounds, None, canonizer(model), timed=backend.select(None))
+    # Without symmetry reduction, so that every member of an orbit can turn up.
+    nodes = _reachable_nodes(ZoneTS(model, bounds, live), size)
+    dz = ZoneTS(model, bounds, live, canonical=model.canonizer).dz
+    moved = 0
+    for s, f, z in nodes:
+        cs, cz, sym = dz.canonical(f, list(z))
+        if sym is None:
+            assert (cs, cz) == (s, z)
+        else:
+            assert (cs, cz) == _image(dz, sym, s, z)
+            moved += 1
+        for pi in perms:
+            t, tz = _image(dz, pi, s, z)
+            assert dz.canonical(dz.frame(t), tz)[:2] == (cs, cz), (s, pi.clocks)
+    assert len(nodes) == size and moved > size // 5, moved
 
 
 @pytest.mark.slow
@@ -173,6 +245,68 @@ def test_compiled_core_explores_exactly_like_the_reference(spec: Path) -> None:
         py.verdict, py.prop, [t.label for t in py.trace])
     assert (c.stats.states, c.stats.zones, c.stats.transitions) == (
         py.stats.states, py.stats.zones, py.stats.transitions)
+
+
+def _bounds_of(model: SpecModel) -> tuple[object, ...]:
+    """The timed pre-pass's whole result on ``model``."""
+    bounds, _ = scaled_bounds(model.bounds, model.values)
+    live = clock_bounds(model, bounds, None, canonizer(model), timed=backend.select(None))
+    assert live.complete
+    return (sorted(live.live.items()), sorted((s, sorted(lu.items()))
+                                               for s, lu in live.local.items()),
+            live.lower, live.upper)
+
+
+def _keeping_every_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the timed pre-pass keep every clock in its hulls (none dropped)."""
+    from checker.semantics import clockbounds
+
+    found = clockbounds._Pass.discover
+
+    def discover(self: clockbounds._Pass, j: int, s: State) -> None:
+        found(self, j, s)
+        self.revive(j, self.live.all_mask)
+
+    monkeypatch.setattr(clockbounds._Pass, "discover", discover)
+
+
+@pytest.mark.slow
+def test_dropping_dead_clocks_from_the_hulls_changes_no_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timed pre-pass drops from each hull the clocks not known to be live (and runs
+    again when one turns out live): the same live clocks and bounds as keeping them, on
+    every spec and the flagship at 3 requests and 2 slots."""
+    models = {p.stem: SpecModel(load(p)) for p in sorted((ROOT / "spec").rglob("*.kvr"))}
+    models["flagship 3/2"] = flagship(3, 2)
+    timed = {name: m for name, m in models.items()
+             if len(m.clock_names) <= search.TIMED_PREPASS_CLOCKS}
+    dropped = {name: _bounds_of(m) for name, m in timed.items()}
+    _keeping_every_clock(monkeypatch)
+    differ = [name for name, m in timed.items() if _bounds_of(m) != dropped[name]]
+    assert not differ and len(timed) > 40, differ
+
+
+def test_the_timed_pass_expands_each_fischer_state_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fischer's idle processes keep clocks no path reads before resetting them; kept in
+    the hulls, their values spread and the hulls grow again and again."""
+    from checker.semantics import clockbounds
+
+    model = fischer(12)
+    expanded: list[int] = []
+    expand = clockbounds._Pass.expand_timed
+
+    def counting(self: clockbounds._Pass, i: int, s: State) -> None:
+        expanded.append(i)
+        expand(self, i, s)
+
+    monkeypatch.setattr(clockbounds._Pass, "expand_timed", counting)
+    dropped = _bounds_of(model)
+    assert sorted(expanded) == list(range(180))
+    expanded.clear()
+    _keeping_every_clock(monkeypatch)
+    assert _bounds_of(model) == dropped
+    assert len(expanded) == 1033
 
 
 @pytest.mark.slow

@@ -1,11 +1,15 @@
 """``kvrace import``: IMITATOR models translated into specs, and their regions.
 
 The models are from IMITATOR's benchmark library (tests/data/imitator/README.md).
-The library publishes no result files for them, so the regions are compared (with
-Z3) against regions derived by hand from the models: Fischer's protocol is safe iff
-the wait ``Delta`` is at least the write window ``delta``; the rail gate is safe iff
-the gate is down before the train passes, ``dApproach > dStartDown + dGetDown``; the
-coffee is reachable iff the cup comes before the coffee's deadline, ``p2 <= p3``.
+Their regions are compared (with Z3) against regions derived by hand from the models
+(Fischer's protocol is safe iff the wait ``Delta`` is at least the write window
+``delta``; the rail gate is safe iff the gate is down before the train passes,
+``dApproach > dStartDown + dGetDown``; the coffee is reachable iff the cup comes
+before the coffee's deadline, ``p2 <= p3``) and against the regions IMITATOR 3.1
+published for them (``tests/data/imitator/published.json``), among them the bounded
+retransmission protocol, the root contention protocol and Thales' FMTV end-to-end
+latency (whose initial constraint bounds clocks instead of zeroing them, and whose
+result is projected onto the latency).
 """
 
 from __future__ import annotations
@@ -148,9 +152,10 @@ def test_constraints_urgency_and_ranges(tmp_path: Path) -> None:
     ("invariant True\nend", "invariant True stop{x}\nend", "6:31: error: stopwatches"),
     ("goto l1;", "goto l1", "6:1: error: unexpected `urgent`"),
     ("n := n + 1", "x := 3", "5:32: error: a clock can only be reset to 0"),
-    ("& x = 0", "& x = 1", "8:59: error: clocks must start at 0"),
-    ("& x = 0", "& x >= 0", "8:59: error: clocks must start at 0"),
-    ("& y = 0", "", "8:1: error: the initial constraint must set clock `y` to 0"),
+    ("& x = 0", "& x = 0 & x <= 3", "8:1: error: the initial constraint sets clock `x` to 0"
+                                    " and also bounds it"),
+    ("& y = 0", "", "8:1: error: the initial constraint must set clock `y` to 0 or bound it"),
+    ("& y = 0", "& y - x <= 1", "8:67: error: only comparisons of one clock"),
     ("n : discrete", "n = 3, k = 2 : discrete", "8:36: error: `n` is not a discrete variable"),
 ])
 def test_refusals_are_positioned(tmp_path: Path, edit: str, where: str, message: str) -> None:
@@ -172,3 +177,126 @@ def test_property_refusals_name_the_property_file(tmp_path: Path) -> None:
     prop.write_text("property := #synth AG(loc[a] = l1);\n")
     code, _, err = run_cli("import", str(model), "--property", str(prop))
     assert code == 2 and err.startswith(f"{prop}:1:20: error: unexpected"), err
+
+
+def test_projectresult_must_name_a_parameter(tmp_path: Path) -> None:
+    model, prop = tmp_path / "m.imi", tmp_path / "m.imiprop"
+    model.write_text(MINI)
+    prop.write_text("property := #synth EF(loc[a] = l1);\nprojectresult(p, n);\n")
+    code, _, err = run_cli("import", str(model), "--property", str(prop))
+    assert (code, err) == (2, f"{prop}:2:18: error: `n` is not a parameter (projectresult"
+                              " projects the result onto parameters)\n")
+    prop.write_text("property := #synth EF(loc[a] = l1);\nprojectresult(p);\n")
+    code, out, err = run_cli("import", str(model), "--property", str(prop))
+    assert (code, err) == (0, "")
+    assert "# IMITATOR projects the result onto p (projectresult): kvrace synth --project p\n" \
+        in out
+
+
+@pytest.mark.parametrize(("update", "ok"), [
+    ("n := m, m := 0", True),    # reads m before it is written: the same in any order
+    ("m := 0, n := m", False),   # reads m after it is written: the order would matter
+])
+def test_update_order(tmp_path: Path, update: str, ok: bool) -> None:
+    model = tmp_path / "m.imi"
+    model.write_text(MINI.replace("n : discrete", "n, m : discrete")
+                     .replace("n := n + 1", update).replace("n := 0;", "n := 0, m := 0;"))
+    code, out, err = run_cli("import", str(model))
+    if ok:
+        assert (code, err) == (0, ""), err
+        assert "do n := m; m := 0; loc_a := l1" in out
+    else:
+        assert code == 2 and "reads a variable an earlier update of the same transition" \
+            " writes" in err, err
+
+
+BOUNDED = """var x, y : clock; p : parameter;
+automaton a
+actions: ;
+loc l0: invariant True
+  when x >= 5 & y <= p goto l1;
+loc l1: invariant True
+end
+init := { discrete = loc[a] := l0; continuous = & 0 <= x & x <= 3 & y = 0
+  & p >= 0 & p <= 10; }
+end
+"""
+"""x starts anywhere in [0, 3], y at 0: l1 needs x >= 5 and y <= p, and y = x - x0 >= 2
+when it fires, so it is reachable iff p >= 2 (iff p >= 5 if x started at 0)."""
+
+
+def test_bounded_initial_clocks_start_anywhere_inside(tmp_path: Path) -> None:
+    model, prop = tmp_path / "b.imi", tmp_path / "b.imiprop"
+    model.write_text(BOUNDED)
+    prop.write_text("property := #synth EF(loc[a] = l1);\n")
+    spec = tmp_path / "b.kvr"
+    code, _, err = run_cli("import", str(model), "--property", str(prop), "-o", str(spec))
+    assert (code, err) == (0, "")
+    text = spec.read_text()
+    assert ("event initial.set_x\n  when initial_phase == choosing and not initial_set_x\n"
+            "  do initial_set_x := true; reset x\n") in text
+    assert ("event initial.start\n  when initial_phase == choosing and initial_set_x and"
+            " x <= 3\n  do initial_phase := running; reset y\n") in text
+    assert "when initial_phase == running and loc_a == l0" in text
+    assert "reachable ef: initial_phase == running and (loc_a == l1)" in text
+    code, out, _ = run_cli("synth", str(spec), "--query", "ef", "--json")
+    doc = json.loads(out)
+    assert (code, doc["reachable_region"]) == (0, "p >= 2"), out
+
+
+# ---- the regions IMITATOR published ----------------------------------------------------------
+
+PUBLISHED = json.loads((DATA / "published.json").read_text(encoding="utf-8"))
+IMPORT_OPTIONS = {"FMTV_1_A1": ["--int-range", "0..200", "--param-max", "200"]}
+"""What a model needs besides the defaults: FMTV's frames are numbered up to 200 and its
+end-to-end latency exceeds 100."""
+SLOW_MODELS = {"FischerPS08-4", "BRPDKRT97", "RCP_CS01", "FMTV_1_A1"}
+
+
+def _imitator_z3(text: str, names: list[str]) -> z3.BoolRef:
+    from test_regions import parse_region
+
+    return parse_region(text.replace(" & ", " and "), names)
+
+
+@pytest.mark.parametrize("model", [
+    pytest.param(m, marks=pytest.mark.slow) if m in SLOW_MODELS else m
+    for m in PUBLISHED["models"]])
+def test_region_is_imitators(tmp_path: Path, model: str) -> None:
+    # The region (projected, when IMITATOR projects it) equals the one IMITATOR's
+    # result file states, within kvrace's ranges (IMITATOR's parameters are unbounded).
+    pub = PUBLISHED["models"][model]
+    out = tmp_path / f"{model}.kvr"
+    code, _, err = run_cli("import", str(DATA / f"{model}.imi"), "--property",
+                           str(DATA / f"{pub['property']}.imiprop"), "-o", str(out),
+                           *IMPORT_OPTIONS.get(model, []))
+    assert (code, err) == (0, "")
+    target = ["--query", "ef"] if pub["property"].endswith("-EF") else ["--property", "agnot"]
+    project = ["--project", ",".join(pub["project"])] if "project" in pub else []
+    code, text, _ = run_cli("synth", str(out), *target, *project, "--json")
+    doc = json.loads(text)
+    assert code == 0 and doc["complete"], text
+    ours = z3.And(*z3.parse_smt2_string(str(doc["smtlib"])))
+    names = pub.get("project") or doc["free"]
+    # the ranges (and assume constraints) the SMT-LIB script is read within
+    decls = "".join(f"(declare-const {p} Real)\n" for p in names)
+    within = z3.And(*z3.parse_smt2_string(decls + "(assert true)\n"))
+    theirs = _imitator_z3(pub["region"], names)
+    box = _ranges_z3(out, names)
+    assert _same(z3.And(within, box, ours), z3.And(within, box, theirs)), (doc["smtlib"],
+                                                                           pub["region"])
+
+
+def _ranges_z3(spec: Path, names: list[str]) -> z3.BoolRef:
+    """The declared ranges and `assume` constraints over ``names`` (the others dropped:
+    a projection's box)."""
+    from checker.api import load_spec
+    from checker.model.compiled import SpecModel
+    from checker.smt import synth as sy
+
+    sp = load_spec(spec)
+    model = SpecModel(sp, concrete=False)
+    free = [p.name for p in sp.params if p.name in names]
+    ranges = sy.range_constraints(model, free)
+    return sy.region_z3([], [c for c in ranges
+                             if all(v.removeprefix("p:") in names for v, _ in c.coefs)])

@@ -71,6 +71,8 @@ CASES = [
     # No parameter value is safe: not holds, whatever a CI script reads.
     (["synth", IMMEDIATE], 1, "violated"),
     (["synth", "tests/queries/handoff.kvr", "--query", "both_flying"], 0, "holds"),
+    (["synth", DEFERRED, "--free", "T_flight,T_hold", "--project", "T_hold", "--no-merge"], 0,
+     "holds"),
     (["synth", DEFERRED, "--property", "nope"], 2, "error"),
     (["prove", DEFERRED, "--assume", "T_hold > 50"], 2, "error"),
     (["lint", IMMEDIATE, DEFERRED], 0, "holds"),

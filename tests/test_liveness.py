@@ -528,14 +528,14 @@ def test_a_model_error_on_a_reduced_graph_is_reported_as_the_run_meets_it() -> N
 
 
 def test_symmetry_leaves_random_liveness_verdicts_unchanged() -> None:
-    compared, reduced = _symmetric_agree(range(0, 100))
-    assert (compared, reduced) == (37, 6)
+    compared, reduced = _symmetric_agree(range(0, 30))
+    assert (compared, reduced) == (9, 2)
 
 
 @pytest.mark.slow
 def test_symmetry_leaves_more_random_liveness_verdicts_unchanged() -> None:
-    compared, reduced = _symmetric_agree(range(100, 400))
-    assert (compared, reduced) == (97, 26)
+    compared, reduced = _symmetric_agree(range(30, 400))
+    assert (compared, reduced) == (125, 30)
 
 
 def readme_liveness_table() -> list[list[int]]:

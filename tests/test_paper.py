@@ -58,6 +58,7 @@ def test_fast_synthesis_measurements_reproduce() -> None:
     from checker.api import load_spec
     from checker.model.compiled import SpecModel
     from checker.smt import synth as sy
+    from checker.smt.regions import readable
 
     rows = [r for r in data("synth.json")["synth"] if r["seconds"] <= FAST_SYNTH_SECONDS]
     assert len(rows) >= 3
@@ -65,8 +66,11 @@ def test_fast_synthesis_measurements_reproduce() -> None:
         spec = load_spec(ROOT / "spec" / "sglang" / f"{row['stem']}.kvr")
         result = sy.explore_parametric(SpecModel(spec), row["free"])
         assert result.complete == row["complete"]
-        assert sy.region_text(sy.safe_region(result), row["free"]) == row["region"], REGENERATE
+        assert readable(result).text(row["free"]) == row["region"], REGENERATE
         assert result.stats.symbolic_states == row["symbolic_states"], REGENERATE
+        plain = sy.explore_parametric(SpecModel(spec), row["free"], merge=False)
+        assert plain.stats.symbolic_states == row["no_merge"]["symbolic_states"], REGENERATE
+        assert sy.same_safe_values(result, plain)
 
 
 def test_the_papers_claims_about_proofs_match_the_data() -> None:

@@ -203,6 +203,28 @@ def _page_data(text: str) -> dict[str, Any]:
     return data
 
 
+def test_the_page_explains_the_counterexample_with_provenance(tmp_path: Path) -> None:
+    # The region in which the run is possible (check --explain), and where each of its
+    # constraints' parameters come from: the viewer's provenance.
+    out = tmp_path / "race.html"
+    code, _, _ = run_cli("view", DEFERRED, "-p", "T_hold=7", "--html", str(out))
+    assert code == 0
+    explain = _page_data(out.read_text())["check"]["explain"]
+    assert explain["region"] == "T_hold <= T_prop + T_chunk + T_flight"
+    [(constraint, found)] = [(p["constraint"], p["sources"]) for p in explain["provenance"]]
+    assert constraint == explain["region"]
+    assert found == [
+        f"guard of event prefill.post: since_told <= T_chunk ({DEFERRED}:62)",
+        f"deadline in_flight: since_post <= T_flight ({DEFERRED}:74)",
+        f"deadline propagation: since_abort <= T_prop ({DEFERRED}:85)",
+        f"guard of event decode.release: since_abort >= T_hold ({DEFERRED}:88)"]
+    # A trace file has no model run behind it to explain.
+    trace = tmp_path / "race.json"
+    run_cli("check", DEFERRED, "-p", "T_hold=7", "--trace", str(trace))
+    run_cli("view", DEFERRED, "--trace", str(trace), "--html", str(out))
+    assert "explain" not in _page_data(out.read_text())["check"]
+
+
 def test_a_liveness_lasso_opens_when_safety_holds(tmp_path: Path) -> None:
     """Safety holds in Fischer's mutex but a process may never enter: the page opens at
     the lasso, its cycle marked; from the spec and from a trace file of ``check``."""

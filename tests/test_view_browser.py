@@ -336,3 +336,20 @@ def test_a_missing_browser_fails_only_when_required(monkeypatch: pytest.MonkeyPa
     with pytest.raises(pytest.skip.Exception,
                        match=r"no Chromium \(install Debian's chromium and `pip install"):
         _unavailable("no Chromium")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("browser")
+def test_the_explanation_unfolds_into_provenance(page: Any, tmp_path: Path) -> None:
+    out = tmp_path / "explain.html"
+    spec = str(ROOT / "spec/sglang/deferred_release.kvr")
+    assert run_cli("view", spec, "-p", "T_hold=7", "--html", str(out))[0] == 0
+    page.goto(out.as_uri())
+    summary = page.locator("#explain summary")
+    assert summary.inner_text() == ("this sequence of events is possible exactly when:"
+                                    " T_hold <= T_prop + T_chunk + T_flight")
+    assert not page.locator("#explain-sources").is_visible()
+    summary.click()
+    items = page.locator("#explain-sources > li > ul > li").all_inner_texts()
+    assert items[1] == f"deadline in_flight: since_post <= T_flight ({spec}:74)"
+    assert len(items) == 4

@@ -9,7 +9,8 @@
    depth-first) is offered to the goal, then expanded: each successor
    :meth:`~checker.semantics.ts.SymbolicTS.next` yields is stored unless a stored
    zone of the same discrete state includes it (:class:`Passed`; the stored zones
-   it includes are retired), and handed to the goal with its labels;
+   it includes are retired, and with a merge operation the zones whose union with
+   it is a zone are merged into it), and handed to the goal with its labels;
 3. the goal decides what a labelled successor means: whether it is queued,
    whether the search ends (the zone explorer stops at the first violation; the
    parametric explorer collects the parameters of every violation and goes on).
@@ -106,6 +107,9 @@ class Stats:
     (what ``max_states`` limits)."""
     explored: int = 0
     """Symbolic states expanded (a zone retired while waiting is not)."""
+    merges: int = 0
+    """Merges of a new zone with a stored one of its discrete state whose union with it
+    is a zone (see :class:`Passed`)."""
     extrapolation: str = "lu"
     """The abstraction the final run used: ``lu``, or ``m`` after an unconfirmed
     deadlock of the LU abstraction (see :mod:`checker.engines.search`)."""
@@ -137,11 +141,24 @@ class Passed(Generic[Z]):
     A new zone included in a stored one of the same discrete state is not stored;
     stored zones the new one includes are retired.  ``keep_shallower`` keeps a
     retired node that is still waiting, and shallower than the new one, waiting:
-    breadth-first search then still finds shortest traces."""
+    breadth-first search then still finds shortest traces.
 
-    def __init__(self, includes: Callable[[State, Z, Z], bool], keep_shallower: bool) -> None:
+    ``merge`` (optional) is the union of two zones of a discrete state when that union
+    is itself a zone, else None.  With it, a new zone is merged with every stored zone
+    of its discrete state that is still waiting (not expanded) and that it can be
+    merged with: the earliest of those holds the union from then on (it keeps its place
+    in the waiting list; :meth:`add` returns it, and a goal that queues it again finds
+    it skipped once expanded), the others are retired.  The set of valuations stored is
+    the same, in fewer symbolic states, and no valuation is expanded twice (an expanded
+    zone is not merged: its successors are computed already).  A merged node keeps its
+    parent, so its path is not a run to every valuation of it: a search with merging
+    gives no traces."""
+
+    def __init__(self, includes: Callable[[State, Z, Z], bool], keep_shallower: bool,
+                 merge: Callable[[State, Z, Z], Z | None] | None = None) -> None:
         self.includes = includes
         self.keep_shallower = keep_shallower
+        self.merge = merge
         self.stats = Stats()
         self.state: list[State] = []
         self.zone: list[Z] = []
@@ -152,6 +169,8 @@ class Passed(Generic[Z]):
         self.depth: list[int] = []
         self.alive = bytearray()
         """0 for a node retired before it was expanded."""
+        self.expanded = bytearray()
+        """1 for a node the search has expanded."""
         self.by_state: dict[State, list[int]] = {}
         self.subsumer = -1
         """The stored node that covered the last zone :meth:`add` refused."""
@@ -168,6 +187,7 @@ class Passed(Generic[Z]):
         self.sym.append(sym)
         self.depth.append(depth)
         self.alive.append(1)
+        self.expanded.append(0)
         return k
 
     def node(self, succ: Succ[Z], parent: int, depth: int) -> int:
@@ -202,14 +222,11 @@ class Passed(Generic[Z]):
                     return None
             retired = [k for k in zones if includes(s, z, node_zone[k])]
             if retired:
-                alive = self.alive
-                node_depth = self.depth
-                for k in retired:
-                    if not self.keep_shallower or node_depth[k] >= depth:
-                        alive[k] = 0
-                stats.zones -= len(retired)
-                gone = set(retired)
-                zones[:] = [k for k in zones if k not in gone]
+                self._retire(zones, retired, depth)
+        if self.merge is not None:
+            z, kept = self._merged(s, z, zones, depth)
+            if kept is not None:
+                return kept
         node = self.record(s, z, parent, event, branch, sym, depth)
         zones.append(node)
         stats.zones += 1
@@ -217,6 +234,53 @@ class Passed(Generic[Z]):
         if depth > stats.depth:
             stats.depth = depth
         return node
+
+    def _retire(self, zones: list[int], retired: list[int], depth: int) -> None:
+        """Retire stored nodes of one discrete state (``zones``, updated) that a new zone
+        at ``depth`` includes."""
+        alive = self.alive
+        node_depth = self.depth
+        for k in retired:
+            if not self.keep_shallower or node_depth[k] >= depth:
+                alive[k] = 0
+        self.stats.zones -= len(retired)
+        gone = set(retired)
+        zones[:] = [k for k in zones if k not in gone]
+
+    def _merged(self, s: State, z: Z, zones: list[int], depth: int) -> tuple[Z, int | None]:
+        """``z`` merged with every waiting stored zone of ``s`` it can be merged with,
+        and the node that now holds the union: the first of them (the earliest queued,
+        so the union is expanded no later than its first part would have been), the
+        others retired — and so is every stored zone the union includes.  ``(z, None)``
+        when there is no such zone."""
+        merge = self.merge
+        assert merge is not None
+        includes = self.includes
+        node_zone = self.zone
+        kept: int | None = None
+        grown = True
+        while grown:
+            grown = False
+            for k in zones:
+                if self.expanded[k]:
+                    continue
+                got = merge(s, node_zone[k], z)
+                if got is not None:
+                    z = got
+                    self.stats.merges += 1
+                    kept = k if kept is None else min(kept, k)
+                    covered = [j for j in zones if j == k or includes(s, z, node_zone[j])]
+                    self._retire(zones, covered, depth)
+                    grown = True
+                    break
+        if kept is not None:
+            # Back in: the earliest part, still queued, now holding the union.
+            self.alive[kept] = 1
+            node_zone[kept] = z
+            zones.append(kept)
+            zones.sort()
+            self.stats.zones += 1
+        return z, kept
 
     def path(self, node: int) -> list[int]:
         """The nodes from an initial one to ``node``."""
@@ -273,7 +337,10 @@ def covreach(ts: SymbolicTS[Z], store: Passed[Z], waiting: Waiting, goal: Goal[Z
             parent = waiting.pop()
             if not alive[parent]:
                 continue
+            if store.expanded[parent]:
+                continue  # queued again after a merge into it
             stats.explored += 1
+            store.expanded[parent] = 1
             tick(stats, waiting)
             go = expand(parent)
             if go is not True:

@@ -252,6 +252,10 @@ def _add_synth_parser(sub: Subparsers) -> None:
     target.add_argument("--query", metavar="NAME",
                         help="the region in which the state of `reachable NAME` is reachable"
                         " (IMITATOR's EF synthesis); no property is checked")
+    synth.add_argument("--project", metavar="A,B",
+                       help="print the region projected onto these free parameters: their"
+                       " values for which some value of the other free parameters is safe"
+                       " (with --query: reachable), as IMITATOR's projectresult")
     synth.add_argument("--provenance", action="store_true",
                        help="after the region, each of its constraints with the guards,"
                        " deadlines, bounds and `assume` constraints (file:line) whose bounds"
@@ -264,6 +268,10 @@ def _add_synth_parser(sub: Subparsers) -> None:
     _add_limit_args(synth)
     synth.add_argument("--no-deadlock", action="store_true",
                        help="leave deadlock freedom out of the region")
+    synth.add_argument("--no-merge", action="store_true",
+                       help="do not merge symbolic states of one discrete state whose union is"
+                       " convex (merging is on by default; the region is the same either way,"
+                       " only the number of symbolic states and the time differ)")
     synth.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
 

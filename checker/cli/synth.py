@@ -7,6 +7,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Sequence
 
+from checker import api
 from checker.cli.common import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
@@ -22,7 +23,6 @@ from checker.cli.common import (
 from checker.errors import UsageError
 from checker.model import ir
 from checker.model.interface import TimedModel
-from checker.model.provenance import Source, provenance, sources
 from checker.model.trace import fmt_time
 from checker.present import jsonout, text
 from checker.present.progress import Progress
@@ -30,8 +30,7 @@ from checker.present.regionplot import FORMATS, region_plot
 from checker.present.reports import SynthReport
 from checker.results import Coverage
 from checker.smt import synth as sy
-from checker.smt.lin import Lin
-from checker.smt.regions import polygons, readable
+from checker.smt.regions import polygons, region_view
 
 
 @contextlib.contextmanager
@@ -80,7 +79,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
     spec = load_spec(args.spec, args)
     free = free_params(args, spec)
     target = _target(args, spec)
+    keep = _projection(args, free)
     if args.plot is not None:
+        if keep is not None:
+            raise UsageError("--plot draws the region over both free parameters; it does not"
+                             " go with --project")
         _check_plot(args.plot, spec, free)
     display = session.progress("synth", args.quiet)
     with display, watching_synth(display):
@@ -90,35 +93,28 @@ def run(args: argparse.Namespace, session: Session) -> int:
         display.phase("clock pre-pass")
         result = sy.explore_parametric(model, free, (), args.max_states,
                                        session.left(args.timeout),
-                                       deadlock=not args.no_deadlock, target=target)
+                                       deadlock=not args.no_deadlock, target=target,
+                                       merge=not args.no_merge)
         display.phase("simplifying the region (Z3)")
         order = [p.name for p in spec.params]
-        if target.kind is sy.TargetKind.QUERY:
-            cov = sy.reach_coverage(result)
-            dnf = sy.reach_region(result)
-            region = sy.dnf_text(dnf, order)
-            known = result.complete or cov is Coverage.ALL
-            smtlib = sy.dnf_smtlib(dnf, result.ranges, free) if known else None
-            printed = [c for piece in dnf for c in piece] if known else []
-        else:
-            cov = sy.coverage(result)
-            cnf = sy.safe_region(result)
-            known = result.complete or cov is Coverage.NONE
-            shown = readable(result) if known else None
-            region = shown.text(order) if shown is not None else sy.region_text(cnf, order)
-            printed = [c for part in shown.parts for c in part] if shown is not None else []
-            smtlib = sy.region_smtlib(cnf, result.ranges, free) if known else None
+        try:
+            view = region_view(result, target.kind is sy.TargetKind.QUERY, keep, order)
+        except ValueError as e:
+            raise UsageError(f"--project: {e}") from None
+        cov, known, printed = view.coverage, view.known, view.printed
     report = SynthReport(
         model=spec.name, free=free,
         fixed={k: v for k, v in model.values.items() if k not in free},
         ranges=domain_text(model, free),
         complete=result.complete, limit=result.limit,
-        region=region, smtlib=smtlib,
+        region=view.text, smtlib=view.smtlib,
         bad=[[sy.lin_text(c, order) for c in piece] for piece in result.bad.pieces],
         stats=result.stats, no_deadlock=args.no_deadlock,
         liveness=len(spec.leadsto), coverage=cov,
         property=args.property, query=args.query,
-        provenance=_provenance(spec, printed, order), show_provenance=args.provenance)
+        provenance=api.constraint_provenance(spec, printed, order),
+        show_provenance=args.provenance,
+        project=keep)
     code = _exit_code(result.complete, cov, target.kind is sy.TargetKind.QUERY)
     if args.json:
         session.out.write(jsonout.document("synth", code, jsonout.synth_fields(args.spec,
@@ -131,20 +127,17 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return code
 
 
-def _provenance(spec: ir.Spec, printed: Sequence[Lin], order: Sequence[str]
-                ) -> list[tuple[str, list[Source]]]:
-    """Each constraint of the printed region (once, in order) with the model elements
-    whose bounds mention its parameters."""
-    among = sources(spec)
-    out: list[tuple[str, list[Source]]] = []
-    seen: set[str] = set()
-    for c in printed:
-        text_c = sy.lin_text(c, order)
-        if text_c in seen:
-            continue
-        seen.add(text_c)
-        out.append((text_c, provenance([v.removeprefix("p:") for v, _ in c.coefs], among)))
-    return out
+def _projection(args: argparse.Namespace, free: Sequence[str]) -> list[str] | None:
+    """The parameters of ``--project`` (free ones, in declaration order), if given."""
+    if args.project is None:
+        return None
+    names = [n.strip() for n in args.project.split(",") if n.strip()]
+    for n in names:
+        if n not in free:
+            raise UsageError(f"--project {n}: not a free parameter (free: {', '.join(free)})")
+    if not names:
+        raise UsageError("--project needs at least one free parameter")
+    return [p for p in free if p in names]
 
 
 def _check_plot(path: str, spec: ir.Spec, free: Sequence[str]) -> None:

@@ -51,6 +51,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
         where = args.trace or args.spec
         raise UsageError(f"{where}: cannot replay the trace on {args.spec}: {exc}") from None
     check = steps.check_info(trace) if trace is not None else None
+    if check is not None and not args.trace and outcome.verdict is Verdict.VIOLATED \
+            and outcome.raw is not None and spec.params:
+        check["explain"] = _explanation(outcome)
     if check is None and not args.trace:
         message = outcome.limit
         if live is not None and live.verdict != Verdict.HOLDS:
@@ -82,6 +85,16 @@ def run(args: argparse.Namespace, session: Session) -> int:
     finally:
         srv.server_close()
     return EXIT_OK
+
+
+def _explanation(outcome: api.Outcome) -> dict[str, Any]:
+    """For the page: the parameter region in which the counterexample's sequence of
+    events is possible (``check --explain``), and each of its constraints with the
+    model elements whose bounds mention its parameters (file:line)."""
+    found = api.explanation(outcome)
+    return {"region": found.text,
+            "provenance": [{"constraint": c, "sources": [s.describe() for s in srcs]}
+                           for c, srcs in found.provenance]}
 
 
 def _start_step(text: str, view: dict[str, Any], check: dict[str, Any] | None) -> int | str:

@@ -8,12 +8,20 @@ enumerated location variable ``loc_A``; every combination of one edge per
 participant of an action becomes one flat event whose guard conjoins the
 participants' locations and guards and whose statements run all their updates;
 an unsynchronised edge becomes an event of its own.  Location invariants become
-deadlines (``x <= p while loc_A == l``), urgent locations a deadline on a clock
-that every event resets, bounds of the initial constraint on one parameter the
-parameter's range, and its other linear constraints ``assume`` lines.  A
-``#synth AGnot(P)`` property becomes ``invariant agnot: not (P)`` (its region is
-``kvrace synth --property agnot``) and ``#synth EF(P)`` a query ``reachable ef:
-P`` (``kvrace synth --query ef``).
+deadlines (``x <= p while loc_A == l``; ``x = 0`` is ``x <= 0``), urgent
+locations a deadline on a clock that every event resets, bounds of the initial
+constraint on one parameter the parameter's range (a bound that is not a decimal
+number an ``assume`` line, within a decimal range), and its other linear
+constraints ``assume`` lines.  Clocks start at 0 in kvrace: when the initial
+constraint bounds a clock instead of setting it to 0 (``0 <= x & x <= p``), the
+spec starts with a *prelude* — an actor ``initial`` that resets each such clock
+once, in any order and after any delays, then starts the model (every other event,
+deadline, property and query waits for it) if the bounds hold, resetting the
+clocks set to 0 — so the model starts from every valuation the constraint allows.
+A ``#synth AGnot(P)`` property becomes ``invariant agnot: not (P)`` (its region
+is ``kvrace synth --property agnot``) and ``#synth EF(P)`` a query ``reachable
+ef: P`` (``kvrace synth --query ef``); ``projectresult(p, ...)`` is noted in the
+header, for ``kvrace synth --project p,...``.
 
 What the translation cannot express faithfully is refused with a
 :class:`ImitatorError` at the position of the construct.
@@ -22,6 +30,7 @@ What the translation cannot express faithfully is refused with a
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -157,6 +166,11 @@ class _Translator:
         self.idents: dict[str, str] = {}
         self.taken: set[str] = set()
         self.zeroed: set[str] = set()
+        self.bounded: list[tuple[str, str]] = []
+        """Clocks the initial constraint bounds instead of setting to 0: (clock, atom)."""
+        self.prelude = ""
+        """With :attr:`bounded`: the condition ``initial_phase == running`` that every
+        event, deadline, property and query of the model waits for."""
 
     # ---- errors and names -----------------------------------------------------
     def error(self, node: Node | Token, message: str) -> ImitatorError:
@@ -475,16 +489,19 @@ class _Translator:
             text = self.atom(c, allow_clocks=True, allow_params=False)
             if text.endswith(">= 0") and text.count(" ") == 2:
                 continue  # clocks are never negative
-            op = text.split(" ")[1]
+            clock, op, bound = text.split(" ", 2)
+            if op == "==" and bound == "0":
+                text, op = f"{clock} <= 0", "<="  # clocks are never negative
             if op not in ("<", "<="):
-                raise self.error(c, "an invariant may only bound clocks from above (`<` or `<=`)")
+                raise self.error(c, "an invariant may only bound clocks from above (`<` or `<=`,"
+                                    " or `= 0`)")
             atoms.append(text)
         return " and ".join(atoms) if atoms else None
 
-    def edge_parts(self, e: _Edge, aut: _Automaton, written: set[str], reads: set[str]
+    def edge_parts(self, e: _Edge, aut: _Automaton, written: set[str]
                    ) -> tuple[list[str], list[str]]:
-        """The guard atoms and statements of one edge; ``written`` and ``reads`` collect
-        the discrete variables the combined event writes and reads so far."""
+        """The guard atoms and statements of one edge; ``written`` collects the discrete
+        variables the combined event writes so far."""
         guard = [f"{self.loc_var(aut)} == {self.loc_value(aut, e.source)}"]
         g = self.condition(e.guard, allow_clocks=True)
         if g != "true":
@@ -503,9 +520,9 @@ class _Translator:
                 raise self.error(target, f"cannot assign to {kind} `{target}`")
             if str(target) in written:
                 raise self.error(target, f"`{target}` is assigned twice in one transition")
-            if str(target) in reads:
-                raise self.error(target, f"`{target}` is read by an earlier update of the same "
-                                         "transition; the order of updates would matter")
+            # Writing a variable an earlier update read is the same in IMITATOR's
+            # simultaneous (before 3.4) and sequential (3.4 on) updates; reading one an
+            # earlier update wrote is not.
             used = self._discrete_names(value)
             if used & written:
                 raise self.error(value, "this update reads a variable an earlier update of the "
@@ -514,7 +531,6 @@ class _Translator:
                 else self.expr(value)
             stmts.append(f"{self.ident(str(target))} := {value_text}")
             written.add(str(target))
-            reads |= used
         if e.target != e.source:
             stmts.append(f"{self.loc_var(aut)} := {self.loc_value(aut, e.target)}")
         if resets:
@@ -555,12 +571,11 @@ class _Translator:
                 raise self.error(parts[0].name, f"action `{action}` gives more than "
                                                 f"{MAX_EVENTS} flat events")
             for combo in itertools.product(*choices):
-                guard: list[str] = []
+                guard: list[str] = [self.prelude] if self.prelude else []
                 stmts: list[str] = []
                 written: set[str] = set()
-                reads: set[str] = set()
                 for aut, e in zip(parts, combo, strict=True):
-                    g, s = self.edge_parts(e, aut, written, reads)
+                    g, s = self.edge_parts(e, aut, written)
                     guard += g
                     stmts += s
                 owner = self.ident(str(parts[0].name), "actor:" + str(parts[0].name))
@@ -568,7 +583,9 @@ class _Translator:
         for aut in self.automata:
             for e in aut.edges:
                 if e.action is None:
-                    g, s = self.edge_parts(e, aut, set(), set())
+                    g, s = self.edge_parts(e, aut, set())
+                    if self.prelude:
+                        g = [self.prelude, *g]
                     owner = self.ident(str(aut.name), "actor:" + str(aut.name))
                     out.append(self.event_text(owner, fresh(f"{e.source}_to_{e.target}"), g, s))
         return out
@@ -590,8 +607,14 @@ class _Translator:
         self.urgent_clock = self.ident("urgent_clock") if urgent else ""
         init_node = next(c for c in tree.children if isinstance(c, Tree) and c.data == "init")
         init = self.read_init(init_node)
-        lines = [f"# Translated from {Path(self.path).name} by `kvrace import`.", "",
-                 f"model {model_name}", ""]
+        if self.bounded:
+            self.prelude = f"{self.ident('initial_phase')} == running"
+        lines = [f"# Translated from {Path(self.path).name} by `kvrace import`."]
+        if prop is not None and len(prop.children) > 2 and prop.children[2] is not None:
+            names = self.projection(prop.children[2])
+            lines.append(f"# IMITATOR projects the result onto {', '.join(names)}"
+                         f" (projectresult): kvrace synth --project {','.join(names)}")
+        lines += ["", f"model {model_name}", ""]
         param_lines = self.param_lines(init.ranges, init.fixed, init.assumes)
         lines += param_lines
         if param_lines:
@@ -599,7 +622,7 @@ class _Translator:
         lines += self.state_lines(init)
         lines += self.deadline_lines()
         lines.append("")
-        for ev in self.events():
+        for ev in [*self.prelude_events(), *self.events()]:
             lines += [ev, ""]
         if prop is not None:
             lines.append(self.property_line(prop))
@@ -619,10 +642,16 @@ class _Translator:
             else:
                 for c in part.children:
                     self.initial_constraint(c, init.ranges, init.fixed, init.assumes)
+        bounded = {c for c, _ in self.bounded}
         for clock in self.clocks:
-            if self.ident(clock) not in self.zeroed:
+            ident = self.ident(clock)
+            if ident in self.zeroed and ident in bounded:
+                raise self.error(node, f"the initial constraint sets clock `{clock}` to 0 and "
+                                       "also bounds it")
+            if ident not in self.zeroed and ident not in bounded:
                 raise self.error(node, f"the initial constraint must set clock `{clock}` to 0 "
-                                       "(IMITATOR leaves an unmentioned clock arbitrary)")
+                                       "or bound it (IMITATOR leaves an unmentioned clock "
+                                       "arbitrary)")
         for aut in self.automata:
             if str(aut.name) not in init.locations:
                 raise self.error(aut.name, f"the initial location of `{aut.name}` is not given")
@@ -648,7 +677,12 @@ class _Translator:
     def state_lines(self, init: _Init) -> list[str]:
         """The ``actor``, ``var`` and ``clock`` lines."""
         actors = [self.ident(str(a.name), "actor:" + str(a.name)) for a in self.automata]
+        if self.bounded:
+            actors.append(self.ident("initial", "actor:<prelude>"))
         lines = ["actor " + ", ".join(actors), ""]
+        if self.bounded:
+            lines.append(f"var {self.ident('initial_phase')} : {{choosing, running}} = choosing")
+            lines += [f"var {self.set_var(c)} : bool = false" for c in self.bounded_clocks()]
         for aut in self.automata:
             values = ", ".join(self.loc_value(aut, loc) for loc in aut.locations)
             lines.append(f"var {self.loc_var(aut)} : {{{values}}} = "
@@ -667,28 +701,75 @@ class _Translator:
         return lines
 
     def deadline_lines(self) -> list[str]:
-        """The deadlines of the location invariants and of the urgent locations."""
+        """The deadlines of the location invariants and of the urgent locations (after
+        the prelude, if any)."""
         lines: list[str] = []
+        started = f"{self.prelude} and " if self.prelude else ""
         for aut in self.automata:
             for loc in aut.locations:
                 inv = self.invariant(aut, loc)
                 if inv is not None:
                     dname = self.ident(f"inv_{aut.name}_{loc}", f"inv:{aut.name}:{loc}")
-                    lines.append(f"deadline {dname}: {inv}\n  while {self.loc_var(aut)} == "
-                                 f"{self.loc_value(aut, loc)}")
+                    lines.append(f"deadline {dname}: {inv}\n  while {started}"
+                                 f"{self.loc_var(aut)} == {self.loc_value(aut, loc)}")
         if self.urgent_clock:
             where = " or ".join(f"{self.loc_var(a)} == {self.loc_value(a, loc)}"
                                 for a in self.automata for loc in a.urgent)
+            if started:
+                where = f"{started}({where})"
             lines.append(f"deadline urgent_locations: {self.urgent_clock} <= 0\n  while {where}")
         return lines
 
+    def bounded_clocks(self) -> list[str]:
+        """The clocks the initial constraint bounds, in order, once each."""
+        return list(dict.fromkeys(c for c, _ in self.bounded))
+
+    def set_var(self, clock: str) -> str:
+        return self.ident(f"initial_set_{clock}", f"initial_set:{clock}")
+
+    def prelude_events(self) -> list[str]:
+        """The prelude's events: each bounded clock reset once, then the start."""
+        if not self.bounded:
+            return []
+        owner = self.ident("initial", "actor:<prelude>")
+        phase = self.ident("initial_phase")
+        out = [self.event_text(owner, f"set_{c}",
+                               [f"{phase} == choosing", f"not {self.set_var(c)}"],
+                               [f"{self.set_var(c)} := true", f"reset {c}"])
+               for c in self.bounded_clocks()]
+        guard = [f"{phase} == choosing", *(self.set_var(c) for c in self.bounded_clocks()),
+                 *(text for _, text in self.bounded if text)]
+        stmts = [f"{phase} := running"]
+        zero = [c for c in (self.ident(k) for k in self.clocks) if c in self.zeroed]
+        if zero:
+            stmts.append("reset " + ", ".join(zero))
+        out.append(self.event_text(owner, "start", guard, stmts))
+        return out
+
+    def projection(self, node: Node) -> list[str]:
+        """The parameters of ``projectresult(...)`` (in the property file)."""
+        names = []
+        for tok in node.children:
+            if str(tok) not in self.params:
+                line, col = _pos(tok)
+                raise ImitatorError(self.prop_path, line, col,
+                                    f"`{tok}` is not a parameter (projectresult projects the "
+                                    "result onto parameters)")
+            names.append(self.ident(str(tok)))
+        return names
+
     def property_line(self, prop: Node) -> str:
         """The invariant of an ``AGnot`` property or the query of an ``EF`` one."""
-        kind, body = prop.children
+        kind, body = prop.children[:2]
         self.path = self.prop_path
         if str(kind) == "AGnot":
-            return f"invariant agnot: not ({self.condition(body, allow_clocks=False)})"
-        return f"reachable ef: {self.condition(body, allow_clocks=True)}"
+            cond = self.condition(body, allow_clocks=False)
+            if self.prelude:
+                cond = f"{self.prelude} and ({cond})"
+            return f"invariant agnot: not ({cond})"
+        cond = self.condition(body, allow_clocks=True)
+        return f"reachable ef: {self.prelude} and ({cond})" if self.prelude else \
+            f"reachable ef: {cond}"
 
     def initial_constraint(self, c: Node, ranges: dict[str, list[Fraction | bool | None]],
                            fixed: dict[str, Fraction], assumes: list[str]) -> None:
@@ -722,11 +803,17 @@ class _Translator:
                 self.param_assume(diff, str(op), atom, assumes)
 
     def zero_clock(self, atom: Node) -> None:
-        """Record the clock that a comparison of the initial constraint sets to 0."""
+        """Record the clock that a comparison of the initial constraint sets to 0, or
+        the bound it puts on a clock (for the prelude; a lower bound 0 only marks the
+        clock arbitrary: clocks are never negative)."""
         text = self.atom(atom, allow_clocks=True, allow_params=False)
-        if not text.endswith("== 0") or text.count(" ") != 2:
-            raise self.error(atom, "clocks must start at 0 (`x = 0`)")
-        self.zeroed.add(text.split(" ")[0])
+        clock, op, bound = text.split(" ", 2)
+        if op == "==" and bound == "0":
+            self.zeroed.add(clock)
+        elif not (op == ">=" and bound == "0"):
+            self.bounded.append((clock, text))
+        elif clock not in (c for c, _ in self.bounded):
+            self.bounded.append((clock, ""))
 
     @staticmethod
     def param_bound(p: str, diff: Linear, op: str,
@@ -788,7 +875,11 @@ class _Translator:
                 raise self.error(self._init_node,
                                  f"the initial constraint leaves no value of `{p}`")
             box[p] = (lo, bool(lo_open), hi, bool(hi_open))
-        default = self.default_point(box, fixed)
+        exact = dict(box)
+        for p, (lo, lo_open, hi, hi_open) in exact.items():
+            box[p] = (*self.range_end(p, lo, lo_open, True, assumes),
+                      *self.range_end(p, hi, hi_open, False, assumes))
+        default = self.default_point(exact, fixed)
         lines: list[str] = []
         for p in self.params:
             if p in fixed:
@@ -802,6 +893,18 @@ class _Translator:
             lines.append(f"param {self.ident(p)} in {lo_b}{self.decimal(lo)}, "
                          f"{self.decimal(hi)}{hi_b} = {self.decimal(default[p])}")
         return lines + assumes
+
+    def range_end(self, p: str, q: Fraction, is_open: bool, low: bool, assumes: list[str]
+                  ) -> tuple[Fraction, bool]:
+        """One end of the range of ``p``: ``q`` when it is a decimal number; else
+        (`40/3 - 1/150`) an ``assume`` line with the exact bound, and the integer just
+        outside it as the range's end."""
+        if _is_decimal(q):
+            return q, is_open
+        op = (">" if is_open else ">=") if low else ("<" if is_open else "<=")
+        assumes.append(f"assume {self.ident(p)} {op} {self.fmt_num(q)}")
+        self._assume_forms.append(({p: Fraction(1)}, op, q, self._init_node))
+        return Fraction(math.floor(q) if low else math.ceil(q)), False
 
     def decimal(self, q: Fraction) -> str:
         if q.denominator == 1:
@@ -823,11 +926,13 @@ class _Translator:
         cands: list[list[Fraction]] = []
         for p in names:
             lo, lo_open, hi, hi_open = box[p]
-            raw = [lo, lo + 1, (lo + hi) / 2, Fraction(int((lo + hi) / 2)), hi - 1, hi]
+            mid = (lo + hi) / 2
+            raw = [lo, lo + 1, mid, Fraction(int(mid)), hi - 1, hi]
+            # the shortest decimal near the middle, for a range with non-decimal ends
+            raw += [Fraction(round(mid * 10 ** k), 10 ** k) for k in range(1, 7)]
             ok = sorted({v for v in raw if (v > lo or (v == lo and not lo_open))
-                         and (v < hi or (v == hi and not hi_open))
-                         and (v * 2 ** 20).denominator == 1})
-            cands.append(ok)
+                         and (v < hi or (v == hi and not hi_open)) and _is_decimal(v)})
+            cands.append(ok[:8])
         for n, point in enumerate(itertools.product(*cands)):
             if n > 200_000:
                 break
@@ -841,6 +946,15 @@ class _Translator:
     def holds(lhs: Linear, op: str, rhs: Fraction, values: dict[str, Fraction]) -> bool:
         v = sum((c * values[k] for k, c in lhs.items()), Fraction(0))
         return {"<": v < rhs, "<=": v <= rhs, ">": v > rhs, ">=": v >= rhs, "==": v == rhs}[op]
+
+
+def _is_decimal(q: Fraction) -> bool:
+    """Whether ``q`` has a finite decimal expansion (a kvrace number)."""
+    d = q.denominator
+    for f in (2, 5):
+        while d % f == 0:
+            d //= f
+    return d == 1 and q >= 0
 
 
 def translate_imitator(text: str, path: str, prop_text: str | None = None,

@@ -17,6 +17,15 @@ under its candidates is the same for every element of ``s``'s orbit, so the
 least image (and, for the caller, the least zone among the permutations
 reaching it) is canonical.
 
+A group whose orderings all give the same image needs one ordering only.  The
+values of a group owning no live clock are interchangeable when swapping two of
+them leaves the state as it is; for most types (:func:`_swap_safe`: no variable
+relates two symmetric values) equal signatures already say so, and nothing is
+tried.  The clocks are asked for only for values that share their discrete
+signature, and a swap of two clocks is checked on their rows and columns of
+the zone.  On Fischer's protocol a canonical form then costs time linear in the
+number of processes (the signatures, a sort, the zone's rows of tied values).
+
 When the groups of equal signatures would need more than
 :data:`MAX_CANDIDATES` orderings, only the first ones (in a fixed order) are
 tried: the result is still in the orbit (sound), only not always canonical
@@ -26,7 +35,8 @@ tried: the result is still in the orbit (sound), only not always canonical
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+import operator
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +97,53 @@ def _split(items: list[tuple[str, int, int]]) -> tuple[list[tuple[int, int]],
             multi.append([(w, k) for _, w, k in items[i:j]])
         i = j
     return single, multi
+
+
+def _swap_safe(t: ir.FiniteType, types: Sequence[ir.FiniteType],
+               cells: Sequence[tuple[int, tuple[ir.FiniteType, ...], ir.FiniteType | None,
+                                     object]]) -> bool:
+    """Whether equal discrete signatures of two values ``v``, ``w`` of ``t`` imply that
+    swapping them leaves the state unchanged.
+
+    They do when every variable that mentions ``t`` mentions it once and no other
+    symmetric type: a cell indexed by ``v`` has its own template (its other indices
+    are concrete), so equal signatures give equal values; a cell holding a value of
+    ``t`` has its own template too, and only ``v`` could list it, so it holds neither
+    ``v`` nor ``w``.  A variable relating two symmetric values (``next: T -> T``, a
+    map over two symmetric types) can have equal signatures for values a swap does
+    tell apart."""
+    for _, domain, vbase, _ in cells:
+        own = sum(ft == t for ft in domain) + (vbase == t)
+        if not own:
+            continue
+        other = sum(ft != t and ft.symmetric and ft.size > 1 for ft in domain) + (
+            vbase is not None and vbase != t and vbase in types)
+        if own > 1 or other:
+            return False
+    return True
+
+
+def _image(order: Iterable[int], size: int) -> tuple[int, ...]:
+    """The permutation putting the values in ``order``: ``img[v]`` is ``v``'s
+    position."""
+    img = [0] * size
+    for pos, v in enumerate(order):
+        img[v] = pos
+    return tuple(img)
+
+
+def _runs(order: list[int], keys: Sequence[object] | Mapping[int, object]) -> list[list[int]]:
+    """``order`` cut into runs of values with equal ``keys[v]``."""
+    groups: list[list[int]] = [[order[0]]]
+    prev = keys[order[0]]
+    for v in order[1:]:
+        key = keys[v]
+        if key == prev:
+            groups[-1].append(v)
+        else:
+            groups.append([v])
+            prev = key
+    return groups
 
 
 class SortCanonizer:
@@ -155,7 +212,18 @@ class SortCanonizer:
                     clocks=tuple(c for c, _ in csingle),
                     clock_multi=tuple(tuple(c for c, _ in g) for g in cmulti)))
             self.owned.append(row)
-        self.has_clocks = [any(o.clocks or o.clock_multi for o in row) for row in self.owned]
+        self.owned_clocks = [[(*o.clocks, *(c for g in o.clock_multi for c in g)) for o in row]
+                             for row in self.owned]
+        """Per type and value, every clock the value indexes."""
+        self.has_clocks = [any(clocks for clocks in row) for row in self.owned_clocks]
+        self.single_clock = [tuple(o.clocks[0] for o in row)
+                             if all(len(o.clocks) == 1 and not o.clock_multi for o in row)
+                             else None for row in self.owned]
+        """Per type, when each value owns exactly one clock (by template), that clock."""
+        self.swap_safe = [_swap_safe(t, self.types, cells) for t in self.types]
+        """Per type: whether two of its values with the same discrete signature can
+        always be swapped without changing the state (see :func:`_swap_safe`)."""
+        self._swaps: dict[tuple[int, int, int], Symmetry | None] = {}
         self._sigfns: list[Callable[[State], list[tuple[object, ...]]] | None] = [
             None] * len(self.types)
         self._plain: dict[State, tuple[State, list[Symmetry | None]]] = {}
@@ -205,27 +273,53 @@ class SortCanonizer:
         return (tuple(_key(clock_key, c) for c in o.clocks),
                 tuple(tuple(sorted(_key(clock_key, c) for c in g)) for g in o.clock_multi))
 
-    def _groups(self, k: int, s: State, clock_key: ClockKey | None) -> list[list[int]]:
-        """The values of type ``k`` in signature order, in groups of equal signatures."""
+    def _order(self, k: int, s: State) -> tuple[list[int], list[Any], bool]:
+        """The values of type ``k`` in discrete signature order, their signatures, and
+        whether two of them share one."""
         fn = self._sigfns[k]
         if fn is None:
             fn = self._sigfns[k] = self._compile_signatures(k)
         sigs: list[Any] = fn(s)
-        if clock_key is not None and self.has_clocks[k]:
-            sigs = [(sig, self._clock_signature(k, v, clock_key)) for v, sig in enumerate(sigs)]
         # Descending: the values furthest from their initial state come first, so that
         # representatives (and synthesis, which names properties on them) read A first.
-        order = sorted(range(len(sigs)), key=lambda v: sigs[v], reverse=True)
-        groups: list[list[int]] = [[order[0]]]
-        prev = sigs[order[0]]
-        for v in order[1:]:
-            sig = sigs[v]
-            if sig == prev:
-                groups[-1].append(v)
+        # (A reversed sort keeps equal signatures in increasing order of value.)
+        order = sorted(range(len(sigs)), key=sigs.__getitem__, reverse=True)
+        ranked = [sigs[v] for v in order]
+        return order, sigs, any(map(operator.eq, ranked, ranked[1:]))
+
+    def _groups(self, k: int, order: list[int], sigs: list[Any],
+                clock_key: ClockKey | None) -> list[tuple[list[int], bool]]:
+        """The values of type ``k`` in signature order, in groups of equal signatures,
+        each with whether its values own a clock live in the caller's zone: the
+        discrete signature first, then (with ``clock_key``) what the zone says of the
+        clocks the value owns.
+
+        Only the values that share their discrete signature need their clocks looked
+        at: sorting by (discrete, clock) signature is sorting each group of equal
+        discrete signatures by clock signature.  Values with equal clock signatures
+        own live clocks alike."""
+        groups = _runs(order, sigs)
+        if clock_key is None or not self.has_clocks[k]:
+            return [(g, False) for g in groups]
+        single = self.single_clock[k]
+        out: list[tuple[list[int], bool]] = []
+        for g in groups:
+            if len(g) == 1:
+                out.append((g, False))  # alone: never reordered, its clocks never asked
+                continue
+            csigs: dict[int, tuple[object, ...]]
+            if single is None:
+                csigs = {v: self._clock_signature(k, v, clock_key) for v in g}
             else:
-                groups.append([v])
-                prev = sig
-        return groups
+                # One clock per value: its key alone orders the values as the
+                # clock signature ``((key,), ())`` (dead: ``((), ())``) would.
+                csigs = {v: () if (key := clock_key(single[v])) is None else (key,)
+                         for v in g}
+            owned = self.owned_clocks[k]
+            for run in _runs(sorted(g, key=csigs.__getitem__, reverse=True), csigs):
+                live = any(clock_key(c) is not None for c in owned[run[0]])
+                out.append((run, live))
+        return out
 
     # ------------------------------------------------------------------ candidates
     def symmetry(self, images: tuple[tuple[int, ...], ...]) -> Symmetry | None:
@@ -241,13 +335,18 @@ class SortCanonizer:
         return got
 
     def _swap(self, k: int, a: int, b: int) -> Symmetry | None:
+        """The transposition of values ``a`` and ``b`` of type ``k``."""
+        key = (k, a, b)
+        if key in self._swaps:
+            return self._swaps[key]
         images = []
         for kk, t in enumerate(self.types):
             img = list(range(t.size))
             if kk == k:
                 img[a], img[b] = b, a
             images.append(tuple(img))
-        return self.symmetry(tuple(images))
+        got = self._swaps[key] = self.symmetry(tuple(images))
+        return got
 
     def generators(self) -> list[Symmetry]:
         """Transpositions of adjacent values, per type: they generate every permutation."""
@@ -259,64 +358,50 @@ class SortCanonizer:
                     out.append(sym)
         return out
 
-    def _interchangeable(self, k: int, group: list[int], s: State,
-                         clock_key: ClockKey | None,
+    def _interchangeable(self, k: int, group: list[int], s: State, live: bool,
                          zone_fixed: Callable[[Symmetry], bool] | None) -> bool:
         """Whether every ordering of ``group`` gives the same image of ``s`` and of the
         caller's zone: swapping the first member with each other one leaves ``s``
-        unchanged, and either they own no clock the caller reports (``clock_key``
-        None: a dead clock) or ``zone_fixed`` says the swap maps the zone onto itself.
-        Those swaps generate every permutation of the group."""
-        live = False
-        if clock_key is not None:
-            for v in group:
-                o = self.owned[k][v]
-                for c in (*o.clocks, *(c for g in o.clock_multi for c in g)):
-                    if clock_key(c) is not None:
-                        live = True
-                        break
-                if live:
-                    break
-            if live and zone_fixed is None:
-                return False
+        unchanged, and either they own no clock live in the caller's zone or
+        ``zone_fixed`` says the swap maps the zone onto itself.  Those swaps generate
+        every permutation of the group.
+
+        For a type whose values' signatures say everything the state says of them
+        (:attr:`swap_safe`), the swaps leave ``s`` unchanged without being tried."""
+        if live and zone_fixed is None:
+            return False
+        safe = self.swap_safe[k]
+        if safe and not live:
+            return True
         first = group[0]
         for v in group[1:]:
             sym = self._swap(k, first, v)
             if sym is None:
                 continue
-            if sym.state(s) != s:
+            if not safe and sym.state(s) != s:
                 return False
             if live and zone_fixed is not None and not zone_fixed(sym):
                 return False
         return True
 
-    def _type_images(self, k: int, size: int, s: State, clock_key: ClockKey | None,
+    def _type_images(self, k: int, groups: list[tuple[list[int], bool]], s: State,
                      zone_fixed: Callable[[Symmetry], bool] | None) -> list[tuple[int, ...]]:
-        """The candidate permutations of type ``k``'s values in ``s``: values ordered by
-        their signature groups, every order within a group whose values are not
-        interchangeable (at most ``MAX_CANDIDATES``)."""
-        groups = self._groups(k, s, clock_key)
-        if len(groups) == size:
-            sorted_img = [0] * size
-            for pos, g in enumerate(groups):
-                sorted_img[g[0]] = pos
-            return [tuple(sorted_img)]
+        """The candidate permutations of type ``k``'s values in ``s``, given their
+        signature ``groups``: values in group order, every order within a group whose
+        values are not interchangeable (at most ``MAX_CANDIDATES``)."""
         orders: list[list[tuple[int, ...]]] = []
-        for g in groups:
-            if len(g) == 1 or self._interchangeable(k, g, s, clock_key, zone_fixed):
+        several = False
+        for g, live in groups:
+            if len(g) == 1 or self._interchangeable(k, g, s, live, zone_fixed):
                 orders.append([tuple(g)])
             else:
                 orders.append(list(itertools.islice(itertools.permutations(g), MAX_CANDIDATES)))
-        images: list[tuple[int, ...]] = []
-        for combo in itertools.islice(itertools.product(*orders), MAX_CANDIDATES):
-            perm = [0] * size
-            pos = 0
-            for part in combo:
-                for v in part:
-                    perm[v] = pos
-                    pos += 1
-            images.append(tuple(perm))
-        return images
+                several = True
+        size = len(self.owned[k])
+        if not several:
+            return [_image(itertools.chain.from_iterable(g for g, _ in groups), size)]
+        return [_image(itertools.chain.from_iterable(combo), size)
+                for combo in itertools.islice(itertools.product(*orders), MAX_CANDIDATES)]
 
     def candidates(self, s: State, clock_key: ClockKey | None = None,
                    zone_fixed: Callable[[Symmetry], bool] | None = None
@@ -329,16 +414,23 @@ class SortCanonizer:
         got = self._plain.get(s)
         if got is not None:
             return got
-        # When the state alone orders the values, the zone cannot change the order.
-        if clock_key is not None and all(len(self._groups(k, s, None)) == t.size
-                                         for k, t in enumerate(self.types)):
-            got = self.candidates(s)
+        ranked = [self._order(k, s) for k in range(len(self.types))]
+        if not any(tied for _, _, tied in ranked):
+            # The state alone orders the values: the zone cannot change the order.
+            sym = self.symmetry(tuple(_image(order, len(order)) for order, _, _ in ranked))
+            got = (s if sym is None else sym.state(s)), [sym]
             if len(self._plain) >= SYMMETRY_CACHE * 8:
                 self._plain.clear()
             self._plain[s] = got
             return got
-        per_type = [self._type_images(k, t.size, s, clock_key, zone_fixed)
-                    for k, t in enumerate(self.types)]
+        per_type: list[list[tuple[int, ...]]] = []
+        for k, (order, sigs, tied) in enumerate(ranked):
+            if not tied or (self.swap_safe[k] and (clock_key is None or not self.has_clocks[k])):
+                # Equal signatures, nothing else to tell them apart: any order will do.
+                per_type.append([_image(order, len(order))])
+            else:
+                per_type.append(self._type_images(
+                    k, self._groups(k, order, sigs, clock_key), s, zone_fixed))
         single = all(len(images) == 1 for images in per_type)
         if single:
             sym = self.symmetry(tuple(images[0] for images in per_type))

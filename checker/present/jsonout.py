@@ -265,6 +265,7 @@ def liveness_json(live: LivenessRun) -> list[dict[str, object]]:
 def parametric_stats_json(st: SynthStats, transitions: bool = True) -> dict[str, object]:
     """What a parametric exploration did (``prove`` leaves out ``transitions``)."""
     return {"discrete_states": st.states, "symbolic_states": st.symbolic_states,
+            "final_symbolic_states": st.final_states, "merges": st.merges,
             **({"transitions": st.transitions} if transitions else {}),
             "solver_queries": st.queries, "seconds": round(st.seconds, 3)}
 
@@ -277,6 +278,7 @@ def synth_fields(path: str, r: SynthReport) -> dict[str, object]:
         "complete": r.complete, "limit": r.limit,
         "coverage": r.coverage,
         **_target_fields(r),
+        **({"project": r.project} if r.project is not None else {}),
         "provenance": [
             {"constraint": c, "sources": [
                 {"kind": s.kind, "element": s.name, "bound": s.text,

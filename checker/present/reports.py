@@ -52,6 +52,9 @@ class SynthReport:
     its parameters (:mod:`checker.model.provenance`)."""
     show_provenance: bool = False
     """Whether the text output lists :attr:`provenance` (``--provenance``)."""
+    project: list[str] | None = None
+    """With ``--project``: the parameters :attr:`region` is projected onto (the other
+    free parameters existentially quantified)."""
 
 
 @dataclass

@@ -335,8 +335,9 @@ def check_text(spec: ir.Spec, outcome: Outcome, query: str | None, bfs: bool,
 
 def parametric_stats_text(st: SynthStats) -> str:
     """What a parametric exploration did, as a clause."""
+    merged = f" ({count(st.merges, 'merge')})" if st.merges else ""
     return (f"{count(st.states, 'discrete state')},"
-            f" {count(st.symbolic_states, 'symbolic state')},"
+            f" {count(st.symbolic_states, 'symbolic state')}{merged},"
             f" {count(st.queries, 'solver query', 'solver queries')}, {st.seconds:.1f} s")
 
 
@@ -347,6 +348,9 @@ def synth_text(r: SynthReport) -> str:
             else f" for property {r.property}" if r.property is not None else "")
     out = [f"model {r.model}: synthesis over {', '.join(r.free) or 'no parameter'}{what}",
            f"  (fixed: {param_text(r.fixed)})\n" if r.fixed else "\n"]
+    if r.project is not None:
+        out.append(f"projected onto {', '.join(r.project)}: the values for which some value"
+                   " of the other free parameters is in the region\n")
     status = "complete" if r.complete else f"INCONCLUSIVE: {r.limit}"
     if r.query is not None:
         out += _reach_lines(r, status)

@@ -25,6 +25,17 @@ The pass over-approximates the reachable graph, in one of two ways:
   to the search, which sees fewer clocks; so that the search rules it out too,
   the clocks its guard and its target's deadlines read (those it does not
   reset) count as read by the source.
+
+  A hull keeps only the clocks found live in its state so far (what the state
+  reads and, back along the edges found so far, what its successors read); the
+  others are dropped as zones enter it.  Dropping a clock only enlarges a hull,
+  which stays sound, and dropping one that no path reads before resetting it
+  changes no guard or deadline met, so the graph stays the same; kept, such
+  clocks drift apart from run to run and make the hulls grow again and again
+  (on Fischer's protocol every state was expanded a dozen times, each time for
+  a dead clock).  When a dropped clock turns out live once the bounds are
+  solved, the pass runs again knowing the live clocks it found, which its
+  smaller graph cannot exceed: the second round drops only dead clocks.
 * **untimed**: clock constraints are ignored (every data-enabled edge counts),
   which can be many times larger when timing orders the events.
 
@@ -43,6 +54,7 @@ from checker.domains.dbm import LE_ZERO, Dbm, bound
 from checker.errors import KvraceError
 from checker.limits import Budget, LimitHit, Limits, MemoryLimitHit
 from checker.model.interface import (
+    GT,
     LE,
     LT,
     ClockAtom,
@@ -150,6 +162,27 @@ class Liveness:
         return out
 
 
+def bits(mask: int) -> list[int]:
+    """The clocks of a mask, in order."""
+    out = []
+    c = 0
+    while mask:
+        if mask & 1:
+            out.append(c)
+        mask >>= 1
+        c += 1
+    return out
+
+
+def _hull_perm(sym: Symmetry) -> list[int]:
+    """Where ``sym`` moves each index of a DBM over every clock (memoised on it)."""
+    got: list[int] | None = sym.__dict__.get("_hull_perm")
+    if got is None:
+        got = [0] + [c + 1 for c in sym.clocks]
+        object.__setattr__(sym, "_hull_perm", got)
+    return got
+
+
 def _atoms_mask(atoms: Sequence[ClockAtom]) -> int:
     m = 0
     for a in atoms:
@@ -173,6 +206,9 @@ def _note(atoms: Sequence[ClockAtom], bounds: Sequence[int], lu: Bounds) -> None
 class _TooWide(KvraceError):
     """The timed pass's hulls would take more than :data:`HULL_BUDGET_MB`."""
 
+
+ATOM_MEMO = 1 << 16
+"""How many atom sequences the timed pass keeps translated to DBM entries."""
 
 HULL_BUDGET_MB = 256
 """The memory the timed pass's hull zones may take (each about (clocks + 1)^2 ints);
@@ -204,17 +240,20 @@ class _Pass:
 
     def __init__(self, model: TimedModel, bounds: Sequence[int], budget: Budget,
                  canon: Canonizer | None, edge_cache: dict[State, Sequence[Edge]] | None,
-                 local: bool, timed: DbmOps | None) -> None:
+                 local: bool, timed: DbmOps | None, guess: dict[State, int] | None = None,
+                 live: Liveness | None = None) -> None:
         self.model = model
         self.bounds = bounds
         self.budget = budget
         self.canon = canon
-        self.edge_cache = edge_cache
+        # The timed pass lists a state's edges when it finds the state and again when it
+        # expands it: it keeps them at least meanwhile.
+        self.edge_cache = {} if edge_cache is None and timed is not None else edge_cache
         self.local = local
         self.timed = timed
         self.n_clocks = n_clocks = len(model.clock_names)
         self.top = top = max(bounds, default=0)
-        self.live = Liveness(n_clocks, canon, top)
+        self.live = Liveness(n_clocks, canon, top) if live is None else live
         self.index: dict[State, int] = {}
         self.states: list[State] = []
         self.reads: list[int] = []
@@ -222,6 +261,8 @@ class _Pass:
         self.preds: list[list[tuple[int, tuple[int, ...], Symmetry | None]]] = []
         """preds[j]: (i, resets, sym): an edge from states[i] to sym^-1(states[j])."""
         self.queue: deque[int] = deque()
+        self.grown: list[int] = []
+        """States of the timed pass whose hull grew since they were last expanded."""
         self.everything: Bounds | None = None
         # The timed pass: per state its hull, whether it waits, which edges count already.
         self.n = n_clocks + 1
@@ -229,6 +270,17 @@ class _Pass:
         self.waiting: list[bool] = []
         self.counted: list[set[int]] = []
         self.noted: list[bool] = []
+        self.faulty: list[bool] = []
+        """States whose edges or properties raise a model error (never expanded)."""
+        self.guess = guess or {}
+        """Clocks known to be live in a state (from an earlier round)."""
+        self.alive: list[int] = []
+        """Per state, the clocks found live so far: its reads and, back along the edges
+        found so far, its successors'.  The others are dropped from its hull."""
+        self.dropped: list[int] = []
+        """Per state, every clock ever dropped from its hull."""
+        self.indices: dict[int, list[int]] = {}
+        """The DBM indices of the clocks of a mask."""
         self.top_m = [0] + [max(top, 0)] * n_clocks
         self.dl_memo: dict[State, Sequence[ClockAtom] | ModelRuntimeError] = {}
         self.constrain = self._constrainer()
@@ -252,26 +304,81 @@ class _Pass:
                 self.waiting.append(False)
                 self.counted.append(set())
                 self.noted.append(False)
+                self.faulty.append(False)
+                self.alive.append(0)
+                self.dropped.append(0)
+                self.discover(j, rep)
         return j, sym
+
+    def discover(self, j: int, s: State) -> None:
+        """What a new state of the timed pass reads, before anything enters its hull."""
+        try:
+            self.first_visit(j, s, self.edges_of(s))
+        except ModelRuntimeError:
+            self.unknown(j)
+            self.faulty[j] = True
+        self.revive(j, self.reads[j] | self.guess.get(s, 0))
+
+    def revive(self, j: int, mask: int) -> None:
+        """Add ``mask`` to the clocks live in state ``j``, and back along the edges found
+        so far to its predecessors (those the edges do not reset)."""
+        alive, preds = self.alive, self.preds
+        todo = [(j, mask)]
+        while todo:
+            j, mask = todo.pop()
+            fresh = mask & ~alive[j]
+            if not fresh:
+                continue
+            alive[j] |= fresh
+            for i, resets, sym in preds[j]:
+                got = Liveness.unmap(fresh, sym)
+                for c in resets:
+                    got &= ~(1 << c)
+                if got & ~alive[i]:
+                    todo.append((i, got))
+
+    def consistent(self) -> bool:
+        """Whether no state of the timed pass dropped a clock that turned out live
+        (``reads`` solved): then every hull is the full pass's, up to dead clocks."""
+        return all(not (d & r) for d, r in zip(self.dropped, self.reads, strict=True))
 
     def _constrainer(self) -> Callable[[Dbm, Sequence[ClockAtom]], bool]:
         """Intersect a hull with clock atoms in place; False if it became empty (a
-        closure: the timed pass calls it for every edge)."""
+        closure: the timed pass calls it for every edge).  Each atom sequence is
+        translated to DBM entries once (keyed by identity, the sequence kept alive
+        with its translation so that its identity is not reused)."""
         timed = self.timed
         n = self.n
         bounds = self.bounds
+        memo: dict[int, tuple[Sequence[ClockAtom], list[tuple[int, int, int]]]] = {}
 
-        def constrain(z: Dbm, atoms: Sequence[ClockAtom]) -> bool:
-            assert timed is not None
+        def entries(atoms: Sequence[ClockAtom]) -> list[tuple[int, int, int]]:
+            out = []
             for a in atoms:
                 b = bounds[a.bound]
                 if a.op in (LT, LE):
-                    ok = timed.constrain(z, n, a.clock + 1, 0, bound(b, a.op == LT))
+                    out.append((a.clock + 1, 0, bound(b, a.op == LT)))
                 else:
-                    ok = timed.constrain(z, n, 0, a.clock + 1, bound(-b, a.op == ">"))
-                if not ok:
-                    return False
-            return True
+                    out.append((0, a.clock + 1, bound(-b, a.op == GT)))
+            if len(memo) >= ATOM_MEMO:
+                memo.clear()
+            memo[id(atoms)] = (atoms, out)
+            return out
+
+        tighten = timed.constrain if timed is not None else None
+
+        def constrain(z: Dbm, atoms: Sequence[ClockAtom]) -> bool:
+            assert tighten is not None
+            if not atoms:
+                return True
+            got = memo.get(id(atoms))
+            todo = got[1] if got is not None and got[0] is atoms else entries(atoms)
+            for i, j, b in todo:
+                if not tighten(z, n, i, j, b):
+                    break
+            else:
+                return True
+            return False
 
         return constrain
 
@@ -289,35 +396,55 @@ class _Pass:
         return got
 
     def settle(self, t: State, z: Dbm) -> bool:
-        """Deadlines, time passing, deadlines, extrapolation (in place)."""
+        """Deadlines, time passing, deadlines, extrapolation (in place); False when
+        the zone breaks the deadlines."""
         timed = self.timed
         assert timed is not None
         constrain = self.constrain
         try:
             inv = self.deadlines_of(t)
         except ModelRuntimeError:
-            inv = []  # reported when the search meets t; the hull only needs to be large
+            inv = ()  # reported when the search meets t; the hull only needs to be large
         if not constrain(z, inv):
             return False
         timed.up(z, self.n)
         if not constrain(z, inv):
             return False
+        # Extra_M relaxes only bounds beyond the largest constant, which no deadline
+        # has: the zone stays inside the deadlines.
         timed.extrapolate_m(z, self.n, self.top_m)
-        return constrain(z, inv)
+        return True
 
     def merge(self, j: int, z: Dbm) -> None:
-        """Add ``z`` to the hull of state ``j`` (queued again when it grew)."""
+        """Add ``z`` to the hull of state ``j`` (queued again when it grew), without the
+        clocks not known to be live there.
+
+        Dropping a clock enlarges the hull, which stays sound whatever the clock; and a
+        clock no path reads before resetting it constrains neither a guard nor a
+        deadline, so dropping it leaves the graph as it is.  Keeping such clocks would
+        only make the hulls grow again and again as their values spread."""
+        timed = self.timed
+        assert timed is not None
+        dead = self.live.all_mask & ~self.alive[j]
+        if dead:
+            self.dropped[j] |= dead
+            indices = self.indices.get(dead)
+            if indices is None:
+                indices = self.indices[dead] = [c + 1 for c in bits(dead)]
+            n, free = self.n, timed.free
+            for i in indices:
+                free(z, n, i)
         h = self.hulls[j]
         if h is None:
             self.hulls[j] = z
-        elif self.timed is not None and not self.timed.includes(h, z, self.n):
+        elif not timed.includes(h, z, self.n):
             # The entrywise maximum of canonical DBMs is canonical: their convex hull.
             self.hulls[j] = [a if a >= b else b for a, b in zip(h, z, strict=True)]
         else:
             return
         if not self.waiting[j]:
             self.waiting[j] = True
-            self.queue.append(j)
+            self.grown.append(j)
 
     def unknown(self, i: int) -> None:
         """A model error at state ``i``: no constants known, every bound of the model
@@ -380,17 +507,11 @@ class _Pass:
         self.budget.count(len(self.states) - 1)
         z = self.hulls[i]
         assert z is not None
-        first = not self.noted[i]
         self.noted[i] = True
-        try:
-            edges = self.edges_of(s)
-            if first:
-                self.first_visit(i, s, edges)
-        except ModelRuntimeError:
-            self.unknown(i)
+        if self.faulty[i]:
             return
+        edges = self.edges_of(s)
         seen = self.counted[i]
-        every_clock = range(self.n_clocks)
         constrain, settle, intern, merge = self.constrain, self.settle, self.intern, self.merge
         preds = self.preds
         for k, e in enumerate(edges):
@@ -409,8 +530,12 @@ class _Pass:
             if k not in seen:
                 seen.add(k)
                 preds[j].append((i, e.resets, sym))
+                got = Liveness.unmap(self.alive[j], sym)
+                for c in e.resets:
+                    got &= ~(1 << c)
+                self.revive(i, got)
             if sym is not None:
-                g = timed.permute(g, n, [0] + [sym.clocks[c] + 1 for c in every_clock])
+                g = timed.permute(g, n, _hull_perm(sym))
             merge(j, g)
 
     def expand_untimed(self, i: int, s: State) -> None:
@@ -462,23 +587,33 @@ class _Pass:
     def explore(self) -> None:
         """The graph, forwards from the initial states."""
         timed = self.timed
-        n_clocks = self.n_clocks
         for s in self.model.initial_states():
             j, sym = self.intern(s)
             if timed is not None:
                 z0 = [LE_ZERO] * (self.n * self.n)
                 if self.settle(s, z0):
                     self.merge(j, z0 if sym is None else timed.permute(
-                        z0, self.n, [0] + [sym.clocks[c] + 1 for c in range(n_clocks)]))
+                        z0, self.n, _hull_perm(sym)))
         queue = self.queue
         states = self.states
+        if timed is not None:
+            # Rounds over the waiting states in order of discovery; a state whose hull
+            # grows again during a round waits for the next one.  Any order reaches the
+            # same graph (the least fixpoint: every step is monotone); this one expands
+            # fewer times than first-in first-out.
+            waiting = self.waiting
+            todo = self.grown
+            while todo:
+                batch = sorted(todo)
+                todo.clear()
+                for i in batch:
+                    waiting[i] = False
+                for i in batch:
+                    if not waiting[i]:
+                        self.expand_timed(i, states[i])
         while queue:
             i = queue.popleft()
-            if timed is not None:
-                self.waiting[i] = False
-                self.expand_timed(i, states[i])
-            else:
-                self.expand_untimed(i, states[i])
+            self.expand_untimed(i, states[i])
 
     def global_constants(self) -> None:
         """The largest constants per clock over every state (for states the search
@@ -610,15 +745,22 @@ def _clock_bounds(
     graph, which lets events happen in orders no timing allows."""
     p = _Pass(model, bounds, budget, canon, edge_cache, local, timed)
     live = p.live
-    try:
-        p.explore()
-    except LimitHit as hit:
-        if isinstance(hit, MemoryLimitHit):
-            raise  # the memory guard's: it ends the whole run
-        return live
-    p.global_constants()
-    if not p.solve():
-        return live
+    while True:
+        try:
+            p.explore()
+        except LimitHit as hit:
+            if isinstance(hit, MemoryLimitHit):
+                raise  # the memory guard's: it ends the whole run
+            return live
+        p.global_constants()
+        if not p.solve():
+            return live
+        if timed is None or p.consistent():
+            break
+        # A hull dropped a clock found live later: again, knowing those clocks (the
+        # new round's hulls are smaller, so its graph and its live clocks are too).
+        guess = {st: p.reads[k] for k, st in enumerate(p.states)}
+        p = _Pass(model, bounds, budget, canon, edge_cache, local, timed, guess, live)
     # A state the timed pass never expanded (no valuation reaches it, e.g. an initial
     # state that breaks a deadline) stays unknown: every clock live there.
     states = p.states

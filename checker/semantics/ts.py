@@ -35,6 +35,7 @@ from checker.model.interface import (
     State,
     Symmetry,
     TimedModel,
+    Violation,
     query_matches,
 )
 from checker.semantics.canon import Canonizer
@@ -297,6 +298,7 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
         self._deadlock = LabelKind.DEADLOCK in labels
         self._edge_cache: dict[State, Sequence[Edge]] = {} if edge_cache is None else edge_cache
         self._includes = self.dz.D.includes
+        self._violations: dict[State, Sequence[Violation]] = {}
 
     @property
     def live(self) -> Liveness:
@@ -339,7 +341,50 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
     def labels(self, s: State, f: Frame, z: dbm.Dbm) -> tuple[Label, ...]:
         """Queries first, then the invariants ``s`` breaks; if none, the hazards some
         valuation meets; if none, a deadlock.  (A state found breaking a property is
-        not evaluated further: a model error there must not hide the violation.)"""
+        not evaluated further: a model error there must not hide the violation.)
+
+        With symmetry reduction they are those of the image of (s, z) whose discrete
+        state represents the orbit (the permutations are automorphisms of the model:
+        an image breaks what the original breaks), so that the representatives' edges
+        and invariants, met again and again, are computed once; a model error met there
+        is reported as the original meets it."""
+        if self.canon is not None:
+            rep = self._representative(s, f, z)
+            if rep is not None:
+                try:
+                    return self._labels(*rep)
+                except ModelRuntimeError:
+                    pass
+        return self._labels(s, f, z)
+
+    def _representative(self, s: State, f: Frame, z: dbm.Dbm
+                        ) -> tuple[State, Frame, dbm.Dbm] | None:
+        """(s, z) permuted so that its discrete state is the representative of its
+        orbit (:meth:`Liveness.canon`); None when it is (s, z) itself or cannot be
+        built."""
+        rep, sym = self.live.canon(s)
+        if sym is None:
+            return None
+        dz = self.dz
+        try:
+            rf = dz.frame(rep)
+        except ModelRuntimeError:
+            return None
+        rz = dz.image(f, z, sym, rf.pos)
+        return None if rz is None else (rep, rf, rz)
+
+    def violations(self, s: State) -> Sequence[Violation]:
+        """The invariants ``s`` breaks (memoised; a model error is raised each time)."""
+        got = self._violations.get(s)
+        if got is None:
+            got = self.model.violations(s)
+            if len(self._violations) > EDGE_CACHE:
+                self._violations.clear()
+            self._violations[s] = got
+        return got
+
+    def _labels(self, s: State, f: Frame, z: dbm.Dbm) -> tuple[Label, ...]:
+        """:meth:`labels` of (s, z) itself."""
         out: list[Label] = []
         if self._queries:
             names = self._query_names
@@ -348,7 +393,7 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
                        for m in query_matches(self.model, s)
                        if any(not part or meets(f, z, part) for part in m.parts))
         if self._props:
-            viol = self.model.violations(s)
+            viol = self.violations(s)
             if viol:
                 out.extend(Label(LabelKind.INVARIANT, v.property, v.message) for v in viol)
                 return tuple(out)

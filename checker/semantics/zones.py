@@ -25,27 +25,87 @@ from checker.model.interface import (
     TimedModel,
 )
 from checker.semantics.canon import Canonizer
-from checker.semantics.clockbounds import Liveness
+from checker.semantics.clockbounds import Liveness, bits
+
+Entry = tuple[int, int, int]
+"""A DBM entry ``(i, j, bound)``: ``x_i - x_j`` within the encoded ``bound``."""
 
 FRAME_CACHE = 1 << 17
 """Frames kept before the cache is emptied (they are cheap to recompute)."""
 
 
-def _bits(mask: int) -> tuple[int, ...]:
-    out = []
-    c = 0
-    while mask:
-        if mask & 1:
-            out.append(c)
-        mask >>= 1
-        c += 1
-    return tuple(out)
+def _moved(sym: Symmetry) -> tuple[int, ...]:
+    """The clocks ``sym`` moves (memoised on the permutation)."""
+    got: tuple[int, ...] | None = sym.__dict__.get("_moved_clocks")
+    if got is None:
+        got = tuple(c for c, img in enumerate(sym.clocks) if img != c)
+        object.__setattr__(sym, "_moved_clocks", got)
+    return got
+
+
+class _ZoneView:
+    """What a canonizer asks of one zone (of the live clocks ``pos``): a key per clock
+    and whether a permutation maps the zone onto itself."""
+
+    __slots__ = ("D", "keys", "n", "pos", "z")
+
+    def __init__(self, ops: backend.DbmOps, z: dbm.Dbm, n: int, pos: dict[int, int]) -> None:
+        self.D = ops
+        self.z = z
+        self.n = n
+        self.pos = pos
+        self.keys: dict[int, Hashable] = {}
+
+    def key(self, c: int) -> Hashable:
+        """Clock ``c``'s bounds in the zone, up to a renaming of the other clocks: its
+        upper and lower bound, then the sorted pairs of its row's and column's entries
+        (None for a dead clock; computed when the canonizer asks: it often needs
+        none)."""
+        got = self.keys.get(c)
+        if got is None:
+            i = self.pos.get(c)
+            if i is None:
+                return None
+            z, n = self.z, self.n
+            row = i * n
+            got = (z[row], z[i], tuple(sorted(zip(z[row:row + n], z[i::n], strict=True))))
+            self.keys[c] = got
+        return got
+
+    def fixed(self, sym: Symmetry) -> bool:
+        """Whether ``sym`` maps the live clocks onto live clocks and the zone onto
+        itself."""
+        z, n, pos = self.z, self.n, self.pos
+        img = sym.clocks
+        moved = _moved(sym)
+        if len(moved) == 2:
+            # A transposition of two clocks: only their rows and columns change.
+            i, j = pos.get(moved[0]), pos.get(moved[1])
+            if i is None or j is None:
+                return i is None and j is None
+            ri, rj = z[i * n:i * n + n], z[j * n:j * n + n]
+            ri[i], ri[j] = ri[j], ri[i]
+            if ri != rj:
+                return False
+            ci, cj = z[i::n], z[j::n]
+            ci[i], ci[j] = ci[j], ci[i]
+            return ci == cj
+        perm = list(range(n))
+        for c in moved:
+            i = pos.get(c)
+            if i is None:
+                continue
+            j = pos.get(img[c])
+            if j is None:
+                return False
+            perm[i] = j
+        return self.D.permute(z, n, perm) == z
 
 
 class Frame:
     """What the DBM operations need of one discrete state."""
 
-    __slots__ = ("clocks", "deadlines", "lower", "n", "pos", "state", "upper")
+    __slots__ = ("clocks", "deadlines", "entries", "lower", "n", "pos", "state", "upper")
 
     def __init__(self, state: State, clocks: tuple[int, ...], pos: dict[int, int],
                  lower: list[int], upper: list[int], deadlines: Sequence[ClockAtom]) -> None:
@@ -60,6 +120,8 @@ class Frame:
         self.upper = upper
         """U constants by DBM index."""
         self.deadlines = deadlines
+        self.entries: list[Entry] | None = None
+        """The deadlines as DBM entries (translated when first applied)."""
 
 
 class DbmZones:
@@ -94,7 +156,7 @@ class DbmZones:
         """The live clocks of a mask, in order, and each one's index in the zone."""
         got = self._clocksets.get(mask)
         if got is None:
-            clocks = _bits(mask)
+            clocks = tuple(bits(mask))
             over = zone_over_limit(len(clocks), self.max_memory_mb)
             if over is not None:
                 raise LimitHit(over)
@@ -127,11 +189,10 @@ class DbmZones:
         """Every live clock at zero."""
         return dbm.zero(f.n)
 
-    def apply(self, z: dbm.Dbm, n: int, pos: dict[int, int], atoms: Sequence[ClockAtom]
-              ) -> bool:
-        """Intersect ``z`` with clock atoms in place; False if it became empty."""
-        D = self.D
+    def entries(self, pos: dict[int, int], atoms: Sequence[ClockAtom]) -> list[Entry]:
+        """Clock atoms as DBM entries ``(i, j, bound)`` over the clocks ``pos``."""
         bounds = self.bounds
+        out: list[Entry] = []
         for a in atoms:
             i = pos.get(a.clock)
             if i is None:
@@ -141,21 +202,42 @@ class DbmZones:
             b = bounds[a.bound]
             op = a.op
             if op == LE:
-                ok = D.constrain(z, n, i, 0, dbm.bound(b, False))
+                out.append((i, 0, dbm.bound(b, False)))
             elif op == LT:
-                ok = D.constrain(z, n, i, 0, dbm.bound(b, True))
+                out.append((i, 0, dbm.bound(b, True)))
             elif op == GE:
-                ok = D.constrain(z, n, 0, i, dbm.bound(-b, False))
+                out.append((0, i, dbm.bound(-b, False)))
             else:
-                ok = D.constrain(z, n, 0, i, dbm.bound(-b, True))
-            if not ok:
-                return False
-        return True
+                out.append((0, i, dbm.bound(-b, True)))
+        return out
+
+    def tighten(self, z: dbm.Dbm, n: int, entries: Sequence[Entry]) -> bool:
+        """Intersect ``z`` with DBM entries in place; False if it became empty."""
+        constrain = self.D.constrain
+        for i, j, b in entries:
+            if not constrain(z, n, i, j, b):
+                break
+        else:
+            return True
+        return False
+
+    def apply(self, z: dbm.Dbm, n: int, pos: dict[int, int], atoms: Sequence[ClockAtom]
+              ) -> bool:
+        """Intersect ``z`` with clock atoms in place; False if it became empty."""
+        return self.tighten(z, n, self.entries(pos, atoms))
+
+    def within_deadlines(self, f: Frame, z: dbm.Dbm) -> bool:
+        """Intersect ``z`` with the deadlines of ``f`` in place; False if it became
+        empty."""
+        got = f.entries
+        if got is None:
+            got = f.entries = self.entries(f.pos, f.deadlines)
+        return self.tighten(z, f.n, got)
 
     def constrain(self, f: Frame, z: dbm.Dbm, atoms: Sequence[ClockAtom]) -> dbm.Dbm | None:
         """A copy of ``z`` under the atoms, None if empty."""
         g = list(z)
-        return g if self.apply(g, f.n, f.pos, atoms) else None
+        return g if not atoms or self.apply(g, f.n, f.pos, atoms) else None
 
     def reset(self, f: Frame, z: dbm.Dbm, e: Edge, tf: Frame) -> dbm.Dbm:
         """Resets of ``e``, then the target's live clocks (new ones at zero)."""
@@ -168,12 +250,10 @@ class DbmZones:
 
     def close(self, f: Frame, z: dbm.Dbm) -> dbm.Dbm | None:
         """Deadlines, time elapse, deadlines again (in place)."""
-        inv = f.deadlines
-        n = f.n
-        if not self.apply(z, n, f.pos, inv):
+        if not self.within_deadlines(f, z):
             return None
-        self.D.up(z, n)
-        return z if self.apply(z, n, f.pos, inv) else None
+        self.D.up(z, f.n)
+        return z if self.within_deadlines(f, z) else None
 
     def includes(self, f: Frame, big: dbm.Dbm, small: dbm.Dbm) -> bool:
         """DBM inclusion."""
@@ -189,7 +269,7 @@ class DbmZones:
                                           zip(f.lower, f.upper, strict=True)])
         else:
             self.D.extrapolate_lu(z, f.n, f.lower, f.upper)
-        self.apply(z, f.n, f.pos, f.deadlines)
+        self.within_deadlines(f, z)
         return z
 
     def canonical(self, f: Frame, z: dbm.Dbm) -> tuple[State, dbm.Dbm, Symmetry | None]:
@@ -198,51 +278,37 @@ class DbmZones:
         s = f.state
         if self.canon is None:
             return s, z, None
-        clocks = f.clocks
-        pos = f.pos
-        n = f.n
-
-        keys: dict[int, Hashable] = {}
-
-        def clock_key(c: int) -> Hashable:
-            """A clock's bounds in the zone, up to a renaming of the other clocks
-            (computed when the canonizer asks: it often needs none)."""
-            got = keys.get(c)
-            if got is None:
-                i = pos.get(c)
-                if i is None:
-                    return None
-                row = i * n
-                got = (z[row], z[i], tuple(sorted([(z[row + j], z[j * n + i])
-                                                   for j in range(1, n) if j != i])))
-                keys[c] = got
-            return got
-
-        def permuted(sym: Symmetry) -> dbm.Dbm:
-            img = sym.clocks
-            new_clocks = sorted(img[c] for c in clocks)
-            where = {c: i + 1 for i, c in enumerate(new_clocks)}
-            return self.D.permute(z, n, [0] + [where[img[c]] for c in clocks])
-
-        def zone_fixed(sym: Symmetry) -> bool:
-            img = sym.clocks
-            return all(img[c] in pos for c in clocks) and permuted(sym) == z
-
-        best_s, cands = self.canon.candidates(s, clock_key, zone_fixed)
+        view = _ZoneView(self.D, z, f.n, f.pos)
+        best_s, cands = self.canon.candidates(s, view.key, view.fixed)
         if cands == [None]:
             return s, z, None
+        # Liveness is symmetric: every candidate maps the live clocks of s onto those
+        # of best_s, whose DBM indices place the permuted zone.
+        tpos = self.clockset(self.live.mask(best_s))[1]
         best_z: dbm.Dbm | None = None
         best_sym: Symmetry | None = None
         for sym in cands:
-            tz = z if sym is None else permuted(sym)
+            tz = z if sym is None else self.image(f, z, sym, tpos)
+            if tz is None:
+                raise AssertionError("the model's symmetries do not preserve clock liveness")
             if best_z is None or tz < best_z:
                 best_z, best_sym = tz, sym
         assert best_z is not None
-        if best_sym is not None and self.live.complete:
-            img = best_sym.clocks
-            if sorted(img[c] for c in clocks) != list(self.frame(best_s).clocks):
-                raise AssertionError("the model's symmetries do not preserve clock liveness")
         return best_s, best_z, best_sym
+
+    def image(self, f: Frame, z: dbm.Dbm, sym: Symmetry, tpos: dict[int, int]
+              ) -> dbm.Dbm | None:
+        """Zone ``z`` (over the live clocks of ``f``) under ``sym``, over the clocks
+        ``tpos`` places (None when ``sym`` does not map the one set onto the other)."""
+        clocks = f.clocks
+        if len(tpos) != len(clocks):
+            return None
+        img = sym.clocks
+        try:
+            perm = [0] + [tpos[img[c]] for c in clocks]
+        except KeyError:
+            return None
+        return self.D.permute(z, f.n, perm)
 
     # ---- what the explorer checks -------------------------------------------------------
     def meets(self, f: Frame, z: dbm.Dbm, atoms: Sequence[ClockAtom]) -> bool:

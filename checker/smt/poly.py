@@ -318,3 +318,33 @@ def included(ctx: Z3Context, small: Sequence[Lin], big: Sequence[Lin]) -> bool:
     """Whether polyhedron ``small`` lies inside ``big``."""
     have = set(small)
     return all(c in have or implies(ctx, small, c) for c in big)
+
+
+def convex_union(ctx: Z3Context, a: Sequence[Lin], b: Sequence[Lin]) -> list[Lin] | None:
+    """The union of two (satisfiable) polyhedra when it is convex — it is then their
+    convex hull —, else None (also when one includes the other).
+
+    The candidate is the *envelope* (Bemporad, Fukuda, Torrisi, "Convexity recognition
+    of the union of polyhedra", 2001): the constraints of ``a`` that ``b`` satisfies
+    and those of ``b`` that ``a`` satisfies.  It contains both; it is their union
+    exactly when every point of it outside ``a`` is inside ``b``, i.e. when it meets
+    the negation of no constraint of ``a`` outside it together with the negation of
+    one of ``b`` outside it.  Every step is an exact satisfiability query, so the
+    result never adds a point (strict constraints included)."""
+    in_a, in_b = set(a), set(b)
+    a_out = [c for c in a if c not in in_b and not implies(ctx, b, c)]
+    if not a_out:
+        return None  # b lies inside a
+    b_out = [c for c in b if c not in in_a and not implies(ctx, a, c)]
+    if not b_out:
+        return None  # a lies inside b
+    env = dedupe([*(c for c in a if c not in a_out), *(c for c in b if c not in b_out)])
+    if env is None:  # pragma: no cover - env contains a, which is not empty
+        return None
+    for c in a_out:
+        nc = c.negate()
+        for q in b_out:
+            nq = q.negate()
+            if ctx.sat([*env, nc, nq], new=(nc, nq)):
+                return None
+    return remove_redundant(ctx, env)

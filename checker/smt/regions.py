@@ -18,6 +18,12 @@ on a tie):
 Every step keeps the set of values exactly (each is decided by Z3 on the region
 itself), so the printed form is equivalent to the computed one within the ranges;
 the tests check it by parsing the text back.
+
+The region of a ``reachable`` query (a union of convex pieces) is printed as a short
+union (:func:`short_union`): pieces whose union is convex are merged, each piece is
+grown and stripped of what the ranges imply, and a piece the others cover is dropped.
+:func:`projected` projects a region onto some of its parameters (the others
+existentially quantified, as IMITATOR's ``projectresult``).
 """
 
 from __future__ import annotations
@@ -30,13 +36,25 @@ from fractions import Fraction
 import z3
 
 from checker.results import Coverage
-from checker.smt.poly import Lin, Z3Context, param_var
+from checker.smt.poly import (
+    Lin,
+    Z3Context,
+    convex_union,
+    dedupe,
+    eliminate,
+    param_var,
+    remove_redundant,
+)
 from checker.smt.synth import (
     SynthResult,
     coverage,
+    dnf_smtlib,
     dnf_text,
     dnf_z3,
     essential,
+    reach_coverage,
+    reach_region,
+    region_smtlib,
     region_text,
     region_z3,
     safe_region,
@@ -152,13 +170,21 @@ def _dnf(ctx: Z3Context, ranges: list[Lin], bad: Sequence[Sequence[Lin]],
         pieces = split
         if len(pieces) > MAX_DNF_PIECES:
             return None
+    return _grown(ctx, ranges, pieces, unsafe)
+
+
+def _grown(ctx: Z3Context, ranges: list[Lin], pieces: Sequence[Sequence[Lin]],
+           outside: z3.BoolRef) -> list[list[Lin]]:
+    """Pieces of a region (``outside``: its complement) each grown — a constraint
+    dropped while the piece stays inside the region — and stripped of what the ranges
+    imply; then a piece inside the union of the others is dropped."""
     grown: list[list[Lin]] = []
     for q in pieces:
         q = sorted(set(q))
         i = 0
         while i < len(q):
             wider = q[:i] + q[i + 1:]
-            if not ctx.sat([*ranges, *wider], [unsafe]):
+            if not ctx.sat([*ranges, *wider], [outside]):
                 q = wider
             else:
                 i += 1
@@ -168,12 +194,147 @@ def _dnf(ctx: Z3Context, ranges: list[Lin], bad: Sequence[Sequence[Lin]],
     j = 0
     while j < len(grown):
         others = grown[:j] + grown[j + 1:]
-        outside = [z3.Not(z3.And(*[ctx.expr(c) for c in p])) for p in others]
-        if not ctx.sat([*ranges, *grown[j]], outside):
+        rest = [z3.Not(z3.And(*[ctx.expr(c) for c in p])) for p in others]
+        if not ctx.sat([*ranges, *grown[j]], rest):
             grown = others
         else:
             j += 1
     return grown
+
+
+@dataclass(frozen=True)
+class RegionView:
+    """The region ``synth`` prints: how much of the ranges it covers (None: not known,
+    a limit), whether it is known, its text, its SMT-LIB script (None: not known), the
+    constraints it writes and the ranges it is read within (projected, with a
+    projection)."""
+
+    coverage: Coverage | None
+    known: bool
+    text: str
+    smtlib: str | None
+    printed: list[Lin]
+    ranges: list[Lin]
+
+
+def region_view(result: SynthResult, query: bool, keep: Sequence[str] | None = None,
+                order: Sequence[str] = ()) -> RegionView:
+    """The safe region of ``result`` (with ``query``: where the query is reachable) as
+    ``synth`` prints it: :func:`readable` (with ``query``: :func:`short_union`), or
+    with ``keep`` projected onto those parameters (:func:`projected`; the coverage is
+    still the region's before projection).  Raises ValueError when the safe region has
+    too many convex pieces to project."""
+    cov = reach_coverage(result) if query else coverage(result)
+    known = result.complete or cov is (Coverage.ALL if query else Coverage.NONE)
+    free = result.free
+    if not known:  # what was found so far (not printed as a region)
+        text = dnf_text(reach_region(result), order) if query else \
+            region_text(safe_region(result), order)
+        return RegionView(cov, False, text, None, [], list(result.ranges))
+    if keep is not None:
+        pieces = reach_region(result) if query else safe_pieces(result)
+        if pieces is None:
+            raise ValueError("the safe region splits into too many convex pieces to project;"
+                             " synthesize over fewer parameters (--free)")
+        shown, box = projected(pieces, result.ranges, free, keep)
+        return RegionView(cov, True, dnf_text(shown, order), dnf_smtlib(shown, box, keep),
+                          [c for piece in shown for c in piece], box)
+    if query:
+        dnf = reach_region(result)
+        short = short_union(result.ranges, dnf)
+        return RegionView(cov, True, dnf_text(short, order),
+                          dnf_smtlib(dnf, result.ranges, free),
+                          [c for piece in short for c in piece], list(result.ranges))
+    form = readable(result)
+    return RegionView(cov, True, form.text(order),
+                      region_smtlib(safe_region(result), result.ranges, free),
+                      [c for part in form.parts for c in part], list(result.ranges))
+
+
+def safe_pieces(result: SynthResult) -> list[list[Lin]] | None:
+    """The safe region of a complete synthesis as a union of convex pieces (``[[]]``:
+    every value; ``[]``: none), each to be read with the ranges; None when splitting
+    the ranges by the bad pieces makes more than :data:`MAX_DNF_PIECES`."""
+    cov = coverage(result)
+    if cov is Coverage.NONE:
+        return []
+    if not result.bad.pieces:
+        return [[]]
+    ctx = Z3Context()
+    ranges = list(result.ranges)
+    bad = [essential(ctx, piece, ranges) for piece in result.bad.pieces]
+    unsafe = z3.Or(*[z3.And(*[ctx.expr(c) for c in piece]) for piece in bad])
+    return _dnf(ctx, ranges, bad, unsafe)
+
+
+def short_union(ranges: Sequence[Lin], pieces: Sequence[Sequence[Lin]]) -> list[list[Lin]]:
+    """The union of convex ``pieces`` (each read with the ``ranges``) written shorter:
+    two pieces whose union is convex are replaced by it, until none is; then each piece
+    is grown (a constraint dropped while the piece stays inside the union) and stripped
+    of what the ranges imply, and a piece inside the union of the others is dropped.
+    The same set of values within the ranges; ``[[]]`` when it is all of them.  Beyond
+    :data:`MAX_DNF_PIECES` pieces (the pairwise steps grow with their square) the pieces
+    are returned as they are."""
+    if len(pieces) > MAX_DNF_PIECES:
+        return sorted(sorted(p) for p in pieces)
+    ctx = Z3Context()
+    ranges = list(ranges)
+    cur: list[list[Lin]] = []
+    for piece in pieces:
+        got = dedupe([*ranges, *piece])
+        if got is not None and ctx.sat(got):
+            cur.append(remove_redundant(ctx, got))
+    cur = _merged(ctx, cur)
+    if not cur:
+        return []
+    union = z3.Or(*[z3.And(*[ctx.expr(c) for c in p]) for p in cur])
+    grown = _grown(ctx, ranges, cur, z3.Not(union))
+    if any(not p for p in grown):
+        return [[]]
+    return sorted(sorted(p) for p in grown)
+
+
+def _merged(ctx: Z3Context, pieces: list[list[Lin]]) -> list[list[Lin]]:
+    """Convex pieces, two whose union is convex replaced by it until none are."""
+    cur = list(pieces)
+    i = 0
+    while i < len(cur):
+        for j in range(i + 1, len(cur)):
+            hull = convex_union(ctx, cur[i], cur[j])
+            if hull is not None:
+                cur = [p for k, p in enumerate(cur) if k not in (i, j)] + [hull]
+                i = -1
+                break
+        i += 1
+    return cur
+
+
+def projected(pieces: Sequence[Sequence[Lin]], ranges: Sequence[Lin], free: Sequence[str],
+              keep: Sequence[str]) -> tuple[list[list[Lin]], list[Lin]]:
+    """A union of convex pieces over ``free`` (each read with the ``ranges``)
+    projected onto the parameters ``keep``: the values of those for which some value
+    of the others lies in the union (IMITATOR's ``projectresult``).  Each piece is
+    projected exactly (Fourier–Motzkin over the reals, strict-aware) and the union of
+    the projections written short (:func:`short_union`); returned with the ranges
+    projected alike."""
+    ctx = Z3Context()
+    drop = [param_var(p) for p in free if p not in keep]
+
+    def project(cons: Sequence[Lin]) -> list[Lin] | None:
+        cur: list[Lin] | None = dedupe(cons)
+        for v in drop:
+            if cur is None:
+                return None
+            cur = eliminate(cur, v)
+            if cur is not None:
+                cur = remove_redundant(ctx, cur)
+        return cur if cur is not None and ctx.sat(cur) else None
+
+    box = project(ranges)
+    if box is None:
+        return [], []
+    out = [got for piece in pieces if (got := project([*ranges, *piece])) is not None]
+    return short_union(box, out), box
 
 
 # ---- the region in the plane of two parameters ------------------------------------------------

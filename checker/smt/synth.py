@@ -20,6 +20,42 @@ region; the safe region is the declared ranges minus the bad region.
 * Fast: the polyhedral operations are memoised (time closure, Fourier–Motzkin
   steps, clock atoms, satisfiability), and most satisfiability queries are
   decided exactly without Z3 (:mod:`checker.smt.quick`).
+* Merging (on by default; ``merge=False``, ``--no-merge``), as IMITATOR does
+  (André, Fribourg, Soulat, "Merge and conquer", ATVA 2013): a new symbolic
+  state is merged with every stored state of the same discrete state that is
+  still waiting and whose union with it is convex (decided exactly:
+  :meth:`checker.smt.zones.PolyZones.union`); the earliest of those holds the
+  union, in its place in the waiting list
+  (:class:`~checker.algorithms.covreach.Passed`).  The region is
+  the same with and without it, for every target:
+
+  - the merged polyhedron is exactly the union of its parts, so the concrete
+    configurations (discrete state, clocks, parameters) stored are the same, and
+    every successor operation (guard, reset, time elapse, deadlines) is an image
+    of configurations, so successors distribute over union: the same
+    configurations are reached;
+  - every bad piece is the parameter projection of a set defined configuration
+    by configuration — a broken invariant (by the discrete state alone), a
+    failing edge (its guard), a hazard or a query (clock atoms) — and
+    projection distributes over union;
+  - deadlocks are computed on the stored polyhedron P (P minus the time
+    predecessors of each edge's enabled part within P).  Every stored
+    polyhedron is closed under time elapse within its state's deadlines (a
+    delay from a point of P that keeps to them stays in P), so a point of P
+    meets an enabled part within P exactly when it can fire that edge after
+    some delay: the deadlocked part is per configuration too, and the union of
+    two time-closed polyhedra is time-closed, so the merged state deadlocks
+    exactly where one of its parts does;
+  - the pruning below (a state whose parameters are all bad) still holds: the
+    successors of a union have parameters in the union of the projections;
+  - only the parent pointers lose their meaning (a merged state's path does not
+    reach all of it): synthesis reads no trace from them, and ``prove``
+    re-checks its counterexample with the zone explorer;
+  - symmetry: both parts are representatives of the same canonical discrete
+    state, and the orbit of a union is the union of the orbits;
+  - termination is not claimed in general (a merged polyhedron's successors need
+    not be polyhedra the exploration without merging meets); a run that does not
+    end stops at a limit as inconclusive either way.
 * Parametric exploration need not terminate on cyclic models (there is no
   extrapolation with symbolic constants); limits end such a run as
   *inconclusive*, never as a proof.
@@ -91,9 +127,14 @@ class SynthStats:
 
     states: int = 0
     symbolic_states: int = 0
+    """Symbolic states ever stored (those later merged or covered included)."""
     transitions: int = 0
     queries: int = 0
     seconds: float = 0.0
+    final_states: int = 0
+    """Symbolic states stored at the end (neither merged into another nor covered)."""
+    merges: int = 0
+    """Merges of two symbolic states into one."""
 
 
 STATS_OBSERVERS: list[Callable[[Stats], None]] = []
@@ -366,9 +407,10 @@ class BadRegion:
 def _synth(model: TimedModel, free: Sequence[str], base: Sequence[Lin], limits: Limits,
            symmetry: bool, deadlock: bool = True,
            progress: Callable[[Stats], None] | None = None,
-           target: Target = EVERY_PROPERTY) -> SynthResult:
-    """EFsynth: :func:`covreach` over the parametric zone graph with :class:`BadRegion`;
-    the result is complete unless a limit ended the run."""
+           target: Target = EVERY_PROPERTY, merge: bool = True) -> SynthResult:
+    """EFsynth: :func:`covreach` over the parametric zone graph with :class:`BadRegion`
+    (merging symbolic states unless ``merge`` is False); the result is complete unless a
+    limit ended the run."""
     free = list(free)
     ctx = Z3Context()
     ctx.shortcuts = Shortcuts([param_var(p) for p in free], probe_points(model, free))
@@ -389,7 +431,8 @@ def _synth(model: TimedModel, free: Sequence[str], base: Sequence[Lin], limits: 
     elif target.kind is TargetKind.PROPERTY:
         deadlock = deadlock and target.name == "deadlock"
     ts = PolyTS(model, pz, [*ranges, *base], deadlock, budget.check_time)
-    store: Passed[Poly] = Passed(ts.includes, keep_shallower=False)
+    store: Passed[Poly] = Passed(ts.includes, keep_shallower=False,
+                                 merge=ts.merge if merge else None)
     waiting = waiting_list("bfs")
     goal = BadRegion(ts, store, waiting, target, query)
     for observe in STATS_OBSERVERS:
@@ -403,7 +446,7 @@ def _synth(model: TimedModel, free: Sequence[str], base: Sequence[Lin], limits: 
         limit = "time limit reached"
     st = store.stats
     stats = SynthStats(st.states, st.stored, st.transitions, ctx.queries,
-                       time.monotonic() - budget.start)
+                       time.monotonic() - budget.start, st.zones, st.merges)
     return SynthResult(limit is None, free, ranges, goal.bad, stats, limit,
                        dict(enumerate(goal.bad_props)))
 
@@ -419,18 +462,20 @@ def explore_parametric(
     max_memory_mb: int | None = None,
     progress: Callable[[Stats], None] | None = None,
     target: Target = EVERY_PROPERTY,
+    merge: bool = True,
 ) -> SynthResult:
     """The bad parameter region of ``model`` over ``free`` (others at their values).
 
     ``base`` restricts the parameters explored (e.g. an assumption); ``deadlock``
     makes deadlocks bad too; ``progress`` is called about once a second with the
     exploration's statistics; ``target``: one property only, or a ``reachable``
-    query, whose "bad" region is then the values for which it is reachable.  Raises
-    SolverUnknown if Z3 cannot decide a query.
+    query, whose "bad" region is then the values for which it is reachable; ``merge``:
+    merge symbolic states whose union is convex (the region is the same either way).
+    Raises SolverUnknown if Z3 cannot decide a query.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     limits = Limits(max_states=max_states, max_memory_mb=max_memory_mb, deadline=deadline)
-    return _synth(model, free, base, limits, symmetry, deadlock, progress, target)
+    return _synth(model, free, base, limits, symmetry, deadlock, progress, target, merge)
 
 
 __all__ = [

@@ -34,6 +34,7 @@ from checker.semantics.ts import DomainTS, Label, LabelKind, Status, Succ
 from checker.smt.lin import Lin, clock_var, param_var
 from checker.smt.poly import (
     Z3Context,
+    convex_union,
     dedupe,
     eliminate,
     implies,
@@ -310,6 +311,11 @@ class PolyZones:
             return None
         return remove_redundant(self.ctx, cur, set(poly))
 
+    def union(self, a: Sequence[Lin], b: Sequence[Lin]) -> Poly | None:
+        """The union of two polyhedra when it is convex, else None
+        (:func:`checker.smt.poly.convex_union`)."""
+        return convex_union(self.ctx, a, b)
+
     def params_of(self, poly: Sequence[Lin]) -> Poly | None:
         """The projection of ``poly`` onto the parameters (redundancies removed)."""
         clocks = sorted({v for c in poly for v in c.vars()} - self.params)
@@ -474,6 +480,13 @@ class PolyTS(DomainTS[Poly, PolyFrame]):
     def equal(self, state: State, a: Poly, b: Poly) -> bool:
         """Inclusion both ways."""
         return self.includes(state, a, b) and self.includes(state, b, a)
+
+    def merge(self, state: State, a: Poly, b: Poly) -> Poly | None:
+        """The union of two polyhedra of ``state`` when it is convex, else None: what
+        :class:`~checker.algorithms.covreach.Passed` merges (see :mod:`checker.smt.synth`
+        for why every property synthesis covers is unchanged)."""
+        got = self.pz.union(a, b)
+        return None if got is None else sorted(got)
 
     def key(self, state: State, zone: Poly) -> Hashable:
         """The state and the (sorted) constraints."""

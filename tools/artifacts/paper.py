@@ -116,6 +116,12 @@ def _numbers(specs: Mapping[str, Any], synth: Mapping[str, Any], bench: Mapping[
         kv[f"{s}.synth.states"] = thousands(row["symbolic_states"])
         kv[f"{s}.synth.queries"] = thousands(row["queries"])
         kv[f"{s}.synth.seconds"] = f"{row['seconds']:.1f}"
+        kv[f"{s}.synth.states.nomerge"] = thousands(row["no_merge"]["symbolic_states"])
+    rows = synth["synth"]
+    kv["synth.states"] = thousands(sum(r["symbolic_states"] for r in rows))
+    kv["synth.states.nomerge"] = thousands(sum(r["no_merge"]["symbolic_states"] for r in rows))
+    kv["synth.seconds"] = f"{sum(r['seconds'] for r in rows):.1f}"
+    kv["synth.seconds.nomerge"] = f"{sum(r['no_merge']['seconds'] for r in rows):.1f}"
     deferred = next(r for r in specs["specs"] if r["stem"] == "deferred_release")["params"]
     window = sum((Fraction(deferred[k]) for k in ("T_prop", "T_chunk", "T_flight")), Fraction(0))
     kv["deferred_release.window"] = _num(str(window))
@@ -221,9 +227,13 @@ def table_specs(specs: Mapping[str, Any], synth: Mapping[str, Any]) -> str:
 def table_synth(synth: Mapping[str, Any]) -> str:
     """The cost of synthesis per spec."""
     rows = [f"{code(r['stem'])} & {len(r['free'])} & {thousands(r['symbolic_states'])} & "
-            f"{thousands(r['queries'])} & {r['seconds']:.1f} \\\\" for r in synth["synth"]]
-    return booktabs("l r r r r", "spec & free parameters & symbolic states & solver queries & "
-                    "seconds", rows)
+            f"{thousands(r['queries'])} & {r['seconds']:.1f} & "
+            f"{thousands(r['no_merge']['symbolic_states'])} & "
+            f"{r['no_merge']['seconds']:.1f} \\\\" for r in synth["synth"]]
+    header = (r" & & \multicolumn{3}{c}{merging} & \multicolumn{2}{c}{no merging} \\"
+              r" \cmidrule(lr){3-5} \cmidrule(l){6-7}"
+              "\nspec & free & states & queries & s & states & s")
+    return booktabs("l r r r r r r", header, rows)
 
 
 def _grouped(rows: Sequence[Mapping[str, Any]], key: str,

@@ -422,6 +422,23 @@ function race() {
   if (r !== null) jump(r);
 }
 
+function explain(ex) {
+  // The parameter region in which this run's sequence of events is possible, and
+  // where each of its constraints' parameters come from in the spec.
+  $("explain").hidden = false;
+  $("explain").querySelector("summary").textContent =
+    "this sequence of events is possible exactly when: " + ex.region;
+  const list = $("explain-sources");
+  for (const p of ex.provenance) {
+    const item = el("li", {}, p.constraint);
+    const sub = el("ul");
+    for (const s of p.sources) sub.appendChild(el("li", {}, s));
+    if (p.sources.length === 0) sub.appendChild(el("li", {}, "(no element bounds these parameters)"));
+    item.appendChild(sub);
+    list.appendChild(item);
+  }
+}
+
 function init() {
   const params = Object.entries(view.params).map(([k, v]) => `${k}=${v}`).join(", ");
   $("title").replaceChildren(view.model, el("span", {class: "params"}, params));
@@ -433,6 +450,7 @@ function init() {
     v.className = c.verdict;
   }
   if (c && c.lasso) $("btn-race").textContent = "show me the lasso";
+  if (c && c.explain) explain(c.explain);
   $("btn-first").addEventListener("click", () => jump(0));
   $("btn-prev").addEventListener("click", prev);
   $("btn-next").addEventListener("click", next);
