@@ -510,8 +510,11 @@ def zone_graph_orbits(model: SpecModel, reduced: bool) -> frozenset[Hashable] | 
     reduces.  None when the graph is too large or a model error interrupts it."""
     bounds, _ = scaled_bounds(model.bounds, model.values)
     timed = backend.select(None) if len(model.clock_names) <= 64 else None
-    live = clock_bounds(model, bounds, Budget(Limits(max_states=20_000)), canonizer(model),
-                        timed=timed)
+    try:  # the pre-pass meets a model error of the initial state first
+        live = clock_bounds(model, bounds, Budget(Limits(max_states=20_000)),
+                            canonizer(model), timed=timed)
+    except ModelRuntimeError:
+        return None
     ts = ZoneTS(model, bounds, live, canonical=model.canonizer if reduced else None,
                 labels=frozenset())
     dz = ts.dz
