@@ -24,7 +24,7 @@ from test_synth_differential import PARAMS, _with_properties
 from checker import api
 from checker.algorithms import covreach
 from checker.language import load_text
-from checker.language.imitator import translate_imitator
+from checker.language.imitator import ImportOptions, translate_imitator
 from checker.model.compiled import SpecModel
 from checker.model.interface import ModelRuntimeError
 from checker.smt import synth as sy
@@ -189,7 +189,8 @@ def test_a_non_convex_merge_would_change_the_region(monkeypatch: pytest.MonkeyPa
 
 
 def _merged_across_states(self: covreach.Passed[list[Lin]], s: object, z: list[Lin],
-                          zones_of_s: list[int], depth: int) -> tuple[list[Lin], None]:
+                          zones_of_s: list[int], depth: int
+                          ) -> tuple[list[Lin], None, bool]:
     """A wrong merge: with the stored polyhedra of every discrete state (the union
     stored as a new node of ``s``)."""
     assert self.merge is not None
@@ -201,7 +202,7 @@ def _merged_across_states(self: covreach.Passed[list[Lin]], s: object, z: list[L
                 other.remove(k)
                 self.stats.merges += 1
                 z = got
-    return z, None
+    return z, None, False
 
 
 def test_a_merge_across_discrete_parts_would_change_the_region(
@@ -460,6 +461,69 @@ def test_imitator_models_same_region_with_and_without_merging(model: str, prop: 
     assert merged.complete and plain.complete
     assert sy.same_safe_values(merged, plain)
     assert merged.stats.final_states <= plain.stats.final_states
+
+
+@pytest.mark.slow
+def test_fmtv_merges_with_expanded_states_below_imitators_count() -> None:
+    # Thales' FMTV challenge: IMITATOR 3.1 ends with 564 states (merging with visited
+    # states); merging with expanded states too, fewer are left here (4 of them the
+    # prelude that starts the clocks IMITATOR's initial constraint bounds).
+    text = translate_imitator(
+        (IMITATOR / "FMTV_1_A1.imi").read_text(encoding="utf-8"), "FMTV_1_A1.imi",
+        (IMITATOR / "FMTV_1_A1-EF.imiprop").read_text(encoding="utf-8"),
+        "FMTV_1_A1-EF.imiprop", options=ImportOptions(int_lo=0, int_hi=200, param_max=200))
+    spec = load_text(text, "FMTV_1_A1.kvr")
+    got = sy.explore_parametric(SpecModel(spec, concrete=False),
+                                [p.name for p in spec.params],
+                                target=sy.Target(sy.TargetKind.QUERY, "ef"))
+    assert got.complete
+    assert (got.stats.symbolic_states, got.stats.final_states) == (702, 440)
+    assert got.stats.final_states <= 564
+
+
+# ---- the store: merging with expanded states ----------
+
+def _interval_store() -> covreach.Passed[tuple[int, int]]:
+    """A store of closed intervals, merged when they overlap or touch."""
+    def includes(s: object, big: tuple[int, int], small: tuple[int, int]) -> bool:
+        return big[0] <= small[0] and small[1] <= big[1]
+
+    def merge(s: object, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int] | None:
+        if includes(s, a, b) or includes(s, b, a) or a[1] < b[0] or b[1] < a[0]:
+            return None
+        return min(a[0], b[0]), max(a[1], b[1])
+
+    return covreach.Passed(includes, keep_shallower=False, merge=merge)
+
+
+def test_a_new_zone_merges_into_an_expanded_one_and_is_expanded_alone() -> None:
+    store = _interval_store()
+    old = store.insert("s", (0, 2), -1, -1, 0, None, 0)
+    assert old is not None
+    store.expanded[old] = 1
+    new = store.insert("s", (1, 3), old, -1, 0, None, 1)
+    # The expanded node holds the union; the new zone is stored to be expanded, out
+    # of the store's zones (never retired), and a zone the union includes is covered.
+    assert new is not None and new != old
+    assert store.zone[old] == (0, 3) and store.by_state["s"] == [old]
+    assert store.zone[new] == (1, 3) and store.alive[new] and not store.expanded[new]
+    assert store.insert("s", (2, 3), old, -1, 0, None, 1) is None
+    assert store.stats.merges == 1 and store.stats.stored == 2 and store.stats.zones == 1
+
+
+def test_a_waiting_union_merges_into_an_expanded_one_and_stays_queued() -> None:
+    store = _interval_store()
+    done = store.insert("s", (0, 2), -1, -1, 0, None, 0)
+    queued = store.insert("s", (5, 6), -1, -1, 0, None, 0)
+    assert done is not None and queued is not None
+    store.expanded[done] = 1
+    # (2, 5) merges first with the waiting (5, 6), then that union with the expanded
+    # (0, 2): the waiting node keeps (2, 6) to expand, out of the store.
+    assert store.insert("s", (2, 5), done, -1, 0, None, 1) == queued
+    assert store.zone[done] == (0, 6) and store.by_state["s"] == [done]
+    assert store.zone[queued] == (2, 6) and store.alive[queued]
+    assert not store.expanded[queued]
+    assert store.stats.merges == 2 and store.stats.stored == 2 and store.stats.zones == 1
 
 
 # ---- the command line and the API ----------

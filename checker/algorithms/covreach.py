@@ -9,8 +9,8 @@
    depth-first) is offered to the goal, then expanded: each successor
    :meth:`~checker.semantics.ts.SymbolicTS.next` yields is stored unless a stored
    zone of the same discrete state includes it (:class:`Passed`; the stored zones
-   it includes are retired, and with a merge operation the zones whose union with
-   it is a zone are merged into it), and handed to the goal with its labels;
+   it includes are retired, and with a merge operation it is merged with the zones
+   whose union with it is a zone), and handed to the goal with its labels;
 3. the goal decides what a labelled successor means: whether it is queued,
    whether the search ends (the zone explorer stops at the first violation; the
    parametric explorer collects the parameters of every violation and goes on).
@@ -144,15 +144,22 @@ class Passed(Generic[Z]):
     breadth-first search then still finds shortest traces.
 
     ``merge`` (optional) is the union of two zones of a discrete state when that union
-    is itself a zone, else None.  With it, a new zone is merged with every stored zone
-    of its discrete state that is still waiting (not expanded) and that it can be
-    merged with: the earliest of those holds the union from then on (it keeps its place
-    in the waiting list; :meth:`add` returns it, and a goal that queues it again finds
-    it skipped once expanded), the others are retired.  The set of valuations stored is
-    the same, in fewer symbolic states, and no valuation is expanded twice (an expanded
-    zone is not merged: its successors are computed already).  A merged node keeps its
-    parent, so its path is not a run to every valuation of it: a search with merging
-    gives no traces."""
+    is itself a zone, else None.  With it, a new zone is first merged with every
+    stored zone of its discrete state that is still waiting (not expanded) and that
+    it can be merged with: the earliest of those holds the union from then on (it
+    keeps its place in the waiting list; :meth:`add` returns it, and a goal that
+    queues it again finds it skipped once expanded), the others are retired.  That
+    zone (or union) is then merged with the expanded stored zones it can be merged
+    with (and with the waiting ones the growing union now meets), as IMITATOR merges
+    a new state with visited ones: the earliest expanded part holds the union in the
+    store, so that later zones it includes are covered, while the parts not expanded
+    yet leave the store but stay queued, each to be expanded with its own zone (the
+    new zone is stored for that, out of the store's zones: :meth:`add` returns it),
+    so no expanded zone is expanded again.  A zone out of the store is never
+    retired, so every stored zone is the union of valuations expanded or queued.
+    The set of valuations stored is the same, in fewer symbolic states.  A merged
+    node keeps its parent, so its path is not a run to every valuation of it: a
+    search with merging gives no traces."""
 
     def __init__(self, includes: Callable[[State, Z, Z], bool], keep_shallower: bool,
                  merge: Callable[[State, Z, Z], Z | None] | None = None) -> None:
@@ -224,9 +231,17 @@ class Passed(Generic[Z]):
             if retired:
                 self._retire(zones, retired, depth)
         if self.merge is not None:
-            z, kept = self._merged(s, z, zones, depth)
+            z, kept, held = self._merged(s, z, zones, depth)
             if kept is not None:
                 return kept
+            if held:
+                # An expanded zone holds the union: this part is stored and expanded
+                # on its own, out of the store.
+                node = self.record(s, z, parent, event, branch, sym, depth)
+                stats.stored += 1
+                if depth > stats.depth:
+                    stats.depth = depth
+                return node
         node = self.record(s, z, parent, event, branch, sym, depth)
         zones.append(node)
         stats.zones += 1
@@ -247,40 +262,80 @@ class Passed(Generic[Z]):
         gone = set(retired)
         zones[:] = [k for k in zones if k not in gone]
 
-    def _merged(self, s: State, z: Z, zones: list[int], depth: int) -> tuple[Z, int | None]:
-        """``z`` merged with every waiting stored zone of ``s`` it can be merged with,
-        and the node that now holds the union: the first of them (the earliest queued,
-        so the union is expanded no later than its first part would have been), the
-        others retired — and so is every stored zone the union includes.  ``(z, None)``
-        when there is no such zone."""
+    def _merged(self, s: State, z: Z, zones: list[int], depth: int
+                ) -> tuple[Z, int | None, bool]:
+        """``z`` merged with the stored zones of ``s`` it can be merged with: first
+        with every waiting one (the earliest of them, still queued, holds the union;
+        the others are retired), then, with its union, with every expanded one (and
+        the waiting ones that union now meets).  Every stored zone a union includes
+        is retired too.  Returns ``z`` (or the union of the waiting zones it was merged
+        with), the node that holds it (None: none yet), and whether an expanded zone
+        now holds a larger union — then that node is still to be expanded, out of the
+        store (the caller records ``z`` as one when no node holds it)."""
+        kept = self._merge_into(s, z, zones, depth, waiting_only=True)
+        if kept is not None:
+            z = self.zone[kept]
+            zones.remove(kept)
+            self.stats.zones -= 1
+        held = self._merge_into(s, z, zones, depth, waiting_only=False, pending=kept)
+        if kept is not None and held is None:
+            zones.append(kept)
+            zones.sort()
+            self.stats.zones += 1
+        return z, kept, held is not None
+
+    def _merge_into(self, s: State, z: Z, zones: list[int], depth: int,
+                    waiting_only: bool, pending: int | None = None) -> int | None:
+        """Merge ``z`` with the stored zones of ``s`` (``zones``, updated) to a
+        fixpoint: with ``waiting_only``, the waiting ones, the earliest of which holds
+        the union (and is returned); else all of them, once one is expanded: the
+        earliest expanded one holds the union (and is returned), and the waiting
+        ones merged into it leave the store but stay queued (as does ``pending``, the
+        node holding ``z``), their valuations not expanded yet.  None: no merge (or,
+        without ``waiting_only``, none with an expanded zone; then nothing changes)."""
         merge = self.merge
         assert merge is not None
         includes = self.includes
         node_zone = self.zone
-        kept: int | None = None
+        expanded = self.expanded
+        parts: list[int] = []
+        zs = [z]
         grown = True
         while grown:
             grown = False
             for k in zones:
-                if self.expanded[k]:
+                if k in parts or (waiting_only and expanded[k]):
                     continue
-                got = merge(s, node_zone[k], z)
+                if not waiting_only and not parts and not expanded[k]:
+                    continue  # the waiting ones z can be merged with are merged already
+                got = merge(s, node_zone[k], zs[-1])
                 if got is not None:
-                    z = got
-                    self.stats.merges += 1
-                    kept = k if kept is None else min(kept, k)
-                    covered = [j for j in zones if j == k or includes(s, z, node_zone[j])]
-                    self._retire(zones, covered, depth)
+                    zs.append(got)
+                    parts.append(k)
                     grown = True
                     break
-        if kept is not None:
-            # Back in: the earliest part, still queued, now holding the union.
-            self.alive[kept] = 1
-            node_zone[kept] = z
-            zones.append(kept)
-            zones.sort()
-            self.stats.zones += 1
-        return z, kept
+        if not parts:
+            return None
+        z = zs[-1]
+        self.stats.merges += len(parts)
+        covered = [j for j in zones if j in parts or includes(s, z, node_zone[j])]
+        queued = [k for k in parts if not expanded[k]]
+        self._retire(zones, covered, depth)
+        if waiting_only:
+            kept = min(parts)
+        else:
+            kept = min(k for k in parts if expanded[k])
+            for k in queued:
+                self.alive[k] = 1  # out of the store, still queued
+            if pending is not None:
+                self.alive[pending] = 1
+        # Back in: the node that holds the union.
+        self.alive[kept] = 1
+        node_zone[kept] = z
+        zones.append(kept)
+        zones.sort()
+        self.stats.zones += 1
+        return kept
 
     def path(self, node: int) -> list[int]:
         """The nodes from an initial one to ``node``."""

@@ -320,6 +320,11 @@ def included(ctx: Z3Context, small: Sequence[Lin], big: Sequence[Lin]) -> bool:
     return all(c in have or implies(ctx, small, c) for c in big)
 
 
+def _closed(c: Lin) -> Lin:
+    """``c`` with its strict comparison made weak (its closure)."""
+    return Lin(c.coefs, c.const, False, c.key) if c.strict else c
+
+
 def convex_union(ctx: Z3Context, a: Sequence[Lin], b: Sequence[Lin]) -> list[Lin] | None:
     """The union of two (satisfiable) polyhedra when it is convex — it is then their
     convex hull —, else None (also when one includes the other).
@@ -330,7 +335,12 @@ def convex_union(ctx: Z3Context, a: Sequence[Lin], b: Sequence[Lin]) -> list[Lin
     exactly when every point of it outside ``a`` is inside ``b``, i.e. when it meets
     the negation of no constraint of ``a`` outside it together with the negation of
     one of ``b`` outside it.  Every step is an exact satisfiability query, so the
-    result never adds a point (strict constraints included)."""
+    result never adds a point (strict constraints included).
+
+    First, two polyhedra whose closures do not meet are apart (a strictly separating
+    hyperplane leaves a gap between them): their union is not convex, for one query."""
+    if not ctx.sat([*map(_closed, a), *map(_closed, b)]):
+        return None
     in_a, in_b = set(a), set(b)
     a_out = [c for c in a if c not in in_b and not implies(ctx, b, c)]
     if not a_out:

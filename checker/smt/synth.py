@@ -25,7 +25,10 @@ region; the safe region is the declared ranges minus the bad region.
   state is merged with every stored state of the same discrete state that is
   still waiting and whose union with it is convex (decided exactly:
   :meth:`checker.smt.zones.PolyZones.union`); the earliest of those holds the
-  union, in its place in the waiting list
+  union, in its place in the waiting list.  That union is then merged with the
+  expanded states it can be merged with (as IMITATOR merges with visited
+  states): the earliest of them holds the union in the store, and the parts not
+  expanded yet are expanded on their own, so no state is expanded twice
   (:class:`~checker.algorithms.covreach.Passed`).  The region is
   the same with and without it, for every target:
 
@@ -33,7 +36,8 @@ region; the safe region is the declared ranges minus the bad region.
     configurations (discrete state, clocks, parameters) stored are the same, and
     every successor operation (guard, reset, time elapse, deadlines) is an image
     of configurations, so successors distribute over union: the same
-    configurations are reached;
+    configurations are reached (a state held by an expanded one has its
+    successors: those of the expanded parts were computed, the others' are);
   - every bad piece is the parameter projection of a set defined configuration
     by configuration — a broken invariant (by the discrete state alone), a
     failing edge (its guard), a hazard or a query (clock atoms) — and
@@ -45,7 +49,8 @@ region; the safe region is the declared ranges minus the bad region.
     meets an enabled part within P exactly when it can fire that edge after
     some delay: the deadlocked part is per configuration too, and the union of
     two time-closed polyhedra is time-closed, so the merged state deadlocks
-    exactly where one of its parts does;
+    exactly where one of its parts does (and a part expanded on its own is
+    time-closed too);
   - the pruning below (a state whose parameters are all bad) still holds: the
     successors of a union have parameters in the union of the projections;
   - only the parent pointers lose their meaning (a merged state's path does not
