@@ -22,6 +22,11 @@ edge.  Two cheap and exact tests follow:
 Either test may find nothing (``None``); the caller then asks Z3.  Neither
 ever answers wrongly: a "satisfiable" comes with a point, an "unsatisfiable"
 with a cycle whose weight is negative wherever the system holds.
+
+:func:`fm_decide` decides any small system (of any shape) completely: it
+eliminates every variable by Fourier–Motzkin in integer arithmetic, which is
+exact over the reals, strict constraints included; it gives up (``None``) only
+when the system has too many variables or the elimination too many rows.
 """
 
 from __future__ import annotations
