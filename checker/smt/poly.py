@@ -26,7 +26,7 @@ from checker.errors import Inconclusive
 from checker.smt.lin import Lin as Lin
 from checker.smt.lin import clock_var as clock_var
 from checker.smt.lin import param_var as param_var
-from checker.smt.quick import Shortcuts
+from checker.smt.quick import Shortcuts, fm_decide
 from checker.smt.timing import SEED, TIMEOUT_MS, SolverUnknown
 
 
@@ -63,6 +63,9 @@ class Z3Context:
         """Exact solver-free decisions for parametric difference systems, if set."""
         self.deadline: float | None = None
         """A ``time.monotonic()`` instant: no query runs past it (OutOfTime)."""
+        self.exact = True
+        """Whether small systems are decided by exact elimination in Python
+        (:func:`checker.smt.quick.fm_decide`) before Z3 is asked."""
 
     def _budget(self, s: z3.Solver) -> None:
         if self.deadline is None:
@@ -160,6 +163,8 @@ class Z3Context:
                     raise OutOfTime()
                 if self.shortcuts is not None:
                     got = self.shortcuts.decide(key, new)
+                if got is None and self.exact:
+                    got = fm_decide(key)
                 if got is None:
                     got = self._sat(key, ())
                 self.memo[key] = got
@@ -293,15 +298,34 @@ def remove_redundant(ctx: Z3Context, cons: Sequence[Lin],
     if got is not None:
         return list(got)
     kept = list(cons)
+    # A constraint is the only one to bound a variable from its side (e.g. the only
+    # upper bound of a clock): the others let that variable grow past it, so they do
+    # not imply it — if they are satisfiable, as they are when ``cons`` is.
+    ups: dict[str, int] = {}
+    downs: dict[str, int] = {}
+    for c in kept:
+        for v, a in c.coefs:
+            side = ups if a > 0 else downs
+            side[v] = side.get(v, 0) + 1
+    feasible: bool | None = None
     i = 0
     while i < len(kept):
-        if kept[i] in known:
+        c = kept[i]
+        if c in known:
             i += 1
             continue
+        if any((ups if a > 0 else downs)[v] == 1 for v, a in c.coefs):
+            if feasible is None:
+                feasible = ctx.sat(cons)
+            if feasible:
+                i += 1
+                continue
         others = kept[:i] + kept[i + 1:]
         neg = kept[i].negate()
         if not ctx.sat([*others, neg], new=(neg,)):
             kept = others
+            for v, a in c.coefs:
+                (ups if a > 0 else downs)[v] -= 1
         else:
             i += 1
     ctx.minimal[key] = tuple(kept)

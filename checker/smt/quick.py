@@ -22,6 +22,11 @@ edge.  Two cheap and exact tests follow:
 Either test may find nothing (``None``); the caller then asks Z3.  Neither
 ever answers wrongly: a "satisfiable" comes with a point, an "unsatisfiable"
 with a cycle whose weight is negative wherever the system holds.
+
+:func:`fm_decide` decides any small system (of any shape) completely: it
+eliminates every variable by Fourier–Motzkin in integer arithmetic, which is
+exact over the reals, strict constraints included; it gives up (``None``) only
+when the system has too many variables or the elimination too many rows.
 """
 
 from __future__ import annotations
@@ -385,3 +390,168 @@ class _Cycles:
                     if e3.dst == n.src and self.refutes((n, e1, e2, e3)):
                         return True
         return False
+
+
+_Row = tuple[list[int] | tuple[int, ...], int, bool, int]
+"""A row of :func:`fm_decide`: (coefficients, constant, strict, gcd of the coefficients),
+for ``coefficients . x + constant < 0`` (``<= 0``)."""
+
+
+FM_ROWS = 96
+""":func:`fm_decide` gives up when an elimination step would exceed this many rows."""
+FM_VARS = 8
+"""… and on systems of more variables than this."""
+
+
+def fm_decide(cons: Iterable[Lin], max_rows: int = FM_ROWS, max_vars: int = FM_VARS
+              ) -> bool | None:
+    """Whether the conjunction is satisfiable over the reals, decided exactly by
+    Fourier–Motzkin elimination of every variable in integer arithmetic; None when the
+    system has more than ``max_vars`` variables or an elimination step would produce
+    more than ``max_rows`` constraints (the caller then asks a solver).
+
+    Each constraint ``sum(a_v * v) + k < 0`` (``<= 0``) is scaled to integers.  Eliminating
+    ``v`` keeps the constraints without ``v`` and adds, for each pair of one with a
+    positive and one with a negative coefficient of ``v``, their positive combination
+    that cancels ``v`` — strict if either is.  This is the exact projection over the
+    reals, strict constraints included, so the system is satisfiable iff no constant
+    constraint left at the end (or met on the way) is false: ``k > 0``, or ``k = 0``
+    and strict.  Per direction only the tightest constraint is kept."""
+    names: dict[str, int] = {}
+    ints: list[tuple[tuple[tuple[str, int], ...], int, bool]] = []
+    for c in cons:
+        got = _INTS.get(c)
+        if got is None:
+            got = _integral(c)
+        for v, _ in got[0]:
+            if v not in names:
+                names[v] = len(names)
+        ints.append(got)
+    n = len(names)
+    if n > max_vars:
+        return None
+    best: dict[tuple[int, ...], _Row] = {}
+    """Primitive direction -> the tightest row along it."""
+    for row, k, strict in ints:
+        vec = [0] * n
+        for v, a in row:
+            vec[names[v]] = a
+        if not _put(best, vec, k, strict):
+            return False
+    while best:
+        rows = list(best.values())
+        j, cost = _pick(rows, n)
+        if len(rows) + cost > max_rows:
+            return None
+        got_best = _eliminate(rows, j)
+        if got_best is None:
+            return False
+        best = got_best
+    return True
+
+
+def _pick(rows: list[_Row], n: int) -> tuple[int, int]:
+    """The variable whose elimination adds the fewest rows, and how many it adds
+    (negative: it removes some)."""
+    pos = [0] * n
+    neg = [0] * n
+    for vec, _, _, _ in rows:
+        for i, x in enumerate(vec):
+            if x > 0:
+                pos[i] += 1
+            elif x < 0:
+                neg[i] += 1
+    j = -1
+    cost = 0
+    for v in range(n):
+        p, q = pos[v], neg[v]
+        if p + q == 0:
+            continue
+        here = p * q - p - q
+        if j < 0 or here < cost:
+            j, cost = v, here
+    return j, cost
+
+
+def _eliminate(rows: list[_Row], j: int) -> dict[tuple[int, ...], _Row] | None:
+    """The rows without variable ``j`` and every combination of a row with a positive and
+    one with a negative coefficient of ``j`` that cancels it (tightest per direction);
+    None if one of them is a false constant row."""
+    pos_rows = []
+    neg_rows = []
+    best: dict[tuple[int, ...], _Row] = {}
+    for r in rows:
+        x = r[0][j]
+        if x > 0:
+            pos_rows.append(r)
+        elif x < 0:
+            neg_rows.append(r)
+        else:
+            best[_direction(r[0], r[3])] = r
+    for pv, pk, ps, _ in pos_rows:
+        a = pv[j]
+        for qv, qk, qs, _ in neg_rows:
+            b = -qv[j]
+            if a == b:
+                vec = [x + y for x, y in zip(pv, qv, strict=True)]
+                k = pk + qk
+            else:
+                g = gcd(a, b)
+                fa, fb = b // g, a // g  # fa * p + fb * q cancels variable j
+                vec = [fa * x + fb * y for x, y in zip(pv, qv, strict=True)]
+                k = fa * pk + fb * qk
+            if not _put(best, vec, k, ps or qs):
+                return None
+    return best
+
+
+def _direction(vec: list[int] | tuple[int, ...], g: int) -> tuple[int, ...]:
+    """The primitive direction of a row whose coefficients have gcd ``g``."""
+    return tuple(vec) if g == 1 else tuple([x // g for x in vec])
+
+
+_INTS: dict[Lin, tuple[tuple[tuple[str, int], ...], int, bool]] = {}
+"""Constraints scaled to integer coefficients (:func:`_integral`), memoised."""
+
+
+def _integral(c: Lin) -> tuple[tuple[tuple[str, int], ...], int, bool]:
+    """``c`` times the lcm of its denominators: (integer coefficients, constant, strict)."""
+    const = c.const
+    den = const.denominator
+    for _, a in c.coefs:
+        d = a.denominator
+        if den % d:
+            den = den * d // gcd(den, d)
+    got = (tuple([(v, a.numerator * (den // a.denominator)) for v, a in c.coefs]),
+           const.numerator * (den // const.denominator), c.strict)
+    if len(_INTS) >= 1 << 16:
+        _INTS.clear()
+    _INTS[c] = got
+    return got
+
+
+def _put(best: dict[tuple[int, ...], _Row], vec: list[int], k: int, strict: bool) -> bool:
+    """Add the row ``vec . x + k < 0`` (``<= 0``) to ``best``, keeping the tightest per
+    direction; False if it is a constant row that is false."""
+    g = 0
+    for x in vec:
+        if x:
+            g = gcd(g, x)
+    if g == 0:
+        return k < 0 or (k == 0 and not strict)
+    h = gcd(g, k)
+    if h > 1:  # divide the row by the gcd of all its numbers
+        vec = [x // h for x in vec]
+        k //= h
+        g //= h
+    key = tuple(vec) if g == 1 else tuple([x // g for x in vec])
+    # Along key the row reads key . x + k / g.
+    old = best.get(key)
+    if old is not None:
+        _, ok, os_, og = old
+        # Tighter: the larger k / g (then strict).
+        lhs, rhs = k * og, ok * g
+        if lhs < rhs or (lhs == rhs and (os_ or not strict)):
+            return True
+    best[key] = (vec, k, strict, g)
+    return True
