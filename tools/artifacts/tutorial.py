@@ -74,7 +74,7 @@ SHELL_ONLY = {"|", "||", "&", "&&", ";", ">", ">>", "<", "2>", "2>&1"}
 TIMINGS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"in [0-9.]+ s \([0-9,.]+ zones/s\), peak memory [0-9.]+ MiB"),
      "in <seconds> s (<rate> zones/s), peak memory <memory> MiB"),
-    (re.compile(r"solver queries, [0-9.]+ s\b"), "solver queries, <seconds> s"),
+    (re.compile(r"solver (query|queries), [0-9.]+ s\b"), r"solver \1, <seconds> s"),
     (re.compile(r"transitions in [0-9.]+ s \(no symmetry"),
      "transitions in <seconds> s (no symmetry"),
     (re.compile(r'"(seconds|zones_per_second|peak_memory_mib)": [0-9.eE+-]+'), r'"\1": <n>'),
