@@ -1,10 +1,10 @@
 """The compiled successor function (``checker/model/native.py``) against the generated
 Python and the interpreter, and its cache's safety.
 
-Differential: every spec under ``spec/`` and every random model of the differential
-suite (``modelgen`` with the seeds of ``test_differential.py``, and the ``syncgen``
-channel models) is compiled, and in every discrete state the untimed exploration
-reaches, the compiled function must give the generated Python's edges, deadlines and
+Differential: every spec under ``spec/`` and random models of the differential suite
+(``modelgen`` with the first half of the seeds of ``test_differential.py``, and the
+``syncgen`` channel models) are compiled, and in every discrete state the untimed
+exploration reaches (up to 8,000 per spec), the compiled function must give the generated Python's edges, deadlines and
 violations (the same objects, in the same order) or fall back exactly where the
 generated Python raises a model error or breaks an ``assert``; the generated Python is
 compared with the interpreter in the same states (``oracle.compare_models``).  Models
@@ -42,8 +42,9 @@ needs_cc = pytest.mark.skipif(native.compiler_command() is None,
                               reason="no C compiler or Python headers")
 
 SPECS = sorted((ROOT / "spec").glob("**/*.kvr"))
-RANDOM_SEEDS = range(300)
-"""The random models of ``test_differential.py``."""
+RANDOM_SEEDS = range(150)
+"""Half the random models of ``test_differential.py`` (the campaign, `tests/campaign.py`
+with ``KVRACE_NATIVE=1``, runs thousands more)."""
 BUNDLE = 50
 """Models per build."""
 
@@ -96,7 +97,7 @@ def _random_models(seeds: Sequence[int]) -> list[SpecModel]:
 @pytest.mark.slow
 def test_every_spec_agrees_with_the_generated_python_and_the_interpreter() -> None:
     models = [SpecModel(load(path)) for path in SPECS]
-    assert _compare_all(models, max_states=20_000) == []
+    assert _compare_all(models, max_states=8_000) == []
 
 
 @needs_cc
