@@ -4,12 +4,13 @@ Python and the interpreter, and its cache's safety.
 Differential: every spec under ``spec/`` and random models of the differential suite
 (``modelgen`` with the first half of the seeds of ``test_differential.py``, and the
 ``syncgen`` channel models) are compiled, and in every discrete state the untimed
-exploration reaches (up to 8,000 per spec), the compiled function must give the generated Python's edges, deadlines and
-violations (the same objects, in the same order) or fall back exactly where the
-generated Python raises a model error or breaks an ``assert``; the generated Python is
-compared with the interpreter in the same states (``oracle.compare_models``).  Models
-are compiled together, many to one build (``native.attach_all``), so that hundreds of
-models cost a few compilations.  A deliberately broken generator is caught.
+exploration reaches (up to 8,000 per spec), the compiled function must give the
+generated Python's edges, deadlines and violations (the same objects, in the same
+order) or fall back exactly where the generated Python raises a model error or breaks
+an ``assert``; the generated Python is compared with the interpreter in the same
+states (``oracle.compare_models``).  Models are compiled together, many to one build
+(``native.attach_all``), so that hundreds of models cost a few compilations.  A
+deliberately broken generator is caught.
 
 Cache: builds live in the private per-user directory only; a link, another user's file
 or a directory open to others is refused (the model stays on Python, with a warning);
