@@ -28,6 +28,7 @@ hits its time cap is reported as ``inconclusive`` with what it explored.
     python benchmarks/bench.py --targets          # the engine's time targets, PASS/MISS
     python benchmarks/bench.py --prove-synth --no-table
     python benchmarks/bench.py --editor           # fmt on spec/, LSP diagnostics latency
+    python benchmarks/bench.py --cold-start 21    # kvrace check's start-up, fresh processes
     python benchmarks/bench.py --synth-suite      # synthesis with/without `assume` constraints
     python benchmarks/bench.py --validate 10000,100000   # kvrace validate on simulated logs
     python benchmarks/bench.py --one r=3,s=1,c=2,x=1   # one case, in this process
@@ -1285,6 +1286,54 @@ def editor_table(rows: Sequence[dict[str, Any]]) -> str:
     return "Editor\n" + _render(["measure", "time", "target", ""], body, {1, 2})
 
 
+COLD_START_SPEC = "spec/classic/fischer.kvr"
+"""The small spec whose ``kvrace check`` times the start-up (18 zones: the exploration
+itself takes about a millisecond)."""
+COLD_START_TARGET = 0.3
+"""Seconds of wall time for ``kvrace check`` of :data:`COLD_START_SPEC` (median)."""
+
+
+def cold_start_rows(runs: int) -> list[dict[str, Any]]:
+    """Wall time of ``kvrace check spec/classic/fischer.kvr`` in ``runs`` fresh processes
+    (``python -m checker`` of this tree), after one run that fills the caches (bytecode,
+    parser, the spec's elaborated form), and of ``python -c pass`` alternately with it:
+    the interpreter's own start-up (with this environment's ``site``), for reference."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed kvrace has its bytecode
+    commands = {
+        f"kvrace check {COLD_START_SPEC}": [sys.executable, "-m", "checker", "check",
+                                            COLD_START_SPEC],
+        "python -c pass": [sys.executable, "-c", "pass"],
+    }
+    times: dict[str, list[float]] = {what: [] for what in commands}
+    for k in range(runs + 1):
+        for what, command in commands.items():
+            start = time.perf_counter()
+            proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
+                                  check=False)
+            took = time.perf_counter() - start
+            if proc.returncode != 0:
+                raise BenchError(f"{what}: exit {proc.returncode}\n{proc.stderr}")
+            if k > 0:  # the first run fills the caches
+                times[what].append(took)
+    return [{"what": what, "runs": runs, "median": statistics.median(ts), "min": min(ts),
+             "target": COLD_START_TARGET if what.startswith("kvrace") else None}
+            for what, ts in times.items()]
+
+
+def cold_start_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The ``--cold-start`` rows: median and fastest wall time, PASS or MISS."""
+    body = []
+    for r in rows:
+        target = r["target"]
+        verdict = "" if target is None else ("PASS" if r["median"] < target else "MISS")
+        body.append([r["what"], f"{r['median'] * 1000:.0f} ms", f"{r['min'] * 1000:.0f} ms",
+                     str(r["runs"]), "" if target is None else f"< {target * 1000:.0f} ms",
+                     verdict])
+    return ("Cold start (wall time, fresh processes)\n"
+            + _render(["command", "median", "min", "runs", "target", ""], body, {1, 2, 3, 4}))
+
+
 # -------------------------------------------------------------------------------- main
 
 
@@ -1821,6 +1870,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the editor targets: `kvrace fmt --check spec` (< 2 s) and the"
                     " language server's edit-to-diagnostics latency on the largest spec"
                     " (< 200 ms), PASS or MISS")
+    ap.add_argument("--cold-start", type=int, nargs="?", const=21, metavar="N",
+                    help="the start-up target: wall time of `kvrace check "
+                    + COLD_START_SPEC + "` in N fresh processes (default 21) after one that"
+                    " fills the caches, median and fastest (< 300 ms), and of `python -c"
+                    " pass` for reference")
     ap.add_argument("--synth-suite", action="store_true",
                     help="synthesis of the models of benchmarks/models/ with and without"
                     " their `assume` constraints (states, queries, seconds; the regions"
@@ -1849,6 +1903,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.editor:
             rows = editor_rows()
             print(json.dumps(rows, indent=1) if args.json else editor_table(rows))
+            return 0
+        if args.cold_start is not None:
+            rows = cold_start_rows(_int("--cold-start", str(args.cold_start), 1, 1000))
+            print(json.dumps(rows, indent=1) if args.json else cold_start_table(rows))
             return 0
         if args.synth_suite:
             rows = synth_suite(SYNTH_SUITE, args.synth_cap)

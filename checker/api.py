@@ -48,15 +48,14 @@ from checker.results import (
     QueryStatus,
     Verdict,
 )
-from checker.simulate.engine import RunResult, SimConfig
-from checker.simulate.plot import Threshold
-from checker.simulate.runner import Progress, Runner, SimResult, run_trace, trace_steps
-from checker.simulate.runner import simulate as run_simulation
-from checker.simulate.stats import Sprt
 
 if TYPE_CHECKING:
     from checker.language.assume import RegionFormula
     from checker.model.provenance import Source
+    from checker.simulate.engine import RunResult, SimConfig
+    from checker.simulate.plot import Threshold
+    from checker.simulate.runner import Progress, SimResult
+    from checker.simulate.stats import Sprt
     from checker.smt.lin import Lin, LinFormula
 
 __all__ = [
@@ -88,6 +87,21 @@ __all__ = [
 HOLDS, VIOLATED, INCONCLUSIVE, ERROR, UNREACHABLE = (
     Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.ERROR, Verdict.UNREACHABLE)
 REACHABLE = QueryStatus.REACHABLE
+
+_SIMULATION_NAMES = {"SimConfig": "checker.simulate.engine",
+                     "SimResult": "checker.simulate.runner", "Sprt": "checker.simulate.stats"}
+"""Names of the simulator this module exports; imported when first asked for (a
+``check`` does not load the simulator)."""
+
+
+def __getattr__(name: str) -> object:
+    """The simulator's exported names (:data:`_SIMULATION_NAMES`), on first use."""
+    module = _SIMULATION_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 ParamValue = int | float | str | Fraction
 
@@ -906,6 +920,10 @@ def simulate(
     :func:`simulation_trace`); ``sprt`` runs Wald's test and stops once it decides.
     Raises SpecError / ParamError like :func:`check`.
     """
+    from checker.simulate.engine import SimConfig
+    from checker.simulate.runner import Runner
+    from checker.simulate.runner import simulate as run_simulation
+
     sp, values = _resolve(spec, {**(params or {}), **param_kw})
     model = SpecModel(sp, values)
     with Runner(model, config or SimConfig(), jobs) as runner:
@@ -929,6 +947,8 @@ def _sim_model(spec: ir.Spec, params: Mapping[str, Fraction]) -> SpecModel:
 
 def simulation_trace(spec: ir.Spec, result: SimResult, run: RunResult) -> tr.Trace:
     """A violating run of ``result`` as a trace (the format ``kvrace draw`` reads)."""
+    from checker.simulate.runner import run_trace
+
     return run_trace(_sim_model(spec, result.params), run)
 
 
@@ -938,6 +958,7 @@ def replays(spec: ir.Spec, result: SimResult, run: RunResult) -> bool:
     it reports."""
     from checker.model.interface import scaled_bounds
     from checker.semantics.traces import replay_zone
+    from checker.simulate.runner import trace_steps
 
     model = _sim_model(spec, result.params)
     steps = trace_steps(model, run)
@@ -960,6 +981,7 @@ def safe_threshold(spec: ir.Spec, param: str, params: Mapping[str, ParamValue] |
     others at ``params`` or their defaults), when the safe region is one half-line
     ``param > c`` (or ``>=``, ``<``, ``<=``); None otherwise or when synthesis does not
     finish within ``timeout`` seconds."""
+    from checker.simulate.plot import Threshold
     from checker.smt import SolverUnknown
     from checker.smt import synth as sy
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, run_cli
+from helpers import ROOT, run_cli, stable
 
 from checker.model import trace as tr
 
@@ -17,14 +17,6 @@ SPECS = sorted((ROOT / "spec").rglob("*.kvr"))
 GOLDEN = ROOT / "tests" / "golden" / "cli"
 IMMEDIATE = str(ROOT / "spec/sglang/immediate_release.kvr")
 DEFERRED = str(ROOT / "spec/sglang/deferred_release.kvr")
-
-
-def _stable(text: str) -> str:
-    """Output with the run-dependent statistics line masked."""
-    text = re.sub(r"in [0-9.]+ s \([0-9,]+ zones/s\), peak memory [0-9]+ MiB",
-                  "in <time>", text)
-    return re.sub(r"(?m)^(liveness: [0-9,]+ zones, [0-9,]+ transitions) in [0-9.]+ s",
-                  r"\1 in <time>", text)
 
 
 @pytest.mark.parametrize("spec", [
@@ -39,7 +31,7 @@ def test_check_golden(spec: Path) -> None:
     finally:
         os.chdir(cwd)
     golden = GOLDEN / f"{spec.stem}.check.txt"
-    text = f"exit {code}\n{_stable(out)}"
+    text = f"exit {code}\n{stable(out)}"
     if os.environ.get("KVRACE_UPDATE_GOLDEN"):
         golden.write_text(text, encoding="utf-8")
     assert text == golden.read_text(encoding="utf-8")

@@ -8,8 +8,8 @@ from fractions import Fraction
 import pytest
 
 from checker.diagnostics import Span, SpecError
-from checker.language import ast
-from checker.language.syntax import decode_source, parse, parse_expression
+from checker.language import ast, decode_source
+from checker.language.syntax import parse, parse_expression
 
 HEAD = "model m\nactor p\n"
 

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import importlib.util
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from checker import api
 from checker.cli.ci import refuse_same_file, write_check_reports
@@ -27,14 +28,16 @@ from checker.cli.common import (
     write_json,
 )
 from checker.diagnostics import Diagnostic
-from checker.engines.distributed import Cluster, DistStats, RayMissing
 from checker.errors import UsageError
 from checker.model import ir
 from checker.model import trace as tr
 from checker.model.compiled import ParamError
 from checker.present import jsonout, text
-from checker.present.cases import CheckReport, check_cases, event_spans
 from checker.results import Verdict
+
+if TYPE_CHECKING:
+    from checker.engines.distributed import Cluster, DistStats
+    from checker.present.cases import CheckReport
 
 EXIT_OF_VERDICT = {Verdict.HOLDS: EXIT_OK, Verdict.VIOLATED: EXIT_VIOLATION,
                    Verdict.INCONCLUSIVE: EXIT_INCONCLUSIVE, Verdict.ERROR: EXIT_BAD_INPUT,
@@ -48,9 +51,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     try:
         spec = load_spec(args.spec, args)
     except BadSpec as e:
-        write_check_reports(args, session.err, CheckReport(
-            args.spec, "", "", Verdict.ERROR, (), tuple(e.error.diagnostics),
-            e.error.render()))
+        write_check_reports(args, session.err, _error_report(
+            args, "", tuple(e.error.diagnostics), e.error.render()))
         raise
     params = params_of(args)
     limits = session.limits(args)
@@ -77,8 +79,6 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 explanation = api.explain(outcome)
             else:
                 explanation = None
-    except RayMissing as e:
-        raise UsageError(str(e)) from None
     except ParamError as e:
         err.write(f"{args.spec}: error[KVR400]: {e}\n")
         if args.json:
@@ -86,15 +86,13 @@ def run(args: argparse.Namespace, session: Session) -> int:
                                        [jsonout.error("KVR400", str(e), args.spec)]))
         out.flush()
         bad = Diagnostic("KVR400", str(e), args.spec)
-        write_check_reports(args, err, CheckReport(
-            args.spec, spec.name, "", Verdict.ERROR, (), (bad,),
-            f"{args.spec}: error[KVR400]: {e}"))
+        write_check_reports(args, err, _error_report(
+            args, spec.name, (bad,), f"{args.spec}: error[KVR400]: {e}"))
         return EXIT_BAD_INPUT
     code = _liveness_code(EXIT_OF_VERDICT[outcome.verdict], live)
     if args.strict and outcome.vacuous and code == EXIT_OK:
         code = EXIT_VACUOUS
-    raw = outcome.raw[1].distributed if outcome.raw is not None else None
-    dist = raw if isinstance(raw, DistStats) else None
+    dist = _dist_stats(outcome)
     # The verdict first: no failure of a side output below can lose or change it.
     if args.json:
         doc = jsonout.check_fields(args.spec, spec, outcome, args.query, explanation,
@@ -116,9 +114,19 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return code
 
 
+def _error_report(args: argparse.Namespace, name: str, diagnostics: tuple[Diagnostic, ...],
+                  shown: str) -> CheckReport:
+    """What ``--junit`` and ``--sarif`` report of a spec that could not be checked."""
+    from checker.present.cases import CheckReport
+
+    return CheckReport(args.spec, name, "", Verdict.ERROR, (), diagnostics, shown)
+
+
 def _report(args: argparse.Namespace, spec: ir.Spec, outcome: api.Outcome,
             live: api.LivenessRun | None) -> CheckReport:
     """What ``--junit`` and ``--sarif`` report of this run: one case per property."""
+    from checker.present.cases import CheckReport, check_cases, event_spans
+
     asked = ([] if args.query is not None or args.no_liveness
              else [lt.name for lt in spec.leadsto
                    if args.live_property in (None, lt.name)])
@@ -177,7 +185,19 @@ def cluster_of(args: argparse.Namespace) -> Cluster | None:
     if importlib.util.find_spec("ray") is None:
         raise UsageError("--workers and --ray need Ray, which is not installed:"
                          " pip install 'kvrace[ray]'")
+    from checker.engines.distributed import Cluster
+
     return Cluster(args.workers, args.ray)
+
+
+def _dist_stats(outcome: api.Outcome) -> DistStats | None:
+    """What the distribution of a ``--workers/--ray`` run cost (None for one process)."""
+    raw = outcome.raw[1].distributed if outcome.raw is not None else None
+    if raw is None:
+        return None
+    from checker.engines.distributed import DistStats
+
+    return raw if isinstance(raw, DistStats) else None
 
 
 def _side_outputs(args: argparse.Namespace, session: Session, outcome: api.Outcome,

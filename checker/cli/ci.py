@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from checker.cli.common import Output, make_parent, side_output
 from checker.errors import UsageError
-from checker.present import junit, sarif
-from checker.present.cases import CheckReport, LintedFile
+
+if TYPE_CHECKING:
+    from checker.present.cases import CheckReport, LintedFile
 
 
 def write_text(path: str, text: str) -> str:
@@ -38,6 +40,8 @@ def _write(err: Output, path: str | None, render: Callable[[], str]) -> None:
 
 def write_check_reports(args: argparse.Namespace, err: Output, report: CheckReport) -> None:
     """``check --junit/--sarif``."""
+    from checker.present import junit, sarif  # with xml.etree: only for these reports
+
     _write(err, args.junit, lambda: junit.check_junit(report))
     _write(err, args.sarif, lambda: sarif.check_sarif(report))
 
@@ -45,5 +49,7 @@ def write_check_reports(args: argparse.Namespace, err: Output, report: CheckRepo
 def write_lint_reports(args: argparse.Namespace, err: Output,
                        files: Sequence[LintedFile]) -> None:
     """``lint --junit/--sarif``."""
+    from checker.present import junit, sarif
+
     _write(err, args.junit, lambda: junit.lint_junit(files))
     _write(err, args.sarif, lambda: sarif.lint_sarif(files))

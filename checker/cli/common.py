@@ -21,7 +21,7 @@ from checker.language import load
 from checker.model import ir
 from checker.model.compiled import ParamError, SpecModel
 from checker.model.trace import Trace
-from checker.present import dot, jsonout
+from checker.present import jsonout
 from checker.present.progress import Progress, mode_for
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
@@ -291,6 +291,8 @@ def short(exc: BaseException, width: int = 200) -> str:
 
 def check_diagram_path(path: str) -> None:
     """Refuse, before any work, a diagram file whose format kvrace cannot write."""
+    from checker.present import dot  # with graphviz: only when a diagram is asked for
+
     suffix = os.path.splitext(path)[1]
     if suffix.lower() not in dot.FORMATS:
         shown = f"'{suffix}'" if suffix else "no extension"
@@ -300,6 +302,8 @@ def check_diagram_path(path: str) -> None:
 
 def draw_trace(trace: Trace, path: str) -> str:
     """Render ``trace`` to ``path``; returns what to tell the user (stderr)."""
+    from checker.present import dot
+
     too_large = dot.diagram_too_large(trace)
     if too_large is not None:
         raise UsageError(f"cannot draw {path}: {too_large}")

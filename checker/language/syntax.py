@@ -1181,23 +1181,3 @@ def parse_expression(text: str, path: str = "<input>") -> ast.Expr:
         return conv.expr(tree)
     except _ConvertError as err:
         raise SpecError([err.diag], text) from None
-
-
-def decode_source(data: bytes, path: str) -> str:
-    """Decode a spec file's bytes as UTF-8, or raise a positioned :class:`SpecError`."""
-    try:
-        return data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        line = data.count(b"\n", 0, exc.start) + 1
-        # Columns count characters, like the parser's; the bytes before the
-        # first bad one decode fine.
-        col = len(data[line_start : exc.start].decode("utf-8")) + 1
-        if line == 1 and data.startswith(b"\xef\xbb\xbf"):
-            col -= 1  # the byte-order mark is not shown
-        raise SpecError(
-            [Diagnostic("KVR001", f"file is not UTF-8 text (byte 0x{data[exc.start]:02x})",
-                        path, Span(line, col, line, col + 1),
-                        ("help: save the file as UTF-8",))],
-            data.decode("utf-8", "replace").removeprefix("\ufeff"),
-        ) from None

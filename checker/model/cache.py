@@ -1,17 +1,18 @@
 """The private per-user cache directory: where kvrace keeps what it may load as code.
 
-Two things are cached there: the pickled parser (:mod:`checker.language.syntax`)
-and the compiled successor functions (:mod:`checker.model.native`).  Loading
-either runs code, so a file is only ever read from a directory that no one
-else can write into or swap: ``$XDG_CACHE_HOME/kvrace`` (default
-``~/.cache/kvrace``), created with mode 0700, refused when it is a symlink,
-someone else's, or open to other users, or when its parent could be swapped by
-another user; and a file in it is refused unless it is a regular file (not a
-link) of this user's.
+Three things are cached there: the pickled parser (:mod:`checker.language.syntax`),
+the pickled elaborated specs (:mod:`checker.language.speccache`) and the compiled
+successor functions (:mod:`checker.model.native`).  Loading any of them runs code,
+so a file is only ever read from a directory that no one else can write into or
+swap: ``$XDG_CACHE_HOME/kvrace`` (default ``~/.cache/kvrace``), created with mode
+0700, refused when it is a symlink, someone else's, or open to other users, or when
+its parent could be swapped by another user; and a file in it is refused unless it
+is a regular file (not a link) of this user's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -90,3 +91,42 @@ def cache_file(name: str) -> tuple[str | None, bool]:
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
         return None, False
     return path, True
+
+
+def write_file(path: str, data: bytes) -> bool:
+    """Write ``data`` to the cache file ``path`` (from :func:`cache_file`) atomically: a
+    new file of this user's (mode 0600, never through a link) beside it, then a rename,
+    so a reader sees the old file or the whole new one.  Whether it was written."""
+    part = f"{path}.{os.getpid()}.part"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(part, flags, 0o600)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(part, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        return False
+    return True
+
+
+def prune(directory: str, prefix: str, most: int, keep: str) -> None:
+    """Remove the least recently modified files named ``prefix...`` beyond the ``most``
+    newest (only regular files of this user's; ``keep``, a path, stays)."""
+    try:
+        entries = [e for e in os.scandir(directory)
+                   if e.name.startswith(prefix) and e.is_file(follow_symlinks=False)]
+        if len(entries) <= most:
+            return
+        stats = [(e.stat(follow_symlinks=False), e.path) for e in entries]
+    except OSError:
+        return
+    mine = sorted((st.st_mtime, path) for st, path in stats
+                  if st.st_uid == os.getuid() and path != keep)
+    for _, path in mine[:len(stats) - most]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)

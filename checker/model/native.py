@@ -59,6 +59,8 @@ refused with a warning, and the model stays on Python.  The cache keeps the
 
 from __future__ import annotations
 
+# shlex, shutil, subprocess, tempfile and importlib.resources are imported where a build
+# is made: a run that compiles nothing (most small ones) starts without them.
 import contextlib
 import enum
 import functools
@@ -66,22 +68,17 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
-import shlex
-import shutil
-import subprocess
 import sys
 import sysconfig
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from checker.model import ir
-from checker.model.cache import cache_file
+from checker.model.cache import cache_file, prune
 from checker.model.interface import GE, GT, LE, LT, ClockAtom, Edge, Violation
 
 if TYPE_CHECKING:
@@ -655,6 +652,8 @@ def _observers(t: _Tables) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _runtime() -> str:
     """The C runtime every build starts with (``native_rt.c``, package data)."""
+    from importlib import resources
+
     return resources.files("checker.model").joinpath("native_rt.c").read_text("utf-8")
 
 
@@ -687,6 +686,9 @@ def compiler_command() -> list[str] | None:
     The flags are those of Python's own extensions, as setuptools uses them for the
     DBM core (``LDSHARED``, ``CFLAGS``, ``CCSHARED``; ``$LDSHARED`` and ``$CFLAGS``
     in the environment count, as for setuptools), then ``-O2`` as ``setup.py`` adds."""
+    import shlex
+    import shutil
+
     cfg = sysconfig.get_config_var
     ld = os.environ.get("LDSHARED") or cfg("LDSHARED")
     include = sysconfig.get_paths().get("include", "")
@@ -737,6 +739,10 @@ def _compile(source: str, name: str, command: Sequence[str], dest: str,
              timeout: float | None) -> None:
     """Compile ``source`` in a private temporary directory and move the extension into
     the cache as ``dest`` (atomically: a temporary file in the cache, then a rename)."""
+    import shutil
+    import subprocess
+    import tempfile
+
     suffix = _suffix()
     with tempfile.TemporaryDirectory(prefix="kvrace-native-") as tmp:
         src = os.path.join(tmp, "model.c")
@@ -814,19 +820,7 @@ def build(parts: Sequence[Generated], compile_ok: bool, deadline: float | None
 def _prune(directory: str, keep: str) -> None:
     """Remove the least recently used builds beyond :data:`MAX_BUILDS` (only regular
     files of this user's named as builds; ``keep`` stays)."""
-    try:
-        entries = [e for e in os.scandir(directory)
-                   if e.name.startswith("_kvrace_native_") and e.is_file(follow_symlinks=False)]
-        if len(entries) <= MAX_BUILDS:
-            return
-        stats = [(e.stat(follow_symlinks=False), e.path) for e in entries]
-    except OSError:
-        return
-    mine = sorted((st.st_mtime, path) for st, path in stats
-                  if st.st_uid == os.getuid() and path != keep)
-    for _, path in mine[:len(stats) - MAX_BUILDS]:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+    prune(directory, "_kvrace_native_", MAX_BUILDS, keep)
 
 
 # ---- the model's side ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -34,6 +35,17 @@ def run_cli(*argv: str, stderr: io.StringIO | None = None) -> tuple[int, str, st
     out, err = io.StringIO(), stderr if stderr is not None else io.StringIO()
     code = main(list(argv), out, err)
     return code, out.getvalue(), err.getvalue()
+
+
+def stable(text: str) -> str:
+    """``kvrace`` output with what depends on the run masked: the statistics line's time,
+    speed and memory (text), and the same figures of ``--json``'s ``stats``."""
+    text = re.sub(r"in [0-9.]+ s \([0-9,]+ zones/s\), peak memory [0-9]+ MiB",
+                  "in <time>", text)
+    text = re.sub(r"(?m)^(liveness: [0-9,]+ zones, [0-9,]+ transitions) in [0-9.]+ s",
+                  r"\1 in <time>", text)
+    return re.sub(r'"(seconds|zones_per_second|peak_memory_mib)": [0-9.e+-]+',
+                  r'"\1": 0', text)
 
 
 def sglang_spec(name: str) -> Path:
