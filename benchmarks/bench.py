@@ -1042,6 +1042,7 @@ TARGETS: tuple[Target, ...] = (
     Target("flagship 3/2/2, defaults", Case(r=3, s=2, c=2), 2.0),
     Target("flagship 3/2/3, defaults", Case(r=3, s=2, c=3), 20.0),
     Target("flagship 4/2/2, defaults", Case(r=4, s=2, c=2), 60.0),
+    Target("flagship 4/2/3, defaults", Case(r=4, s=2, c=3), 120.0),
     Target("Fischer N=8, no symmetry", Case(model="fischer", n=8, sym=False), 60.0),
     Target("Fischer N=10, symmetry", Case(model="fischer", n=10), 10.0),
     Target("Fischer N=40, symmetry", Case(model="fischer", n=40), 120.0),
@@ -1354,8 +1355,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
             plan.add(comparable, args.cap, "tchecker")
             plan.add(default, args.cap, "tchecker")
     if args.targets:
-        for t in TARGETS:
-            plan.add(t.case, args.cap, "targets")
+        for t in TARGETS:  # a run may take as long as its target
+            plan.add(t.case, max(args.cap, t.seconds), "targets")
     if args.prove_synth:
         for task in ("prove", "synth"):
             for r in PROVE_SYNTH_REQUESTS:

@@ -84,6 +84,8 @@ class Budget:
         self.progress_interval = progress_interval
         self.last_progress = time.monotonic()
         self._checks = 0
+        self.counted = 0
+        """The last count :meth:`count` was given (for a progress display)."""
 
     def derived(self, max_states: int | None) -> Budget:
         """The same time and memory limits with another states limit (a pre-pass's)."""
@@ -110,6 +112,7 @@ class Budget:
     def count(self, n: int) -> None:
         """End the run once ``n`` (states so far) reaches the states limit, at the time
         limit, or (checked every 256 calls) past the memory limit."""
+        self.counted = n
         lim = self.limits
         if lim.max_states is not None and n >= lim.max_states:
             raise LimitHit(f"state limit ({lim.max_states}) reached")

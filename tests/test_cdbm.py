@@ -48,7 +48,7 @@ LE0 = D.LE_ZERO
 FUNCTIONS = (
     "canonicalize", "constrain", "up", "down", "reset", "free", "project", "embed",
     "permute", "includes", "intersect", "subtract", "extrapolate_lu", "extrapolate_m",
-    "post", "is_empty",
+    "post", "is_empty", "pack", "unpack", "join",
 )
 
 
@@ -315,6 +315,39 @@ def test_includes_intersect_subtract_differential() -> None:
 
 
 @needs_c
+def test_pack_unpack_join_differential() -> None:
+    """A packed DBM unpacks to what was packed (INF and large bounds included), and the
+    join of a packed hull and a zone is the reference's: None exactly when the zone is
+    included, else the entrywise maximum."""
+    c = c_core()
+    rng = random.Random(14)
+    for n in DIMS:
+        for _ in range(40):
+            a = rand_canonical(rng, n)
+            b = related(rng, a, n)
+            big = [v if v >= INF or rng.random() < 0.7 else v + (1 << 60) for v in a]
+            for d in (a, b, big):
+                p = c.pack(d, n)
+                assert isinstance(p, bytes) and len(p) == 8 * n * n
+                assert c.unpack(p, n) == d == D.unpack(D.pack(d, n), n)
+            for x, y in ((a, b), (b, a), (a, a)):
+                want = D.join(D.pack(x, n), y, n)
+                got = c.join(c.pack(x, n), y, n)
+                assert (got is None) == (want is None) == D.includes(x, y, n)
+                if want is not None:
+                    assert got is not None
+                    assert c.unpack(got, n) == list(want)
+                    assert list(want) == [max(u, v) for u, v in zip(x, y, strict=True)]
+    d = D.zero(3)
+    with pytest.raises(OverflowError):
+        c.pack([*d[:-1], 1 << 70], 3)
+    with pytest.raises(ValueError):
+        c.unpack(c.pack(d, 3), 2)
+    with pytest.raises(TypeError):
+        c.join(tuple(d), d, 3)
+
+
+@needs_c
 def test_extrapolate_differential() -> None:
     rng = random.Random(5)
     for n in DIMS:
@@ -480,6 +513,7 @@ def test_no_reference_leaks() -> None:
             c.extrapolate_m(d, n, [2] * n)
             c.post(a, n, [(1, 0, 9)], [(1, 1), (2, 3)], n, [(1, 0, 21)])
             c.is_empty(d, n)
+            c.unpack(c.join(c.pack(a, n), b, n) or c.pack(b, n), n)
             with contextlib.suppress(OverflowError):
                 c.post(a, n, [(1, 0, 2**70)], [], n, [])
 

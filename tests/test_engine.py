@@ -257,6 +257,45 @@ def _bounds_of(model: SpecModel) -> tuple[object, ...]:
             live.lower, live.upper)
 
 
+def _pass_with(model: SpecModel, impl: str) -> tuple[object, ...] | None:
+    """The timed pre-pass's whole result with one DBM implementation (None when a
+    model error stops it)."""
+    from checker.model.interface import ModelRuntimeError
+
+    bounds, _ = scaled_bounds(model.bounds, model.values)
+    try:
+        live = clock_bounds(model, bounds, None, canonizer(model), timed=backend.select(impl))
+    except ModelRuntimeError:
+        return None
+    return (live.complete, sorted(live.live.items()),
+            sorted((s, sorted(lu.items())) for s, lu in live.local.items()),
+            live.lower, live.upper)
+
+
+@pytest.mark.skipif(not backend.C_AVAILABLE, reason="the C DBM core is not built")
+@pytest.mark.parametrize("seeds", [
+    pytest.param(range(12), id="quick"),
+    pytest.param(range(12, 300), id="long", marks=pytest.mark.slow),
+])
+def test_the_timed_pass_is_the_same_with_the_compiled_core_and_the_reference(
+        seeds: range) -> None:
+    """The timed pre-pass keeps its hulls packed and joins them in the compiled core
+    (``pack``, ``join``, ``unpack``) or in the Python reference: the same states, live
+    clocks and bounds on random models and on the flagship and Fischer."""
+    from modelgen import model_for_seed
+
+    models = [flagship(2, 1) if seeds.start == 0 else flagship(2, 2), fischer(4)]
+    models += [SpecModel(load_text(model_for_seed(seed))) for seed in seeds]
+    compared = 0
+    for model in models:
+        if len(model.clock_names) > search.TIMED_PREPASS_CLOCKS:
+            continue
+        c, py = _pass_with(model, "c"), _pass_with(model, "python")
+        assert c == py
+        compared += c is not None and bool(c[1])
+    assert compared >= len(seeds) * 3 // 4
+
+
 def _keeping_every_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the timed pre-pass keep every clock in its hulls (none dropped)."""
     from checker.semantics import clockbounds

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from checker.present.progress import Progress, mode_for
 from checker.smt import synth as sy
 
 DEFERRED = "spec/sglang/deferred_release.kvr"
+PREPASS_STATES = 120
+"""The discrete states of the flagship's clock pre-pass (its timed pass, symmetry-reduced)."""
 WEAK = "T_hold > T_prop + T_flight"
 
 
@@ -65,7 +68,8 @@ def test_check_lines_and_quiet(in_root: Path, monkeypatch: pytest.MonkeyPatch) -
     code, _ = run_cli("check", "spec/sglang/kv_checksum.kvr", stderr=err)[:2]
     lines = err.getvalue().splitlines()
     assert code == 1 and lines
-    pattern = (r"kvrace check: [0-9.]+ s, (model and clock pre-pass|exploring: [0-9,]+ zones,"
+    pattern = (r"kvrace check: [0-9.]+ s, (model and clock pre-pass|exploring"
+               r"|clock pre-pass: [0-9,]+ discrete states?|exploring: [0-9,]+ zones,"
                r" [0-9,]+ states, [0-9,]+ queued, depth [0-9]+, [0-9,]+ zones/s)")
     assert all(re.fullmatch(pattern, line) for line in lines), lines
     for argv in (["check", DEFERRED, "-q"], ["synth", DEFERRED, "--quiet", "--max-states", "50"],
@@ -84,3 +88,24 @@ def test_live_display_on_a_terminal_is_erased(in_root: Path) -> None:
     assert "kvrace synth: " in shown and "\x1b[2K" in shown  # drawn, then erased
     assert shown.endswith("\x1b[2K") or shown.rstrip("\n").endswith("\x1b[?25h") or \
         "\x1b[1A\x1b[2K" in shown
+
+
+def test_the_pre_pass_tells_its_discrete_states(in_root: Path) -> None:
+    """The explorer names the clock pre-pass as a phase whose counter is the number of
+    discrete states it has reached, then the search ("exploring")."""
+    from checker.api import check
+    from checker.engines import Options
+
+    told: list[tuple[str, str]] = []
+    fields: list[Callable[[], str]] = []
+
+    def hook(name: str, counters: Callable[[], str] | None = None) -> None:
+        told.append((name, "" if counters is None else counters()))
+        if counters is not None:
+            fields.append(counters)
+
+    out = check(DEFERRED, options=Options(on_phase=hook))
+    assert out.verdict.value == "holds"
+    assert [name for name, _ in told] == ["clock pre-pass", "exploring"]
+    assert told[0][1] == "1 discrete state"  # at its start
+    assert fields[0]() == f"{PREPASS_STATES:,} discrete states"  # where it ended

@@ -1112,6 +1112,105 @@ c_includes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     Py_RETURN_TRUE;
 }
 
+PyDoc_STRVAR(pack_doc,
+"pack($module, d, n)\n--\n\n"
+"The DBM d in 8 bytes per entry (native int64, dbm.INF as INT64_MAX): a compact\n"
+"copy to keep (dbm.pack's tuple holds the same entries).");
+
+static PyObject *
+c_pack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PARSE("pack", "d", "n");
+    PyObject *d = a_[0], *out;
+    Py_ssize_t n, count;
+
+    if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
+        return NULL;
+    count = n * n;
+    out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(bnd));
+    if (out == NULL)
+        return NULL;
+    if (read_dbm(d, count, (bnd *)PyBytes_AS_STRING(out)) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* A packed DBM of dimension n (bytes of n * n int64 entries), or -1 with an error. */
+static int
+check_packed(PyObject *p, Py_ssize_t n, const char *what)
+{
+    if (!PyBytes_Check(p)) {
+        PyErr_Format(PyExc_TypeError, "%s must be bytes from pack(), not %.100s", what,
+                     Py_TYPE(p)->tp_name);
+        return -1;
+    }
+    if (PyBytes_GET_SIZE(p) != n * n * (Py_ssize_t)sizeof(bnd)) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd bytes, expected 8 * n * n = %zd", what,
+                     PyBytes_GET_SIZE(p), n * n * (Py_ssize_t)sizeof(bnd));
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(unpack_doc,
+"unpack($module, p, n)\n--\n\n"
+"The DBM (a new list) that pack() packed into p.");
+
+static PyObject *
+c_unpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PARSE("unpack", "p", "n");
+    Py_ssize_t n;
+
+    if (get_dim(a_[1], "n", &n) < 0 || check_packed(a_[0], n, "p") < 0)
+        return NULL;
+    return list_from_buf((const bnd *)PyBytes_AS_STRING(a_[0]), n * n, NULL, NULL);
+}
+
+PyDoc_STRVAR(join_doc,
+"join($module, h, z, n)\n--\n\n"
+"The convex hull of the packed canonical DBM h and the canonical DBM z (their\n"
+"entrywise maximum, canonical), packed; None when z is included in h.");
+
+static PyObject *
+c_join(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PARSE("join", "h", "z", "n");
+    PyObject *z = a_[1], *out;
+    Py_ssize_t n, k, count;
+    const bnd *h;
+    bnd *o;
+
+    if (get_dim(a_[2], "n", &n) < 0 || check_packed(a_[0], n, "h") < 0 ||
+        check_dbm(z, n, "z") < 0)
+        return NULL;
+    count = n * n;
+    h = (const bnd *)PyBytes_AS_STRING(a_[0]);
+    for (k = 0; k < count; k++) {
+        bnd v;
+        if (read_bound(PyList_GET_ITEM(z, k), &v) < 0)
+            return NULL;
+        if (v > h[k])
+            break;
+    }
+    if (k == count)
+        Py_RETURN_NONE;
+    out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(bnd));
+    if (out == NULL)
+        return NULL;
+    o = (bnd *)PyBytes_AS_STRING(out);
+    if (read_dbm(z, count, o) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    for (k = 0; k < count; k++)
+        if (h[k] > o[k])
+            o[k] = h[k];
+    return out;
+}
+
 PyDoc_STRVAR(intersect_doc,
 "intersect($module, a, b, n)\n--\n\n"
 "The canonical intersection of two canonical DBMs, or None if it is empty.");
@@ -1529,6 +1628,9 @@ static PyMethodDef cdbm_methods[] = {
     METH(embed),
     METH(permute),
     METH(includes),
+    METH(pack),
+    METH(unpack),
+    METH(join),
     METH(intersect),
     METH(subtract),
     METH(extrapolate_lu),

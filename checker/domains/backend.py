@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from checker.domains import dbm
-from checker.domains.dbm import Dbm
+from checker.domains.dbm import Dbm, Packed
 
 __all__ = ["C_AVAILABLE", "ENV_VAR", "MAX_C_BOUND", "DbmOps", "fits", "select"]
 
@@ -58,6 +58,12 @@ class DbmOps(Protocol):
     def embed(self, d: Dbm, n: int, old_to_new: Sequence[int], m: int) -> Dbm: ...
 
     def permute(self, d: Dbm, n: int, perm: Sequence[int]) -> Dbm: ...
+
+    def pack(self, d: Dbm, n: int) -> Packed: ...
+
+    def unpack(self, p: Packed, n: int) -> Dbm: ...
+
+    def join(self, h: Packed, z: Dbm, n: int) -> Packed | None: ...
 
     def includes(self, big: Dbm, small: Dbm, n: int) -> bool: ...
 

@@ -34,6 +34,10 @@ from typing import TypeAlias
 Dbm: TypeAlias = list[int]
 """A DBM: ``n * n`` encoded bounds, row-major, entry ``i * n + j`` bounds ``x_i - x_j``."""
 
+Packed: TypeAlias = bytes | tuple[int, ...]
+"""A DBM kept compactly (:func:`pack`): a tuple here, 8 bytes per entry in the
+compiled core.  Only :func:`unpack` and :func:`join` read it."""
+
 INF: int = 1 << 127
 """The encoded "no bound" (``< infinity``).  Every finite bound is far below it:
 scaled clock bounds are at most ``2**100`` in magnitude
@@ -51,6 +55,7 @@ __all__ = [
     "LE_ZERO",
     "LT_ZERO",
     "Dbm",
+    "Packed",
     "add",
     "bound",
     "bound_is_strict",
@@ -65,8 +70,10 @@ __all__ = [
     "includes",
     "intersect",
     "is_empty",
+    "join",
     "key",
     "negate",
+    "pack",
     "permute",
     "post",
     "project",
@@ -75,6 +82,7 @@ __all__ = [
     "subtract",
     "to_str",
     "universe",
+    "unpack",
     "up",
     "zero",
 ]
@@ -310,6 +318,25 @@ def includes(big: Dbm, small: Dbm, n: int) -> bool:
     For canonical DBMs inclusion is exactly entrywise ``small <= big``.
     """
     return all(map(le, small, big))
+
+
+def pack(d: Dbm, n: int) -> Packed:
+    """A compact copy of ``d`` to keep (the compiled core packs 8 bytes per entry)."""
+    return tuple(d)
+
+
+def unpack(p: Packed, n: int) -> Dbm:
+    """The DBM (a new list) that :func:`pack` made ``p`` of."""
+    return list(p)
+
+
+def join(h: Packed, z: Dbm, n: int) -> Packed | None:
+    """The convex hull of the packed canonical ``h`` and the canonical ``z`` (for
+    canonical DBMs, their entrywise maximum, which is canonical), packed; None when
+    ``z`` is included in ``h``."""
+    if all(map(le, z, h)):
+        return None
+    return tuple(a if a >= b else b for a, b in zip(h, z, strict=True))
 
 
 def intersect(a: Dbm, b: Dbm, n: int) -> Dbm | None:

@@ -45,6 +45,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from checker.algorithms.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
 from checker.domains import backend, dbm
@@ -106,6 +107,16 @@ __all__ = [
 ]
 
 
+def _states_text(n: int) -> str:
+    return f"{n:,} discrete state" + ("" if n == 1 else "s")
+
+
+class PhaseHook(Protocol):
+    """Told the name of the phase a run enters, and how to read its counters as text."""
+
+    def __call__(self, name: str, fields: Callable[[], str] | None = None) -> None: ...
+
+
 @dataclass(frozen=True)
 class Options:
     """How to explore."""
@@ -116,9 +127,10 @@ class Options:
     deadlock: bool = True
     progress: Callable[[Stats], None] | None = None
     progress_interval: float = 1.0
-    on_phase: Callable[[str], None] | None = None
-    """Told when a run enters a phase the statistics do not show (the distributed
-    explorer's workers loading the model and running the clock pre-pass)."""
+    on_phase: PhaseHook | None = None
+    """Told when a run enters a phase the statistics do not show (the clock pre-pass,
+    with its count of discrete states; the distributed explorer's workers loading the
+    model and running it)."""
     record_graph: bool = False
     """Keep every explored edge (for ``kvrace graph``): :attr:`CheckResult.graph`."""
     dbm: str = "auto"
@@ -386,7 +398,12 @@ class ZoneCheck:
         live = memo.get(key)
         if live is None:
             budget = self.budget.derived(cap)
+            hook = self.options.on_phase
+            if hook is not None:
+                hook("clock pre-pass", lambda: _states_text(budget.counted + 1))
             live = clock_bounds(self.model, self.bounds, budget, analysis, cache, timed=timed)
+            if hook is not None:
+                hook("exploring")
             if live.complete or not budget.over_time():
                 memo[key] = live  # complete, or stopped by its states cap (part of the key)
         self.live = live

@@ -39,6 +39,10 @@ The pass over-approximates the reachable graph, in one of two ways:
 * **untimed**: clock constraints are ignored (every data-enabled edge counts),
   which can be many times larger when timing orders the events.
 
+Hulls are kept packed (:func:`checker.domains.dbm.pack`: 8 bytes per entry in the
+compiled core) and grown by :func:`~checker.domains.dbm.join`; when they would take
+more than :data:`HULL_BUDGET_MB` the timed pass gives way to the untimed one.
+
 The pass runs under the same limits as the search (a
 :class:`~checker.limits.Budget`, with a states limit of its own); when it stops early every
 clock counts as live with the model's largest constant, which is still exact.
@@ -50,7 +54,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from checker.domains.backend import DbmOps
-from checker.domains.dbm import LE_ZERO, Dbm, bound
+from checker.domains.dbm import LE_ZERO, Dbm, Packed, bound
 from checker.errors import KvraceError
 from checker.limits import Budget, LimitHit, Limits, MemoryLimitHit
 from checker.model.interface import (
@@ -210,9 +214,18 @@ class _TooWide(KvraceError):
 ATOM_MEMO = 1 << 16
 """How many atom sequences the timed pass keeps translated to DBM entries."""
 
-HULL_BUDGET_MB = 256
-"""The memory the timed pass's hull zones may take (each about (clocks + 1)^2 ints);
-past it the pass starts again untimed."""
+HULL_BUDGET_MB = 1024
+"""The memory the timed pass's hull zones may take, counted as :data:`HULL_BYTES` per
+state; past it the pass starts again untimed.  The count depends on the number of
+states and clocks only (not on the constants nor on the DBM implementation), so the
+same model takes the same pass, and stores the same zones, at every time scale."""
+
+
+def hull_bytes(n: int) -> int:
+    """What one hull of dimension ``n`` is counted as: the compiled core packs it into
+    8 bytes per entry (:func:`checker.domains.dbm.pack`), plus the object's header.
+    (The Python reference keeps a tuple, larger when its entries are large ints.)"""
+    return 8 * n * n + 48
 
 
 def clock_bounds(
@@ -266,7 +279,8 @@ class _Pass:
         self.everything: Bounds | None = None
         # The timed pass: per state its hull, whether it waits, which edges count already.
         self.n = n_clocks + 1
-        self.hulls: list[Dbm | None] = []
+        self.hulls: list[Packed | None] = []
+        """Per state, its hull, packed (:func:`checker.domains.dbm.pack`)."""
         self.waiting: list[bool] = []
         self.counted: list[set[int]] = []
         self.noted: list[bool] = []
@@ -436,12 +450,12 @@ class _Pass:
                 free(z, n, i)
         h = self.hulls[j]
         if h is None:
-            self.hulls[j] = z
-        elif not timed.includes(h, z, self.n):
-            # The entrywise maximum of canonical DBMs is canonical: their convex hull.
-            self.hulls[j] = [a if a >= b else b for a, b in zip(h, z, strict=True)]
+            self.hulls[j] = timed.pack(z, self.n)
         else:
-            return
+            grown = timed.join(h, z, self.n)
+            if grown is None:
+                return
+            self.hulls[j] = grown
         if not self.waiting[j]:
             self.waiting[j] = True
             self.grown.append(j)
@@ -502,11 +516,12 @@ class _Pass:
         timed = self.timed
         assert timed is not None
         n = self.n
-        if len(self.states) * n * n * 40 > HULL_BUDGET_MB * 2**20:
+        if len(self.states) * hull_bytes(n) > HULL_BUDGET_MB * 2**20:
             raise _TooWide
         self.budget.count(len(self.states) - 1)
-        z = self.hulls[i]
-        assert z is not None
+        packed = self.hulls[i]
+        assert packed is not None
+        z = timed.unpack(packed, n)
         self.noted[i] = True
         if self.faulty[i]:
             return
