@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import operator
 import re
@@ -470,11 +471,10 @@ class _Builder:
                 ready.append((name, rc, bound, g == 1))
         out.extend(self.body(st.sender, env))
         for name, rc, bound, always in ready:
-            rc_body = rc.body
             if always:
-                part = self.body(rc_body, bound)
+                part = self.body(rc.body, bound)
             else:
-                part, _ = self._branches(lambda: self.body(rc_body, bound), list)
+                part, _ = self._branches(functools.partial(self.body, rc.body, bound), list)
             proc = self.receiver_proc(rc, bound)
             if proc in self.pull:
                 part = [s for s in part if not self.owned_reset(s, proc)]
@@ -572,7 +572,8 @@ def _network(spec: ir.Spec, values: Mapping[str, Fraction], queries: bool,
                          invariant=(_conj(folded.atoms[pname, n])
                                     if (pname, n) in folded.atoms else None))
                 for code, n in enumerate(place.names)]
-            net.processes.append(Process(pname, ProcessKind.ACTOR, locs))
+            net.processes.append(Process(pname, ProcessKind.ACTOR, locs,
+                                         at=None if place is None else place.cell))
     cells = initial_cells(net)
     for p in dl.procs:
         off, on, gone = p.locations
@@ -687,7 +688,7 @@ def _parties(ev: ir.Event, idx: tuple[int, ...], inst: Mapping[str, tuple[ir.Fin
     return owner, strong, weak
 
 
-class _Unlocatable(Exception):  # noqa: N818 -- a signal to the builder, not an error
+class _Unlocatable(Exception):
     """An actor whose location the export cannot follow as its processes' TChecker
     location (a body sets it to a value known only at run time, another process's
     event sets it, ...): its processes keep the one location ``run``."""
@@ -707,6 +708,8 @@ class _Place:
     cell: tuple[str, int]
     names: tuple[str, ...]
     init: int
+    var: str
+    """The location variable's name in the spec (as footprints name cells)."""
 
     def name(self, code: int) -> str:
         return self.names[code]
@@ -727,7 +730,7 @@ def _places(spec: ir.Spec, b: _Builder, skip: set[str]) -> dict[str, _Place]:
             cell = b.cell(var, [value] if value is not None else [])
             assert isinstance(cell.index, int)
             out[_proc(actor, dom, value)] = _Place(actor, (cell.array, cell.index), names,
-                                                   var.init)
+                                                   var.init, var.name)
     return out
 
 
@@ -751,7 +754,7 @@ class _Variant:
     """An event instance with its participants' locations fixed: ``at`` (process to
     location code), the guard's branches and the body there, each located
     participant's location after it, and the participant whose edge carries guard
-    and body."""
+    and body (the one whose clocks the guard compares, if there is one)."""
 
     at: dict[str, int]
     guards: list[tuple[Cond, ...]]
@@ -804,7 +807,7 @@ def _variants(b: _Builder, ev: ir.Event, env: dict[int, int], parts: list[str],
             after[p] = code
         if observe:
             do.append(If(Cmp(CmpOp.EQ, FAILED, 0), tuple(observe)))
-        owners = {b.owners.get(x) for x in _clocks_of([c for g in guards for c in g], do,
+        owners = {b.owners.get(x) for x in _clocks_of([c for g in guards for c in g], (),
                                                       clocks)}
         carrier = next(iter(owners)) if len(owners) == 1 else None
         out.append(_Variant(at, guards, do, after,
@@ -813,8 +816,8 @@ def _variants(b: _Builder, ev: ir.Event, env: dict[int, int], parts: list[str],
     return out
 
 
-WeakEdge = tuple[int, int, tuple[Cond, ...], tuple[Stmt, ...]]
-"""A located broadcast receiver's edge: source and target codes, guard, body."""
+WeakEdge = tuple[int, int, tuple[Stmt, ...]]
+"""A located broadcast receiver's edge: source and target codes, body."""
 
 
 def _receiving(b: _Builder, ev: ir.Event, env: dict[int, int], proc: str
@@ -833,10 +836,11 @@ def _receiving(b: _Builder, ev: ir.Event, env: dict[int, int], proc: str
 def _weak_edges(b: _Builder, ev: ir.Event, env: dict[int, int], proc: str,
                 place: _Place) -> list[WeakEdge]:
     """A located broadcast receiver's edges: from each location where one of its
-    receiving events may be enabled, one taking part (guarded by that event's guard,
-    with its own clock resets) and, unless the guard always holds there, one staying
-    (guarded by its negation): TChecker's weak synchronisation takes whichever edge's
-    guard holds, as kvrace's receiver takes part exactly when its guard holds."""
+    receiving events is enabled, one edge to where that event takes it, with the resets
+    of its own clocks.  TChecker's weak synchronisation takes part from every location
+    with an edge and allows no guard on such an edge, so a receiving event must be
+    enabled wherever it is at all: a guard that depends on more than the location
+    makes the receiver's actor unlocatable."""
     nested = [x for x in ir.walk_block(ev.body) if isinstance(x, ir.Broadcast)]
     if any(x not in ev.body for x in nested):
         raise _Unlocatable(place.actor)
@@ -850,18 +854,12 @@ def _weak_edges(b: _Builder, ev: ir.Event, env: dict[int, int], proc: str,
                 part = b.body(rc.body, bound)
                 found.append((g, part, b.known.get(place.cell)))
         b.assume({})
-        if len(found) > 1 or (found and found[0][2] is None):
+        if len(found) > 1 or (found and (found[0][0] != 1 or found[0][2] is None)):
             raise _Unlocatable(place.actor)
-        if not found:
-            continue
-        g, part, target = found[0]
-        assert target is not None
-        resets = tuple(s for s in part if b.owned_reset(s, proc))
-        if g == 1:
-            out.append((code, target, (), resets))
-        else:
-            out.append((code, target, (_cond(g),), resets))
-            out.append((code, code, (_cond(_not(g)),), ()))
+        if found:
+            _, part, target = found[0]
+            assert target is not None
+            out.append((code, target, tuple(s for s in part if b.owned_reset(s, proc))))
     return out
 
 
@@ -892,7 +890,7 @@ def _check_movers(b: _Builder, ev: ir.Event, env: dict[int, int],
         if proc in strong:
             continue
         writes = _foreign_writes(b, ev, env, proc) if proc in weak else everything
-        if _overlap(writes, {place.cell}):
+        if _overlap(writes, {(place.var, place.cell[1])}):
             raise _Unlocatable(place.actor)
 
 
@@ -921,7 +919,7 @@ def _events(spec: ir.Spec, b: _Builder, inst: Mapping[str, tuple[ir.FiniteType, 
                 vname = name if len(variants) == 1 else f"{name}_{k}"
                 where = ", ".join(places[p].name(c) for p, c in var.at.items())
                 comment = f"{label} at {where}" if where else label
-                _emit(out, _Step(vname, comment, var, [owner, *strong], weak, writes),
+                _emit(out, b, _Step(vname, comment, var, [owner, *strong], weak, writes),
                       places, weak_edges, may_fail)
     return out
 
@@ -938,11 +936,14 @@ class _Step:
     writes: Cells
 
 
-def _emit(out: _Events, step: _Step, places: Mapping[str, _Place],
+def _emit(out: _Events, b: _Builder, step: _Step, places: Mapping[str, _Place],
           weak_edges: Mapping[str, list[WeakEdge]], may_fail: bool) -> None:
     """The edges and synchronisation of ``step`` and, when its body may fail an assert,
     of its failing twin, where the located participants stay where they are (the
-    verdict's ``bad`` ends the run there)."""
+    verdict's ``bad`` ends the run there).  The carrier's edge has the guard and the
+    body; another process that must take part has an unguarded edge, with the resets
+    of its own clocks that the body always makes (before any assert): TChecker's
+    clock bounds are then local to the locations where the clock is live."""
     var = step.variant
     carrier = var.carrier
     others = [p for p in step.strong if p != carrier]
@@ -954,20 +955,24 @@ def _emit(out: _Events, step: _Step, places: Mapping[str, _Place],
 
     pins = tuple(Cmp(CmpOp.EQ, Cell(*places[p].cell), var.at[p]) for p in others
                  if p in places)
+    # A clock reset the body always makes moves to the edge of the clock's process.
+    resets = {p: tuple(s for s in var.do if b.owned_reset(s, p)) for p in others}
+    do = tuple(s for s in var.do if not any(s in r for r in resets.values()))
     for event, kind, moved in ((step.name, EventKind.STEP, True),
                                (f"f{step.name[1:]}", EventKind.FAILING, False)):
         if kind == EventKind.FAILING and not may_fail:
             break
         out.edges.extend(Edge(carrier, loc(carrier, False), loc(carrier, moved), event,
-                              pins + g, tuple(var.do)) for g in var.guards)
-        out.edges.extend(Edge(p, loc(p, False), loc(p, moved), event) for p in others)
+                              pins + g, do) for g in var.guards)
+        out.edges.extend(Edge(p, loc(p, False), loc(p, moved), event, (), resets[p])
+                         for p in others)
         for r in step.weak:
             if r not in places:
                 out.edges.append(Edge(r, "run", "run", event))
                 continue
-            for src, dst, guard, do in weak_edges[r]:
+            for src, dst, do in weak_edges[r]:
                 out.edges.append(Edge(r, places[r].name(src),
-                                      places[r].name(dst if moved else src), event, guard, do))
+                                      places[r].name(dst if moved else src), event, (), do))
         if kind == EventKind.STEP:
             out.events.append(Event(event, kind, step.comment))
             out.syncs.append((event, [carrier, *others], step.weak))
