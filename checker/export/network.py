@@ -4,22 +4,40 @@ Where :mod:`checker.export.flat` unfolds every discrete state into one automaton
 module translates the elaborated spec (:class:`checker.model.ir.Spec`) structure
 for structure, so the export stays as small as the spec:
 
-* one process per actor, and per instance of a process type (``Worker_w1``), with
-  one location ``run``; every event instance (its parameters fixed) is an edge of
-  the process that fires it, one edge per convex branch of its guard: the data
-  condition and the clock atoms in ``provided``, the body in ``do``;
+* one process per actor, and per instance of a process type (``Worker_w1``);
+* an instance of a process type has the type's locations (its ``A.loc`` cell's
+  values) as TChecker locations, so that TChecker's clock bounds, computed per
+  location of each process, are as local as in a model written for it: every event
+  instance is an edge from each location (of each located process taking part)
+  where its guard can hold, to the location its body leads to, under an event name
+  of its own per such combination; a deadline on that location alone (a location's
+  invariant, its urgency) is the location's invariant or ``urgent:``.  The
+  location's int stays, for other processes' guards, deadlines and properties.
+  A process keeps one location ``run`` (and the int alone) when another process's
+  event sets its location, a body sets it to a value known only at run time, or a
+  broadcast reaches it by a guard on more than its location (TChecker allows no
+  guard on a weakly synchronised edge);
+* every event instance (its parameters fixed) has one edge per convex branch of its
+  guard: the data condition and the clock atoms in ``provided``, the body in ``do``,
+  on the edge of the process whose clocks the guard compares (else the firing
+  one's); another process taking part strongly has an unguarded edge with the resets
+  of its own clocks that the body always makes (TChecker applies every edge's resets
+  after every guard, so where they sit changes nothing but the clock bounds), and,
+  where it leaves one location only, the guard requires its location's int to be
+  there (for UPPAAL's channels);
 * every variable is a bounded ``int`` array (one cell per index, ``none`` is -1),
   every clock cell a clock (``since_post_A_0``);
 * a handshake joined by a channel is a strong synchronisation of the sender's and
-  the receiver's edges (the joined guard and body sit on the sender's edge, as in
-  kvrace's semantics, where the receiver's part runs after the sender's), a
-  broadcast a weak one with every instance of the receiving process type;
-* a deadline instance is a process ``D_...`` with locations ``off`` and ``on``
-  whose invariants (``while`` false; ``while`` true and the clock bound) make it
-  follow its condition: every event synchronises with it weakly, and only the
-  target that agrees with the new values is valid.  A deadline of urgency (on
-  kvrace's hidden ``urgent`` clock, bound 0) is an ``on`` location with TChecker's
-  ``urgent:`` attribute instead; the hidden clock is not exported;
+  the receiver's edges (the body keeps kvrace's order, where the receiver's part
+  runs after the sender's), a broadcast a weak one with every instance of the
+  receiving process type;
+* any other deadline instance is a process ``D_...`` with locations ``off`` and
+  ``on`` whose invariants (``while`` false; ``while`` true and the clock bound) make
+  it follow its condition: every event that writes a cell the condition reads
+  synchronises with it weakly, and only the target that agrees with the new values
+  is valid; it starts where the initial values put it.  A deadline of urgency (on
+  kvrace's hidden ``urgent`` clock, bound 0) is an ``urgent:`` location instead; the
+  hidden clock is not exported;
 * the process ``verdict`` reaches its location ``bad`` (label ``bad``) when an
   ``assert`` fails (the body sets ``failed`` and stops), an invariant breaks, or a
   bounded response's observer (an int and a clock, updated after every event as
