@@ -289,13 +289,24 @@ STORED_AGREE = {
     "spec/sglang/deferred_release.kvr": 235, "spec/sglang/early_reject.kvr": 29,
     "spec/sglang/failed_send_no_ack.kvr": 176, "spec/sglang/mori_drain_ack.kvr": 265,
     "spec/sglang/mori_unbounded_wait.kvr": 11, "spec/sglang/retire_aborted_prefill.kvr": 46,
-    "spec/vllm/turn2_expiry_check.kvr": 9,
+    "spec/vllm/turn2_expiry_check.kvr": 9, "spec/classic/fischer_processes.kvr": 65,
 }
 """Specs whose zone graphs kvrace (without symmetry) and TChecker's covreach store
 alike: the same number of symbolic states.  Elsewhere the counts differ by design:
-kvrace drops the clocks a state no longer reads (fischer: 65 zones, TChecker 134;
-lease_renewal 34 and 79; strict_never_freed 325 and 334), and both stop at the
-first violation, found in different orders."""
+kvrace drops the clocks a state no longer reads and bounds the others per discrete
+state, TChecker per location of each process (a spec without processes has the one
+location ``run``, so every clock keeps its largest constant throughout), and both
+stop at the first violation, found in different orders."""
+STORED_BOUNDS = {"spec/classic/fischer.kvr": (65, 134), "spec/classic/csma_cd.kvr": (26, 32),
+                 "spec/classic/train_gate.kvr": (121, 178),
+                 "spec/vllm/lease_renewal.kvr": (34, 79),
+                 "spec/sglang/strict_never_freed.kvr": (325, 334)}
+"""Specs that hold, where kvrace's zones and TChecker's stored states differ by the
+clock bounds: fischer keeps its processes' control in data (fischer_processes, with
+processes, stores 65 in both); csma_cd's clocks have smaller bounds in some discrete
+states than in their process's location; train_gate's bounded response has a clock
+of its own, which TChecker keeps throughout.  (The flat export, a location per
+discrete state, gives TChecker kvrace's bounds: 65, 26 and 121 stored states.)"""
 
 
 def tchecker(text: str, tmp_path: Path) -> dict[str, str]:
@@ -324,6 +335,139 @@ def test_tchecker_agrees(path: str, tmp_path: Path) -> None:
     if path in STORED_AGREE:
         assert want.raw is not None
         assert int(got["STORED_STATES"]) == want.raw[1].stats.zones == STORED_AGREE[path]
+    if path in STORED_BOUNDS:
+        assert want.raw is not None
+        assert (want.raw[1].stats.zones, int(got["STORED_STATES"])) == STORED_BOUNDS[path]
+
+
+@needs_tchecker
+@pytest.mark.parametrize(("n", "zones", "transitions"), [
+    (3, 765, 1_503), pytest.param(4, 12_000, 28_800, marks=pytest.mark.slow)])
+def test_tchecker_stores_kvrace_zones_on_train_gate(n: int, zones: int, transitions: int,
+                                                    tmp_path: Path) -> None:
+    """TChecker's train-gate as a kvrace spec: explored by kvrace (no symmetry, no
+    deadlock check) and, exported, by TChecker, the same zone graph, as TChecker
+    stores for its own model (765 states at 3 trains, 12,000 at 4, 215,375 at 5).
+    A process's locations kept as an int alone, with its location invariants as
+    deadline processes, left TChecker's clock bounds global: 1,186 and 25,713
+    states, 100 to 500 times the time, and no end in ten minutes at 5 trains."""
+    spec = load_text(train_gate(n), "train_gate_tck.kvr")
+    model = SpecModel(spec)
+    want = api.check(spec, options=Options(deadlock=False, symmetry=False))
+    assert want.raw is not None
+    stats = want.raw[1].stats
+    assert (stats.zones, stats.transitions) == (zones, transitions)
+    got = tchecker(tchecker_network(model.spec, model.values, queries=False).text, tmp_path)
+    assert got["REACHABLE"] == "false"
+    assert (int(got["STORED_STATES"]), int(got["VISITED_TRANSITIONS"])) == (zones, transitions)
+
+
+HANDSHAKE = """\
+model hs
+
+symmetric type N = {N1, N2}
+
+chan req(N)
+broadcast chan stop
+
+process Srv {
+  clock s
+  var served : 0..3 = 0
+  location idle
+  location busy: s <= 3
+  event take(n: N) from idle to busy receive req(n) when served < 3 do reset s; served := served + 1
+  event finish from busy to idle send stop when s >= 1
+}
+
+process Cli(self: N) {
+  clock x
+  location think: x <= 6
+  location wait
+  event ask from think to wait send req(self) when x >= 2 do reset x
+  event done from wait to think receive stop do reset x
+}
+
+invariant one: Srv.served <= 3
+"""
+
+RECEIVER_GUARD = """\
+model bc
+
+symmetric type N = {N1, N2}
+
+broadcast chan ping
+
+process Hub {
+  clock h
+  var rounds : 0..3 = 0
+  location idle: h <= 5
+  event tick from idle to idle send ping when h >= 2 and rounds < 3
+    do reset h; rounds := rounds + 1
+}
+
+process Node(self: N) {
+  clock x
+  var heard : 0..3 = 0
+  location wait
+  location got: x <= 4
+  event hear from wait to got receive ping when heard < 2 do reset x; heard := heard + 1
+  event again from got to got receive ping do heard := heard + 1
+  event back from got to wait when x >= 1
+}
+
+invariant bounded: forall n: N . Node.heard[n] <= 3
+"""
+
+CONDITIONAL_TARGET = """\
+model cond
+
+process P {
+  clock x
+  var k : 0..2 = 0
+  location a: x <= 3
+  location b, c
+  event step from a when x >= 1 do k := k + 1; reset x; if k == 2 { loc := b }
+  event go from b to c
+  event back from c to a do reset x; k := 0
+  event check from a, c when x >= 2 do assert k < 2 : "k reached {k}"
+}
+"""
+
+LOCATED = {
+    # a handshake and a broadcast between located processes: kvrace's zone graph
+    "handshake": (HANDSHAKE, "P_Cli_N1", True, 13),
+    # a receiver enabled by data as well as by its location keeps the int alone
+    "receiver_guard": (RECEIVER_GUARD, "P_Node_N1", False, None),
+    "receiver_guard_violated": (RECEIVER_GUARD.replace("heard[n] <= 3", "heard[n] <= 2"),
+                                "P_Node_N1", False, None),
+    # a location set conditionally, and an assert failing
+    "conditional_target": (CONDITIONAL_TARGET, "P_P", False, None),
+}
+"""Small specs for the located processes of the network export: the spec, a process,
+whether its locations are TChecker's, and TChecker's stored states where they must be
+kvrace's zones."""
+
+
+@pytest.mark.parametrize("case", sorted(LOCATED))
+def test_which_processes_are_located(case: str) -> None:
+    text, proc, located, _ = LOCATED[case]
+    model = SpecModel(load_text(text, f"{case}.kvr"))
+    net = tchecker_network(model.spec, model.values).text
+    assert (f"location:{proc}:run{{initial:}}\n" not in net) == located, net
+
+
+@needs_tchecker
+@pytest.mark.parametrize("case", sorted(LOCATED))
+def test_tchecker_agrees_on_located_processes(case: str, tmp_path: Path) -> None:
+    text, _, _, stored = LOCATED[case]
+    spec = load_text(text, f"{case}.kvr")
+    model = SpecModel(spec)
+    got = tchecker(tchecker_network(model.spec, model.values, queries=False).text, tmp_path)
+    want = api.check(spec, options=Options(deadlock=False, symmetry=False))
+    assert got["REACHABLE"] == ("true" if want.verdict == api.VIOLATED else "false")
+    if stored is not None:
+        assert want.raw is not None
+        assert int(got["STORED_STATES"]) == want.raw[1].stats.zones == stored
 
 
 @pytest.mark.slow
@@ -338,20 +482,51 @@ def test_tchecker_agrees_on_the_flat_form(path: str, tmp_path: Path) -> None:
 # ---- the network, without TChecker -----------------------------------------------------
 
 
-def test_the_network_has_a_process_per_actor_instance_and_deadline() -> None:
+def test_the_network_keeps_the_processes_locations() -> None:
     model = SpecModel(load(ROOT / "spec/classic/train_gate.kvr"))
     net = tchecker_network(model.spec, model.values)
     procs = [line.split(":")[1] for line in net.text.splitlines()
              if line.startswith("process:")]
     assert procs[:4] == ["P_Train_T1", "P_Train_T2", "P_Train_T3", "P_Gate"]
-    assert procs[-1] == "verdict" and len(procs) == 18
-    assert "D_Train_approaching_T1" in procs and "D_Gate_urgent" in procs
-    # Handshakes are synchronisations; urgency is TChecker's own, with no hidden clock.
-    assert re.search(r"^sync:P_Train_T1@e\d+:P_Gate@e\d+", net.text, re.M)
-    assert re.search(r"^location:D_Gate_urgent:on\{initial: : invariant:.* : urgent:\}$",
-                     net.text, re.M)
+    # A location invariant is the location's; a deadline on more than one process's
+    # location (the urgent channel's) stays a process.
+    assert procs[-1] == "verdict" and len(procs) == 8
+    assert procs[4] == "D_urgent_Gate_release_Train_resume_T1"
+    assert "location:P_Train_T1:safe{initial:}\n" in net.text
+    assert "location:P_Train_T1:approaching{invariant:x_Train_x_T1<=20}\n" in net.text
+    # The committed location is urgent (the guards keep other events out): no hidden clock.
+    assert "location:P_Gate:notified{urgent:}\n" in net.text
     assert "x_urgent" not in net.text and "clock:1:x_Train_x_T1" in net.text
+    # A handshake is an edge of each process, from the location the event leaves; the
+    # edge of the process whose clock the guard compares carries guard and body, the
+    # other resets its own clock.
+    assert re.search(r"^sync:P_Train_T1@(e\d+):P_Gate@\1:.*:verdict@\1$", net.text, re.M)
+    halt = re.search(r"^edge:P_Train_T1:approaching:stopped:(e\d+)\{provided:v_Gate_loc\[0\]==2"
+                     r"&&.*x_Train_x_T1<=10 : do:.*\}$", net.text, re.M)
+    assert halt and f"edge:P_Gate:notified:occupied:{halt[1]}\n" in net.text
+    resume = re.search(r"^edge:P_Train_T1:stopped:starting:(e\d+)\{do:x_Train_x_T1=0\}$",
+                       net.text, re.M)
+    assert resume and re.search(rf"^edge:P_Gate:free:occupied:{resume[1]}\{{provided:", net.text,
+                                re.M)
     assert net.text == tchecker_network(model.spec, model.values).text  # deterministic
+
+
+def test_a_location_set_elsewhere_stays_an_int() -> None:
+    """A process whose location another process's event sets keeps one location
+    (its location is the int alone), so the export stays exact."""
+    text = ("model m\nactor boss\nprocess W {\n  location idle, busy\n"
+            "  event go from idle to busy\n}\n"
+            "event boss.undo when W.loc == busy do W.loc := idle\n")
+    model = SpecModel(load_text(text, "m.kvr"))
+    net = tchecker_network(model.spec, model.values).text
+    assert "location:P_W:run{initial:}\n" in net and "location:P_W:idle" not in net
+
+
+def train_gate(n: int) -> str:
+    """TChecker's own train-gate model with ``n`` trains, as kvrace's spec."""
+    from benchmarks.bench import train_gate_tck_text
+
+    return train_gate_tck_text(n)
 
 
 def test_the_network_stays_small() -> None:

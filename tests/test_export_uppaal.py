@@ -20,7 +20,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -34,7 +36,7 @@ from test_export import QUERY_SPEC, SMALL
 
 from checker import api
 from checker.engines import Options
-from checker.export.network import build_network, tchecker_network
+from checker.export.network import NetworkError, build_network, tchecker_network
 from checker.export.terms import (
     Arith,
     ArithOp,
@@ -68,7 +70,7 @@ from checker.export.terms import (
     initial_cells,
     tchecker_text,
 )
-from checker.export.uppaal import BAD_QUERY, uppaal_network
+from checker.export.uppaal import BAD_QUERY, uppaal_network, uppaal_xml
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 
@@ -509,14 +511,61 @@ def compare_model(model: SpecModel, queries: bool = True) -> Readback:
         assert sorted(p for p, _ in mine.parts[1:]) == sorted(p for p, _ in s.parts[1:])
         for proc, weak in s.parts[1:]:
             edges = [e for e in net.edges if e.process == proc and e.event == s.event]
-            assert edges and all(not e.guard and not e.do for e in edges), (proc, s.event)
-            if not weak:  # it can take part wherever it can move at all
-                moving = {e.source for e in net.edges if e.process == proc}
-                assert moving <= strong_edges[proc, s.event], (proc, s.event)
+            assert edges, (proc, s.event)
+            if weak:
+                check_weak_edges(net, edges)
+                continue
+            assert all(not e.guard and only_resets(net, e) for e in edges), (proc, s.event)
+            moving = {e.source for e in net.edges if e.process == proc}
+            if moving <= strong_edges[proc, s.event]:
+                continue  # it can take part wherever it can move at all
+            # or it leaves one location, where every edge of the sender requires it
+            assert len(strong_edges[proc, s.event]) == 1, (proc, s.event)
+            check_pinned(net, net.process(proc), edges[0].source,
+                         [e for e in net.edges if e.process == owner and e.event == s.event])
     # The property events have no channel; the step events have one each.
     step = {e.name for e in net.events if e.kind != EventKind.PROPERTY}
     assert set(back.broadcast) == step
     return back
+
+
+def valuations(net: NetModel, n: int, seed: int) -> list[dict[str, list[int]]]:
+    """``n`` random values of the network's ints, in their ranges."""
+    rnd = random.Random(seed)
+    ints = [d for d in net.decls if d.kind != DeclKind.CLOCK]
+    return [{d.name: [rnd.randint(d.lo, d.hi) for _ in range(d.size)] for d in ints}
+            for _ in range(n)]
+
+
+def check_weak_edges(net: NetModel, edges: list[Edge]) -> None:
+    """A weak participant's edges on one event: unguarded (as TChecker requires), with
+    bodies that reset clocks only; a spec process's own has one edge from each
+    location (a deadline process two, whose target's invariant chooses), so it takes
+    part in UPPAAL's broadcast as in TChecker's weak synchronisation."""
+    for e in edges:
+        assert not e.guard and only_resets(net, e), e
+    if net.process(edges[0].process).at is not None:
+        sources = [e.source for e in edges]
+        assert len(sources) == len(set(sources)), edges
+
+
+def only_resets(net: NetModel, e: Edge) -> bool:
+    """Whether ``e``'s body only resets clocks."""
+    clocks = {d.name for d in net.decls if d.kind == DeclKind.CLOCK}
+    return all(isinstance(x, Assign) and isinstance(x.target, Name)
+               and x.target.text in clocks and x.value == 0 for x in e.do)
+
+
+def check_pinned(net: NetModel, proc: Process, source: str, sent: list[Edge]) -> None:
+    """Every sender's edge requires ``proc`` to be at ``source``: its guard fails on
+    every sampled valuation whose location int says otherwise."""
+    assert proc.at is not None and sent
+    array, pos = proc.at
+    index = [loc.name for loc in proc.locations].index(source)
+    for cells in valuations(net, 200, index):
+        if cells[array][pos] != index:
+            for e in sent:
+                assert not all(holds(c, cells) for c in e.guard), (e, cells)
 
 
 @pytest.mark.parametrize("path", [p if i < 15 else pytest.param(p, marks=pytest.mark.slow)
@@ -541,7 +590,7 @@ def test_the_comparison_sees_a_difference() -> None:
 
 FIGURES = {
     # templates, locations, transitions, broadcast channels, binary channels
-    "spec/classic/train_gate.kvr": (18, 46, 577, 21, 0),
+    "spec/classic/train_gate.kvr": (8, 30, 265, 21, 0),
     "spec/sglang/immediate_release.kvr": (12, 30, 216, 22, 0),
     "spec/sglang/early_reject.kvr": (8, 18, 104, 12, 12),
 }
@@ -570,14 +619,31 @@ def test_train_gate_templates() -> None:
     root = check_shape(uppaal_network(model.spec, model.values).text)
     names = [t.findtext("name") for t in root.iter("template")]
     assert names[:4] == ["P_Train_T1", "P_Train_T2", "P_Train_T3", "P_Gate"]
-    assert names[-1] == "verdict" and "D_Gate_urgent" in names
-    gate = next(t for t in root.iter("template") if t.findtext("name") == "D_Gate_urgent")
-    on = next(loc for loc in gate.iter("location") if loc.findtext("name") == "on")
-    assert on.find("urgent") is not None  # urgency: an urgent location, no hidden clock
-    assert "urgent" not in (root.findtext("declaration") or "").replace("D_Gate_urgent", "")
+    # The processes' locations are the spec's; the committed location is urgent (the
+    # guards keep the other events out), with no hidden clock.
+    assert names[-1] == "verdict" and "D_Gate_urgent" not in names
+    gate = next(t for t in root.iter("template") if t.findtext("name") == "P_Gate")
+    assert [(loc.findtext("name"), loc.find("urgent") is not None)
+            for loc in gate.iter("location")] == [
+        ("free", False), ("occupied", False), ("notified", True)]
+    assert "clock urgent" not in (root.findtext("declaration") or "")
     verdict = next(t for t in root.iter("template") if t.findtext("name") == "verdict")
     assert [loc.findtext("name") for loc in verdict.iter("location")
             if loc.find("committed") is not None] == ["bad", "broken"]
+
+
+def test_a_receiver_not_pinned_is_refused() -> None:
+    """The channel check is not blind: without the sender's guard on the receiver's
+    location, a receiver that leaves one location only could miss a broadcast."""
+    model = SpecModel(load(ROOT / "spec/classic/train_gate.kvr"))
+    net = build_network(model.spec, model.values)
+    gate = net.process("P_Gate")
+    assert gate.at is not None
+    net.edges = [dataclasses.replace(e, guard=tuple(
+        c for c in e.guard if not (isinstance(c, Cmp) and c.left == Cell(*gate.at))))
+        for e in net.edges]
+    with pytest.raises(NetworkError, match="P_Gate cannot always take part"):
+        uppaal_xml(net)
 
 
 # ---- the terms' values ------------------------------------------------------------------------
@@ -622,7 +688,7 @@ def test_cli_writes_the_network_by_default(tmp_path: Path) -> None:
     out = tmp_path / "m.xml"
     code, text, err = run_cli("export", spec, "--uppaal", str(out))
     assert code == 0, err
-    assert text == f"wrote {out} (18 templates, 46 locations, 577 transitions)\n"
+    assert text == f"wrote {out} (8 templates, 30 locations, 265 transitions)\n"
     check_shape(out.read_text(encoding="utf-8"))
     code, text, err = run_cli("export", spec, "--uppaal", str(out), "--flat")
     assert code == 0, err

@@ -4,22 +4,40 @@ Where :mod:`checker.export.flat` unfolds every discrete state into one automaton
 module translates the elaborated spec (:class:`checker.model.ir.Spec`) structure
 for structure, so the export stays as small as the spec:
 
-* one process per actor, and per instance of a process type (``Worker_w1``), with
-  one location ``run``; every event instance (its parameters fixed) is an edge of
-  the process that fires it, one edge per convex branch of its guard: the data
-  condition and the clock atoms in ``provided``, the body in ``do``;
+* one process per actor, and per instance of a process type (``Worker_w1``);
+* an instance of a process type has the type's locations (its ``A.loc`` cell's
+  values) as TChecker locations, so that TChecker's clock bounds, computed per
+  location of each process, are as local as in a model written for it: every event
+  instance is an edge from each location (of each located process taking part)
+  where its guard can hold, to the location its body leads to, under an event name
+  of its own per such combination; a deadline on that location alone (a location's
+  invariant, its urgency) is the location's invariant or ``urgent:``.  The
+  location's int stays, for other processes' guards, deadlines and properties.
+  A process keeps one location ``run`` (and the int alone) when another process's
+  event sets its location, a body sets it to a value known only at run time, or a
+  broadcast reaches it by a guard on more than its location (TChecker allows no
+  guard on a weakly synchronised edge);
+* every event instance (its parameters fixed) has one edge per convex branch of its
+  guard: the data condition and the clock atoms in ``provided``, the body in ``do``,
+  on the edge of the process whose clocks the guard compares (else the firing
+  one's); another process taking part strongly has an unguarded edge with the resets
+  of its own clocks that the body always makes (TChecker applies every edge's resets
+  after every guard, so where they sit changes nothing but the clock bounds), and,
+  where it leaves one location only, the guard requires its location's int to be
+  there (for UPPAAL's channels);
 * every variable is a bounded ``int`` array (one cell per index, ``none`` is -1),
   every clock cell a clock (``since_post_A_0``);
 * a handshake joined by a channel is a strong synchronisation of the sender's and
-  the receiver's edges (the joined guard and body sit on the sender's edge, as in
-  kvrace's semantics, where the receiver's part runs after the sender's), a
-  broadcast a weak one with every instance of the receiving process type;
-* a deadline instance is a process ``D_...`` with locations ``off`` and ``on``
-  whose invariants (``while`` false; ``while`` true and the clock bound) make it
-  follow its condition: every event synchronises with it weakly, and only the
-  target that agrees with the new values is valid.  A deadline of urgency (on
-  kvrace's hidden ``urgent`` clock, bound 0) is an ``on`` location with TChecker's
-  ``urgent:`` attribute instead; the hidden clock is not exported;
+  the receiver's edges (the body keeps kvrace's order, where the receiver's part
+  runs after the sender's), a broadcast a weak one with every instance of the
+  receiving process type;
+* any other deadline instance is a process ``D_...`` with locations ``off`` and
+  ``on`` whose invariants (``while`` false; ``while`` true and the clock bound) make
+  it follow its condition: every event that writes a cell the condition reads
+  synchronises with it weakly, and only the target that agrees with the new values
+  is valid; it starts where the initial values put it.  A deadline of urgency (on
+  kvrace's hidden ``urgent`` clock, bound 0) is an ``urgent:`` location instead; the
+  hidden clock is not exported;
 * the process ``verdict`` reaches its location ``bad`` (label ``bad``) when an
   ``assert`` fails (the body sets ``failed`` and stops), an invariant breaks, or a
   bounded response's observer (an int and a clock, updated after every event as
@@ -37,9 +55,12 @@ values only: it never runs an engine.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
+import itertools
 import operator
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -74,6 +95,8 @@ from checker.export.terms import (
     Stmt,
     Sync,
     Term,
+    holds,
+    initial_cells,
     tchecker_text,
 )
 from checker.model import ir
@@ -123,9 +146,33 @@ def _ident(text: str) -> str:
     return name if re.match(r"[A-Za-z_]", name) else "m_" + name
 
 
+_FLIP = {CmpOp.EQ: CmpOp.NE, CmpOp.NE: CmpOp.EQ, CmpOp.LT: CmpOp.GE, CmpOp.LE: CmpOp.GT,
+         CmpOp.GT: CmpOp.LE, CmpOp.GE: CmpOp.LT}
+
+
 def _cond(t: Term) -> Cond:
-    """``t`` as a condition (non-zero is true)."""
-    return TRUE if t == 1 else FALSE if t == 0 else Cmp(CmpOp.NE, t, 0)
+    """``t`` as a condition (non-zero is true); a 0-or-1 choice on a condition is that
+    condition (or its negation), so guards stay flat conjunctions of comparisons."""
+    if isinstance(t, int):
+        return TRUE if t else FALSE
+    if isinstance(t, Ite) and t.then == 1 and t.orelse == 0:
+        return t.cond
+    if isinstance(t, Ite) and t.then == 0 and t.orelse == 1 and isinstance(t.cond, Cmp):
+        return Cmp(_FLIP[t.cond.op], t.cond.left, t.cond.right)
+    return Cmp(CmpOp.NE, t, 0)
+
+
+def _conj(conds: Sequence[Cond]) -> Cond:
+    """The conjunction of ``conds``, flattened, without ``TRUE``."""
+    parts: list[Cond] = []
+    for c in conds:
+        if c == FALSE:
+            return FALSE
+        if isinstance(c, Conj):
+            parts.extend(c.parts)
+        elif c != TRUE:
+            parts.append(c)
+    return TRUE if not parts else parts[0] if len(parts) == 1 else Conj(tuple(parts))
 
 
 def _ite(c: Cond, a: Term, b: Term) -> Term:
@@ -177,6 +224,54 @@ class _Builder:
         self.bound = dict(zip(bounds, ints, strict=True))
         self.var_name = {v.name: _ident("v_" + v.name) for v in spec.vars}
         self.locals = 0
+        self.inst = _instances(spec)
+        self.known: dict[tuple[str, int], int] = {}
+        """Cells whose value is known here (a process's location on one of its edges):
+        reads of them are constants, and assignments to them keep them known while
+        the value assigned is a constant."""
+        self.tracked: frozenset[tuple[str, int]] = frozenset()
+        """The cells :attr:`known` follows through a body."""
+        self.owners: dict[str, str] = {}
+        """Clock name to the process it belongs to (a process instance's local clock)."""
+        self.pull: frozenset[str] = frozenset()
+        """Broadcast receivers whose own clock resets sit on their own edges, not in the
+        sender's body."""
+
+    # ---- known cells --------------------------------------------------------------------
+    def assume(self, cells: Mapping[tuple[str, int], int]) -> None:
+        """Read ``cells`` as constants (and follow them through bodies) from now on."""
+        self.known = dict(cells)
+        self.tracked = frozenset(cells)
+
+    def _assigned(self, target: Cell, value: Term) -> None:
+        if not self.tracked or target.array not in {a for a, _ in self.tracked}:
+            return
+        if isinstance(target.index, int):
+            key = (target.array, target.index)
+            if key in self.tracked:
+                if isinstance(value, int):
+                    self.known[key] = value
+                else:
+                    self.known.pop(key, None)
+            return
+        for key in [k for k in self.known if k[0] == target.array]:
+            del self.known[key]
+
+    def _branches(self, then: Callable[[], list[Stmt]], orelse: Callable[[], list[Stmt]]
+                  ) -> tuple[list[Stmt], list[Stmt]]:
+        """Both arms of a choice made at run time; afterwards a cell stays known only
+        with the same value after either arm."""
+        before = dict(self.known)
+        a = then()
+        after_a, self.known = self.known, before
+        b = orelse()
+        self.known = {k: v for k, v in after_a.items() if self.known.get(k) == v}
+        return a, b
+
+    def owned_reset(self, s: Stmt, proc: str) -> bool:
+        """Whether ``s`` resets a clock of ``proc``."""
+        return (isinstance(s, Assign) and isinstance(s.target, Name) and s.value == 0
+                and self.owners.get(s.target.text) == proc)
 
     # ---- names ------------------------------------------------------------------------
     def clock_cell(self, clk: ir.Clock, index: Sequence[Term]) -> Name:
@@ -212,7 +307,10 @@ class _Builder:
         if isinstance(e, ir.Local):
             return env[e.slot]
         if isinstance(e, ir.Read):
-            return self.cell(e.var, [self.term(i, env) for i in e.index])
+            cell = self.cell(e.var, [self.term(i, env) for i in e.index])
+            if isinstance(cell.index, int):
+                return self.known.get((cell.array, cell.index), cell)
+            return cell
         if isinstance(e, ir.Some | ir.InRange):
             return self.term(e.operand, env)
         if isinstance(e, ir.IndexCheck):
@@ -255,7 +353,7 @@ class _Builder:
             return _bool(a)
         if b == 0:
             return 0
-        return _ite(Conj((_cond(a), _cond(b))), 1, 0)
+        return _ite(_conj((_cond(a), _cond(b))), 1, 0)
 
     @staticmethod
     def compare(op: ir.BinaryOp, a: Term, b: Term) -> Term:
@@ -348,7 +446,9 @@ class _Builder:
             value = self.term(st.value, env)
             if st.var.value.base.kind == "bool":
                 value = _bool(value)
-            return [Assign(self.cell(st.var, [self.term(i, env) for i in st.index]), value)]
+            target = self.cell(st.var, [self.term(i, env) for i in st.index])
+            self._assigned(target, value)
+            return [Assign(target, value)]
         if isinstance(st, ir.ResetClock):
             if st.clock.name == URGENT_CLOCK and not st.clock.domain:
                 return []
@@ -362,11 +462,12 @@ class _Builder:
             return [If(_cond(c), (Nop(),), (fail,)) if c != 0 else fail]
         if isinstance(st, ir.IfStmt):
             c = self.term(st.cond, env)
-            then, orelse = self.body(st.then, env), self.body(st.orelse, env)
             if c == 1:
-                return then
+                return self.body(st.then, env)
             if c == 0:
-                return orelse
+                return self.body(st.orelse, env)
+            then, orelse = self._branches(lambda: self.body(st.then, env),
+                                          lambda: self.body(st.orelse, env))
             return [If(_cond(c), tuple(then), tuple(orelse))]
         if isinstance(st, ir.Broadcast):
             return self.broadcast(st, env)
@@ -374,7 +475,7 @@ class _Builder:
 
     def broadcast(self, st: ir.Broadcast, env: dict[int, int]) -> list[Stmt]:
         """Receivers ready before the sender's part, their parts after it."""
-        ready: list[tuple[str, ir.Receiver, dict[int, int]]] = []
+        ready: list[tuple[str, ir.Receiver, dict[int, int], bool]] = []
         out: list[Stmt] = []
         for rc in st.receivers:
             for point in ir.domain_points(tuple(ft for _, ft in rc.slots)):
@@ -385,13 +486,27 @@ class _Builder:
                 self.locals += 1
                 name = f"ready{self.locals}"
                 out.append(Local(name, _bool(g)))
-                ready.append((name, rc, bound))
+                ready.append((name, rc, bound, g == 1))
         out.extend(self.body(st.sender, env))
-        for name, rc, bound in ready:
-            part = self.body(rc.body, bound)
+        for name, rc, bound, always in ready:
+            if always:
+                part = self.body(rc.body, bound)
+            else:
+                part, _ = self._branches(functools.partial(self.body, rc.body, bound), list)
+            proc = self.receiver_proc(rc, bound)
+            if proc in self.pull:
+                part = [s for s in part if not self.owned_reset(s, proc)]
             if part:
                 out.append(If(Cmp(CmpOp.NE, Name(name), 0), tuple(part)))
         return out
+
+    def receiver_proc(self, rc: ir.Receiver, bound: Mapping[int, int]) -> str | None:
+        """The process instance a broadcast receiver's binding stands for."""
+        if rc.instance is None:
+            return None
+        process, slot = rc.instance
+        dom = self.inst.get(process, ())
+        return _proc(process, dom, bound[slot] if slot is not None else None)
 
 
 FAILED = Name("failed")
@@ -444,34 +559,51 @@ def build_network(spec: ir.Spec, values: Mapping[str, Fraction],
     """``spec`` at parameter ``values`` as a syntax-neutral network (see the module
     docstring).  Raises :class:`NetworkError` for what it cannot express, the message
     starting with the ``file:line:col`` of the construct when it has one."""
+    skip: set[str] = set()
+    while True:
+        try:
+            return _network(spec, values, queries, skip)
+        except _Unlocatable as exc:
+            skip.add(exc.actor)
+
+
+def _network(spec: ir.Spec, values: Mapping[str, Fraction], queries: bool,
+             skip: set[str]) -> NetModel:
+    """:func:`build_network` with the actors in ``skip`` kept at one location."""
     b = _Builder(spec, values, queries)
-    inst = _instances(spec)
+    inst = b.inst
+    b.owners = _clock_owners(spec, b)
+    places = _places(spec, b, skip)
     observers = _observers(spec)
     net = NetModel(_ident(spec.name), _header(spec, values, b))
     net.decls = _declarations(spec, b, observers)
+    ev = _events(spec, b, inst, _observe(b, observers), places)
+    folded = _Folded()
+    dl = _deadlines(spec, b, places, folded)
     for actor in spec.actors:
         dom = inst[actor]
         for value in (dom[0].values() if dom else [None]):
-            net.processes.append(Process(_proc(actor, dom, value), ProcessKind.ACTOR,
-                                         [Location("run", initial=True)]))
-    ev = _events(spec, b, inst, _observe(b, observers))
-    dl = _deadlines(spec, b)
+            pname = _proc(actor, dom, value)
+            place = places.get(pname)
+            locs = [Location("run", initial=True)] if place is None else [
+                Location(n, initial=code == place.init, urgent=(pname, n) in folded.urgent,
+                         invariant=(_conj(folded.atoms[pname, n])
+                                    if (pname, n) in folded.atoms else None))
+                for code, n in enumerate(place.names)]
+            net.processes.append(Process(pname, ProcessKind.ACTOR, locs,
+                                         at=None if place is None else place.cell))
+    cells = initial_cells(net)
+    for p in dl.procs:
+        off, on, gone = p.locations
+        starts_on = holds(on.invariant, cells) if on.invariant is not None else True
+        p.locations = [dataclasses.replace(off, initial=not starts_on),
+                       dataclasses.replace(on, initial=starts_on), gone]
     net.processes.extend(dl.procs)
     net.processes.append(Process("verdict", ProcessKind.VERDICT, [
         Location("ok", initial=True, invariant=Cmp(CmpOp.EQ, FAILED, 0)),
         Location("bad", committed=True, labels=("bad",), invariant=Cmp(CmpOp.EQ, FAILED, 1)),
         Location("broken", committed=True, labels=("bad",))]))
-    query_procs: list[tuple[str, str, Cond]] = []
-    if queries:
-        for q in spec.queries:
-            if q.branches:
-                raise NetworkError(f"reachable {q.name} tests clocks, which the export does"
-                                   " not translate", flat_helps=False,
-                                   where=_where(spec, q.span))
-            with _at(spec, q.span):
-                t = b.term(q.expr, {})
-            if t != 0:
-                query_procs.append(("Q_" + _ident(q.name), _ident(q.name), _cond(t)))
+    query_procs = _queries(spec, b) if queries else []
     for pname, label, _ in query_procs:
         net.processes.append(Process(pname, ProcessKind.QUERY, [
             Location("no", initial=True), Location("yes", committed=True, labels=(label,))]))
@@ -480,6 +612,21 @@ def build_network(spec: ir.Spec, values: Mapping[str, Fraction],
     net.events.extend(_properties(spec, b, observers, query_procs, net.edges))
     net.syncs = _wiring(ev, dl)
     return net
+
+
+def _queries(spec: ir.Spec, b: _Builder) -> list[tuple[str, str, Cond]]:
+    """Each ``reachable`` query's process, label and condition."""
+    out: list[tuple[str, str, Cond]] = []
+    for q in spec.queries:
+        if q.branches:
+            raise NetworkError(f"reachable {q.name} tests clocks, which the export does"
+                               " not translate", flat_helps=False,
+                               where=_where(spec, q.span))
+        with _at(spec, q.span):
+            t = b.term(q.expr, {})
+        if t != 0:
+            out.append(("Q_" + _ident(q.name), _ident(q.name), _cond(t)))
+    return out
 
 
 def tchecker_network(spec: ir.Spec, values: Mapping[str, Fraction],
@@ -559,57 +706,361 @@ def _parties(ev: ir.Event, idx: tuple[int, ...], inst: Mapping[str, tuple[ir.Fin
     return owner, strong, weak
 
 
+class _Unlocatable(Exception):
+    """An actor whose location the export cannot follow as its processes' TChecker
+    location (a body sets it to a value known only at run time, another process's
+    event sets it, ...): its processes keep the one location ``run``."""
+
+    def __init__(self, actor: str) -> None:
+        super().__init__(actor)
+        self.actor = actor
+
+
+@dataclass(frozen=True)
+class _Place:
+    """A process whose spec location is its TChecker location: the cell of the
+    location variable (kept as an int too, which other processes' guards, deadlines and
+    properties read) and the locations' names by code."""
+
+    actor: str
+    cell: tuple[str, int]
+    names: tuple[str, ...]
+    init: int
+    var: str
+    """The location variable's name in the spec (as footprints name cells)."""
+
+    def name(self, code: int) -> str:
+        return self.names[code]
+
+
+def _places(spec: ir.Spec, b: _Builder, skip: set[str]) -> dict[str, _Place]:
+    """The processes of the actors with locations (a process type's ``A.loc``), but
+    those in ``skip``."""
+    out: dict[str, _Place] = {}
+    for var in spec.vars:
+        actor = var.name[:-4]
+        if (not var.name.endswith(".loc") or actor not in b.inst or actor in skip
+                or var.value.optional or var.value.base.kind != "enum"):
+            continue
+        dom = b.inst[actor]
+        names = tuple(_ident(n) for n in var.value.base.labels)
+        for value in (dom[0].values() if dom else [None]):
+            cell = b.cell(var, [value] if value is not None else [])
+            assert isinstance(cell.index, int)
+            out[_proc(actor, dom, value)] = _Place(actor, (cell.array, cell.index), names,
+                                                   var.init, var.name)
+    return out
+
+
+def _clock_owners(spec: ir.Spec, b: _Builder) -> dict[str, str]:
+    """Each local clock of a process type (``Train.x[T1]``) and its instance's process."""
+    out: dict[str, str] = {}
+    for clk in spec.clocks:
+        actor, dot, _ = clk.name.partition(".")
+        if not dot or actor not in b.inst:
+            continue
+        dom = b.inst[actor]
+        if dom and clk.domain[:1] != dom[:1]:
+            continue
+        for idx in ir.domain_points(clk.domain):
+            out[b.clock_label(clk, idx)] = _proc(actor, dom, idx[0] if dom else None)
+    return out
+
+
+@dataclass
+class _Variant:
+    """An event instance with its participants' locations fixed: ``at`` (process to
+    location code), the guard's branches and the body there, each located
+    participant's location after it, and the participant whose edge carries guard
+    and body (the one whose clocks the guard compares, if there is one)."""
+
+    at: dict[str, int]
+    guards: list[tuple[Cond, ...]]
+    do: list[Stmt]
+    after: dict[str, int]
+    carrier: str
+
+
+def _clocks_of(conds: Sequence[Cond], stmts: Sequence[Stmt], clocks: set[str]) -> set[str]:
+    """The clocks ``conds`` compare and ``stmts`` reset."""
+    out: set[str] = set()
+    for c in conds:
+        for part in (c.parts if isinstance(c, Conj) else (c,)):
+            if isinstance(part, Cmp) and isinstance(part.left, Name) and part.left.text in clocks:
+                out.add(part.left.text)
+    for s in stmts:
+        if isinstance(s, Assign) and isinstance(s.target, Name) and s.target.text in clocks:
+            out.add(s.target.text)
+        elif isinstance(s, If):
+            out |= _clocks_of((), s.then + s.orelse, clocks)
+    return out
+
+
+def _variants(b: _Builder, ev: ir.Event, env: dict[int, int], parts: list[str],
+              places: Mapping[str, _Place], observe: list[Stmt],
+              clocks: set[str]) -> list[_Variant]:
+    """The event instance once per combination of its strong participants' locations
+    where its guard can hold."""
+    fixed = [p for p in parts if p in places]
+    out: list[_Variant] = []
+    for combo in itertools.product(*(range(len(places[p].names)) for p in fixed)):
+        at = dict(zip(fixed, combo, strict=True))
+        b.assume({places[p].cell: v for p, v in at.items()})
+        guards: list[tuple[Cond, ...]] = []
+        for br in ev.branches:
+            data = b.term(br.data, env)
+            if data == 0:
+                continue
+            conj = [] if data == 1 else [_cond(data)]
+            conj.extend(b.atom(ct, env) for ct in br.clocks)
+            guards.append(tuple(conj))
+        if not guards:
+            continue
+        do = b.body(ev.body, env)
+        after: dict[str, int] = {}
+        for p in fixed:
+            code = b.known.get(places[p].cell)
+            if code is None:
+                raise _Unlocatable(places[p].actor)
+            after[p] = code
+        if observe:
+            do.append(If(Cmp(CmpOp.EQ, FAILED, 0), tuple(observe)))
+        owners = {b.owners.get(x) for x in _clocks_of([c for g in guards for c in g], (),
+                                                      clocks)}
+        carrier = next(iter(owners)) if len(owners) == 1 else None
+        out.append(_Variant(at, guards, do, after,
+                            carrier if carrier in parts else parts[0]))
+    b.assume({})
+    return out
+
+
+WeakEdge = tuple[int, int, tuple[Stmt, ...]]
+"""A located broadcast receiver's edge: source and target codes, body."""
+
+
+def _receiving(b: _Builder, ev: ir.Event, env: dict[int, int], proc: str
+               ) -> Iterator[tuple[ir.Receiver, dict[int, int]]]:
+    """The bindings of the event's broadcast receivers that stand for ``proc``."""
+    for st in ev.body:
+        if not isinstance(st, ir.Broadcast):
+            continue
+        for rc in st.receivers:
+            for point in ir.domain_points(tuple(ft for _, ft in rc.slots)):
+                bound = {**env, **{sl: v for (sl, _), v in zip(rc.slots, point, strict=True)}}
+                if b.receiver_proc(rc, bound) == proc:
+                    yield rc, bound
+
+
+def _weak_edges(b: _Builder, ev: ir.Event, env: dict[int, int], proc: str,
+                place: _Place) -> list[WeakEdge]:
+    """A located broadcast receiver's edges: from each location where one of its
+    receiving events is enabled, one edge to where that event takes it, with the resets
+    of its own clocks.  TChecker's weak synchronisation takes part from every location
+    with an edge and allows no guard on such an edge, so a receiving event must be
+    enabled wherever it is at all: a guard that depends on more than the location
+    makes the receiver's actor unlocatable."""
+    nested = [x for x in ir.walk_block(ev.body) if isinstance(x, ir.Broadcast)]
+    if any(x not in ev.body for x in nested):
+        raise _Unlocatable(place.actor)
+    out: list[WeakEdge] = []
+    for code in range(len(place.names)):
+        found: list[tuple[Term, list[Stmt], int | None]] = []
+        for rc, bound in _receiving(b, ev, env, proc):
+            b.assume({place.cell: code})
+            g = b.term(rc.guard, bound)
+            if g != 0:
+                part = b.body(rc.body, bound)
+                found.append((g, part, b.known.get(place.cell)))
+        b.assume({})
+        if len(found) > 1 or (found and (found[0][0] != 1 or found[0][2] is None)):
+            raise _Unlocatable(place.actor)
+        if found:
+            _, part, target = found[0]
+            assert target is not None
+            out.append((code, target, tuple(s for s in part if b.owned_reset(s, proc))))
+    return out
+
+
+def _foreign_writes(b: _Builder, ev: ir.Event, env: dict[int, int], proc: str | None
+                    ) -> Cells:
+    """The cells the event instance may write outside ``proc``'s broadcast receivers."""
+    out: Cells = set()
+    for st in ev.body:
+        if not isinstance(st, ir.Broadcast):
+            out |= b.writes([st], env)
+            continue
+        out |= b.writes(st.sender, env)
+        for rc in st.receivers:
+            for point in ir.domain_points(tuple(ft for _, ft in rc.slots)):
+                bound = {**env, **{sl: v for (sl, _), v in zip(rc.slots, point, strict=True)}}
+                if proc is None or b.receiver_proc(rc, bound) != proc:
+                    out |= b.writes(rc.body, bound)
+    return out
+
+
+def _check_movers(b: _Builder, ev: ir.Event, env: dict[int, int],
+                  places: Mapping[str, _Place], strong: Sequence[str],
+                  weak: Sequence[str]) -> None:
+    """That only a process itself moves its location: another process's event setting
+    it makes its actor unlocatable."""
+    everything = _foreign_writes(b, ev, env, None)
+    for proc, place in places.items():
+        if proc in strong:
+            continue
+        writes = _foreign_writes(b, ev, env, proc) if proc in weak else everything
+        if _overlap(writes, {(place.var, place.cell[1])}):
+            raise _Unlocatable(place.actor)
+
+
 def _events(spec: ir.Spec, b: _Builder, inst: Mapping[str, tuple[ir.FiniteType, ...]],
-            observe: list[Stmt]) -> _Events:
+            observe: list[Stmt], places: Mapping[str, _Place]) -> _Events:
     out = _Events()
     n_event = 0
+    clocks = set(_clock_names(spec, b))
     for ev in spec.events:
         dom = tuple(ft for _, ft in ev.params)
         for idx in ir.domain_points(dom):
             env = dict(enumerate(idx))
             label = ev.label + ir.show_index(dom, idx)
             owner, strong, weak = _parties(ev, idx, inst)
-            with _at(spec, ev.span):
-                do = b.body(ev.body, env)
-                if observe:
-                    do.append(If(Cmp(CmpOp.EQ, FAILED, 0), tuple(observe)))
-                guards: list[tuple[Cond, ...]] = []
-                for br in ev.branches:
-                    data = b.term(br.data, env)
-                    if data == 0:
-                        continue
-                    conj = [] if data == 1 else [_cond(data)]
-                    conj.extend(b.atom(ct, env) for ct in br.clocks)
-                    guards.append(tuple(conj))
             name = f"e{n_event}"
             n_event += 1
-            if not guards:
-                continue
-            out.events.append(Event(name, EventKind.STEP, label))
-            out.edges.extend(Edge(owner, "run", "run", name, g, tuple(do)) for g in guards)
-            out.edges.extend(Edge(p, "run", "run", name) for p in strong + weak)
-            out.syncs.append((name, [owner, *strong], weak))
-            out.writes[name] = b.writes(ev.body, env)
-            if any(b.may_fail(st) for st in ev.body):
-                # The same event, when an assert fails: the verdict goes to `bad`
-                # and every deadline process out of the way.
-                fname = f"f{name[1:]}"
-                out.edges.extend(Edge(owner, "run", "run", fname, g, tuple(do))
-                                 for g in guards)
-                out.edges.extend(Edge(p, "run", "run", fname) for p in strong + weak)
-                out.failing.append((fname, [owner, *strong], weak))
-                out.events.append(Event(fname, EventKind.FAILING,
-                                        f"{label} failing an assert"))
+            with _at(spec, ev.span):
+                _check_movers(b, ev, env, places, [owner, *strong], weak)
+                b.pull = frozenset(r for r in weak if r in places)
+                variants = _variants(b, ev, env, [owner, *strong], places, observe, clocks)
+                weak_edges = {r: _weak_edges(b, ev, env, r, places[r]) for r in b.pull}
+                b.pull = frozenset()
+            writes = b.writes(ev.body, env)
+            may_fail = any(b.may_fail(st) for st in ev.body)
+            for k, var in enumerate(variants):
+                vname = name if len(variants) == 1 else f"{name}_{k}"
+                where = ", ".join(places[p].name(c) for p, c in var.at.items())
+                comment = f"{label} at {where}" if where else label
+                _emit(out, b, _Step(vname, comment, var, [owner, *strong], weak, writes),
+                      places, weak_edges, may_fail)
     return out
 
 
-def _deadlines(spec: ir.Spec, b: _Builder) -> _Deadlines:
+@dataclass
+class _Step:
+    """One variant of an event instance, to be written as edges."""
+
+    name: str
+    comment: str
+    variant: _Variant
+    strong: list[str]
+    weak: list[str]
+    writes: Cells
+
+
+def _emit(out: _Events, b: _Builder, step: _Step, places: Mapping[str, _Place],
+          weak_edges: Mapping[str, list[WeakEdge]], may_fail: bool) -> None:
+    """The edges and synchronisation of ``step`` and, when its body may fail an assert,
+    of its failing twin, where the located participants stay where they are (the
+    verdict's ``bad`` ends the run there).  The carrier's edge has the guard and the
+    body; another process that must take part has an unguarded edge, with the resets
+    of its own clocks that the body always makes (before any assert): TChecker's
+    clock bounds are then local to the locations where the clock is live."""
+    var = step.variant
+    carrier = var.carrier
+    others = [p for p in step.strong if p != carrier]
+
+    def loc(p: str, after: bool) -> str:
+        if p not in places:
+            return "run"
+        return places[p].name(var.after[p] if after else var.at[p])
+
+    pins = tuple(Cmp(CmpOp.EQ, Cell(*places[p].cell), var.at[p]) for p in others
+                 if p in places)
+    # A clock reset the body always makes moves to the edge of the clock's process.
+    resets = {p: tuple(s for s in var.do if b.owned_reset(s, p)) for p in others}
+    do = tuple(s for s in var.do if not any(s in r for r in resets.values()))
+    for event, kind, moved in ((step.name, EventKind.STEP, True),
+                               (f"f{step.name[1:]}", EventKind.FAILING, False)):
+        if kind == EventKind.FAILING and not may_fail:
+            break
+        out.edges.extend(Edge(carrier, loc(carrier, False), loc(carrier, moved), event,
+                              pins + g, do) for g in var.guards)
+        out.edges.extend(Edge(p, loc(p, False), loc(p, moved), event, (), resets[p])
+                         for p in others)
+        for r in step.weak:
+            if r not in places:
+                out.edges.append(Edge(r, "run", "run", event))
+                continue
+            for src, dst, do in weak_edges[r]:
+                out.edges.append(Edge(r, places[r].name(src),
+                                      places[r].name(dst if moved else src), event, (), do))
+        if kind == EventKind.STEP:
+            out.events.append(Event(event, kind, step.comment))
+            out.syncs.append((event, [carrier, *others], step.weak))
+            out.writes[event] = step.writes
+        else:
+            out.events.append(Event(event, kind, f"{step.comment} failing an assert"))
+            out.failing.append((event, [carrier, *others], step.weak))
+
+
+def _clock_names(spec: ir.Spec, b: _Builder) -> Iterator[str]:
+    for clk in spec.clocks:
+        for idx in ir.domain_points(clk.domain):
+            yield b.clock_label(clk, idx)
+
+
+@dataclass
+class _Folded:
+    """Location invariants from deadlines: per (process, location), the clock atoms
+    and whether time may not pass there at all."""
+
+    atoms: dict[tuple[str, str], list[Cond]] = field(default_factory=dict)
+    urgent: set[tuple[str, str]] = field(default_factory=set)
+
+
+def _fold(b: _Builder, dl: ir.Deadline, env: dict[int, int],
+          by_cell: Mapping[tuple[str, int], str], places: Mapping[str, _Place],
+          folded: _Folded) -> bool:
+    """Fold a deadline instance whose condition reads only one located process's
+    location into that process's location invariants; False if it reads more."""
+    reads = b.reads(dl.cond, env)
+    if len(reads) != 1:
+        return False
+    (var, pos), = reads
+    proc = by_cell.get((b.var_name[var], pos)) if pos is not None else None
+    if proc is None:
+        return False
+    place = places[proc]
+    holds_at: list[int] = []
+    for code in range(len(place.names)):
+        b.assume({place.cell: code})
+        t = b.term(dl.cond, env)
+        if not isinstance(t, int):
+            b.assume({})
+            return False
+        if t:
+            holds_at.append(code)
+    b.assume({})
+    for code in holds_at:
+        key = (proc, place.name(code))
+        for ct in dl.atoms:
+            if ct.clock.name == URGENT_CLOCK and not ct.clock.domain:
+                folded.urgent.add(key)
+            else:
+                folded.atoms.setdefault(key, []).append(b.atom(ct, env))
+    return True
+
+
+def _deadlines(spec: ir.Spec, b: _Builder, places: Mapping[str, _Place],
+               folded: _Folded) -> _Deadlines:
+    """The deadline processes, but for the deadlines folded into location invariants
+    (into ``folded``)."""
     out = _Deadlines()
+    by_cell = {p.cell: name for name, p in places.items()}
     for dl in spec.deadlines:
         dom = tuple(ft for _, ft in dl.params)
         for idx in ir.domain_points(dom):
             env = dict(enumerate(idx))
             with _at(spec, dl.span):
+                if _fold(b, dl, env, by_cell, places, folded):
+                    continue
                 cond = b.term(dl.cond, env)
                 if cond == 0:
                     continue
@@ -621,9 +1072,9 @@ def _deadlines(spec: ir.Spec, b: _Builder) -> _Deadlines:
                           and not ct.clock.domain]
                 timed = [b.atom(ct, env) for ct in dl.atoms if ct not in urgent]
             out.procs.append(Process(pname, ProcessKind.DEADLINE, [
-                Location("off", initial=True, invariant=Cmp(CmpOp.EQ, cond, 0)),
+                Location("off", initial=True, invariant=_cond(_not(cond))),
                 Location("on", initial=True, urgent=bool(urgent),
-                         invariant=Conj((_cond(cond), *timed)) if timed else _cond(cond)),
+                         invariant=_conj((_cond(cond), *timed))),
                 Location("gone")], f"{pname}: deadline {dl.name}{ir.show_index(dom, idx)}"))
     return out
 

@@ -206,6 +206,9 @@ class Process:
     kind: ProcessKind
     locations: list[Location] = field(default_factory=list)
     comment: str = ""
+    at: tuple[str, int] | None = None
+    """The int array cell that holds the index of the process's location, when its
+    locations are a spec process's (other processes' guards read it there)."""
 
 
 class EventKind(enum.Enum):

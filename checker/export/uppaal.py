@@ -11,17 +11,19 @@ The network is the one :mod:`checker.export.network` builds for TChecker
   an event's body is a function ``do_eN()`` called by the transition's update;
 * a synchronisation vector of two processes that both must take part is a binary
   channel (``chan eN``: the owner sends ``eN!``, the other receives ``eN?``); a
-  larger one a broadcast channel (``broadcast chan eN``) sent by the event's owner.
-  That is exact because every other process's edge on the event is unguarded and,
-  for a process that must take part, leaves each of its locations that has an edge
-  at all (this module checks both): UPPAAL's receivers of a broadcast then take part
-  exactly when TChecker's strong and weak participants do.  The property events
+  larger one a broadcast channel (``broadcast chan eN``) sent by the event's owner
+  (the vector's first process, whose edge carries the guard and the body).
+  That is exact because every other process that must take part has an unguarded
+  edge whose body resets clocks only, and either leaves each of its locations that
+  has an edge at all, or leaves one only and the sender's guard requires it to be
+  there (its location's int holds it); a process that takes part weakly (a broadcast
+  receiver) has unguarded edges whose bodies reset clocks only (this module checks
+  both): UPPAAL's receivers of a broadcast then take part exactly when TChecker's
+  strong and weak participants do, and take the same edges.  The property events
   (``violates_...``, ``late_...``, ``reach_...``) are transitions without a channel;
 * ``committed``/``urgent`` locations where TChecker has ``committed:``/``urgent:``;
   invariants on ints as UPPAAL allows (a state breaking one does not exist, as in
-  TChecker); a deadline process, which TChecker starts in whichever of ``off`` and
-  ``on`` satisfies its invariant, starts in that one (computed from the initial
-  values);
+  TChecker);
 * the queries ``A[] not (verdict.bad or verdict.broken)`` (the properties: it holds
   exactly when ``kvrace check --no-deadlock`` does) and ``E<> Q_NAME.yes`` for each
   ``reachable NAME`` in the ``<queries>`` section, so ``verifyta FILE`` answers them.
@@ -42,6 +44,9 @@ from checker.export.flat import UPPAAL_DOCTYPE
 from checker.export.network import NetworkError, build_network
 from checker.export.terms import (
     Assign,
+    Cell,
+    Cmp,
+    CmpOp,
     Cond,
     Decl,
     DeclKind,
@@ -50,6 +55,7 @@ from checker.export.terms import (
     If,
     Local,
     Location,
+    Name,
     NetModel,
     Nop,
     Process,
@@ -112,18 +118,37 @@ def _check_receivers(net: NetModel, channels: Mapping[str, _Channel]) -> None:
     by_proc: dict[tuple[str, str], list[Edge]] = {}
     for e in net.edges:
         by_proc.setdefault((e.process, e.event), []).append(e)
+    clocks = {d.name for d in net.decls if d.kind == DeclKind.CLOCK}
+    procs = {p.name: p for p in net.processes}
     for ch in channels.values():
         for proc, weak in ch.parts[1:]:
             mine = by_proc.get((proc, ch.event), [])
-            if any(e.guard or e.do for e in mine):
+            if any(e.guard or not all(_is_reset(s, clocks) for s in e.do) for e in mine):
                 raise NetworkError(f"internal: {proc}'s edge on {ch.event} is guarded",
                                    flat_helps=True)
             if weak:
                 continue
             moving = {e.source for e in net.edges if e.process == proc}
-            if not moving <= {e.source for e in mine}:
+            if not moving <= {e.source for e in mine} and not _pinned(
+                    procs[proc], mine, by_proc.get((ch.sender, ch.event), [])):
                 raise NetworkError(f"internal: {proc} cannot always take part in"
                                    f" {ch.event}", flat_helps=True)
+
+
+def _pinned(proc: Process, mine: list[Edge], sent: list[Edge]) -> bool:
+    """Whether ``proc`` leaves one location on the event and every sender's edge
+    requires it to be there (its location's int holds that location's index)."""
+    sources = {e.source for e in mine}
+    if proc.at is None or len(sources) != 1:
+        return False
+    index = [loc.name for loc in proc.locations].index(sources.pop())
+    pin = Cmp(CmpOp.EQ, Cell(*proc.at), index)
+    return bool(sent) and all(pin in e.guard for e in sent)
+
+
+def _is_reset(s: Stmt, clocks: set[str]) -> bool:
+    return (isinstance(s, Assign) and isinstance(s.target, Name) and s.target.text in clocks
+            and s.value == 0)
 
 
 # ---- printing ---------------------------------------------------------------------------
@@ -283,9 +308,12 @@ def uppaal_xml(net: NetModel) -> str:
     if set(channels) != synced:  # pragma: no cover -- the builder pairs them
         raise NetworkError("internal: an event without its synchronisation")
     bodies: dict[tuple[Stmt, ...], str] = {}
+    names: set[str] = set()
     for e in net.edges:
         if e.do and e.do not in bodies:
-            bodies[e.do] = f"do_{e.event}"
+            name = f"do_{e.event}"
+            bodies[e.do] = name if name not in names else f"{name}_{e.process}"
+            names.add(bodies[e.do])
     cells = initial_cells(net)
     out = ['<?xml version="1.0" encoding="utf-8"?>', UPPAAL_DOCTYPE, "<nta>"]
     decl = _global_declaration(net, channels, bodies)
