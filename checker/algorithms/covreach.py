@@ -21,6 +21,7 @@ stored or expanded, so each holds within well under a second.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -162,23 +163,37 @@ class Passed(Generic[Z]):
     search with merging gives no traces."""
 
     def __init__(self, includes: Callable[[State, Z, Z], bool], keep_shallower: bool,
-                 merge: Callable[[State, Z, Z], Z | None] | None = None) -> None:
+                 merge: Callable[[State, Z, Z], Z | None] | None = None,
+                 released: Z | None = None) -> None:
+        if merge is not None and released is not None:
+            raise ValueError("a store that merges zones keeps every zone")
         self.includes = includes
         self.keep_shallower = keep_shallower
         self.merge = merge
+        self.released = released
+        """What the zone of a retired node is replaced by once the search cannot need it
+        any more (the node will not be expanded, or has been); None keeps every zone
+        (the state graph points an edge to a retired node at a zone including it)."""
         self.stats = Stats()
+        # One column per node field: arrays of machine ints rather than lists of int
+        # objects (a node costs tens of bytes, not hundreds).
         self.state: list[State] = []
+        """Each node's discrete state: one tuple per discrete state stored, shared by
+        its nodes."""
         self.zone: list[Z] = []
-        self.parent: list[int] = []
-        self.event: list[int] = []
-        self.branch: list[int] = []
+        self.parent = array("q")
+        self.event = array("i")
+        self.branch = array("i")
         self.sym: list[Symmetry | None] = []
-        self.depth: list[int] = []
+        self.depth = array("i")
         self.alive = bytearray()
         """0 for a node retired before it was expanded."""
         self.expanded = bytearray()
         """1 for a node the search has expanded."""
         self.by_state: dict[State, list[int]] = {}
+        self.held: set[int] = set()
+        """Retired nodes still waiting (shallower than the zone that retired them): their
+        zones are released once they are expanded (with :attr:`released`)."""
         self.subsumer = -1
         """The stored node that covered the last zone :meth:`add` refused."""
 
@@ -220,7 +235,8 @@ class Passed(Generic[Z]):
             zones = []
             self.by_state[s] = zones
             stats.states += 1
-        else:
+        elif zones:
+            s = self.state[zones[0]]  # the state's one tuple
             includes = self.includes
             node_zone = self.zone
             for k in zones:
@@ -255,9 +271,16 @@ class Passed(Generic[Z]):
         at ``depth`` includes."""
         alive = self.alive
         node_depth = self.depth
+        released = self.released
         for k in retired:
             if not self.keep_shallower or node_depth[k] >= depth:
                 alive[k] = 0
+            elif not self.expanded[k]:
+                if released is not None:
+                    self.held.add(k)  # still to be expanded, from its zone
+                continue
+            if released is not None:
+                self.zone[k] = released
         self.stats.zones -= len(retired)
         gone = set(retired)
         zones[:] = [k for k in zones if k not in gone]
@@ -337,6 +360,13 @@ class Passed(Generic[Z]):
         self.stats.zones += 1
         return kept
 
+    def release(self, node: int) -> None:
+        """A retired node that was still waiting has been expanded: its zone is not
+        needed any more."""
+        self.held.discard(node)
+        if self.released is not None:
+            self.zone[node] = self.released
+
     def path(self, node: int) -> list[int]:
         """The nodes from an initial one to ``node``."""
         out: list[int] = []
@@ -384,7 +414,7 @@ def covreach(ts: SymbolicTS[Z], store: Passed[Z], waiting: Waiting, goal: Goal[Z
             got = reached(succ, node, -1, 0)
             if got is not None:
                 return got
-        alive = store.alive
+        alive, expanded, held = store.alive, store.expanded, store.held
         node_state, node_zone, node_depth = store.state, store.zone, store.depth
         expand = goal.expand
         nxt = ts.next
@@ -392,10 +422,10 @@ def covreach(ts: SymbolicTS[Z], store: Passed[Z], waiting: Waiting, goal: Goal[Z
             parent = waiting.pop()
             if not alive[parent]:
                 continue
-            if store.expanded[parent]:
+            if expanded[parent]:
                 continue  # queued again after a merge into it
             stats.explored += 1
-            store.expanded[parent] = 1
+            expanded[parent] = 1
             tick(stats, waiting)
             go = expand(parent)
             if go is not True:
@@ -403,7 +433,10 @@ def covreach(ts: SymbolicTS[Z], store: Passed[Z], waiting: Waiting, goal: Goal[Z
                     continue
                 return go
             depth = node_depth[parent] + 1
-            for succ in nxt(node_state[parent], node_zone[parent]):
+            zone = node_zone[parent]
+            if held and parent in held:
+                store.release(parent)
+            for succ in nxt(node_state[parent], zone):
                 node = add(succ, parent, depth) if succ.status is ok else None
                 if node is not None:
                     tick(stats, waiting)

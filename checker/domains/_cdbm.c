@@ -1112,46 +1112,127 @@ c_includes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     Py_RETURN_TRUE;
 }
 
-PyDoc_STRVAR(pack_doc,
-"pack($module, d, n)\n--\n\n"
-"The DBM d in 8 bytes per entry (native int64, dbm.INF as INT64_MAX): a compact\n"
-"copy to keep (dbm.pack's tuple holds the same entries).");
+/* ------------------------------------------------------------------ packing */
 
-static PyObject *
-c_pack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* A packed DBM (dbm.Packed; dbm.pack's tuple holds the same entries): byte 0 the
+ * entry width w (1, 2, 4 or 8), then the n * n entries as little-endian signed
+ * w-byte integers, the largest one standing for dbm.INF.  w is the least width that
+ * holds every finite entry below that largest integer. */
+
+static inline bnd
+packed_top(int w)
 {
-    PARSE("pack", "d", "n");
-    PyObject *d = a_[0], *out;
-    Py_ssize_t n, count;
+    return w == 8 ? INT64_MAX : (((bnd)1 << (8 * w - 1)) - 1);
+}
 
-    if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
-        return NULL;
-    count = n * n;
-    out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(bnd));
+/* Entry k of a packed body of width w (INF64 for the largest integer of the width). */
+static inline bnd
+packed_get(const unsigned char *body, int w, Py_ssize_t k)
+{
+    const unsigned char *q = body + k * w;
+    uint64_t u = 0;
+    int b;
+
+    for (b = w - 1; b >= 0; b--)
+        u = (u << 8) | q[b];
+    if (w < 8 && (u >> (8 * w - 1)) & 1)
+        u |= ~(uint64_t)0 << (8 * w);  /* sign-extend */
+    if ((bnd)u == packed_top(w))
+        return INF64;
+    return (bnd)u;
+}
+
+/* The packed DBM of the count entries of buf, as a new bytes object. */
+static PyObject *
+packed_from_buf(const bnd *buf, Py_ssize_t count)
+{
+    bnd lo = 0, hi = 0;
+    Py_ssize_t k;
+    PyObject *out;
+    unsigned char *s;
+    int w, b;
+
+    for (k = 0; k < count; k++) {
+        if (buf[k] == INF64)
+            continue;
+        if (buf[k] < lo)
+            lo = buf[k];
+        if (buf[k] > hi)
+            hi = buf[k];
+    }
+    for (w = 1; w < 8; w *= 2)
+        if (-packed_top(w) - 1 <= lo && hi < packed_top(w))
+            break;
+    out = PyBytes_FromStringAndSize(NULL, 1 + count * w);
     if (out == NULL)
         return NULL;
-    if (read_dbm(d, count, (bnd *)PyBytes_AS_STRING(out)) < 0) {
-        Py_DECREF(out);
-        return NULL;
+    s = (unsigned char *)PyBytes_AS_STRING(out);
+    s[0] = (unsigned char)w;
+    for (k = 0; k < count; k++) {
+        uint64_t u = (uint64_t)(buf[k] == INF64 ? packed_top(w) : buf[k]);
+        for (b = 0; b < w; b++) {
+            s[1 + k * w + b] = (unsigned char)(u & 0xff);
+            u >>= 8;
+        }
     }
     return out;
 }
 
-/* A packed DBM of dimension n (bytes of n * n int64 entries), or -1 with an error. */
+/* The width and body of p, a packed DBM of dimension n; -1 with an error if it is
+ * not one. */
 static int
-check_packed(PyObject *p, Py_ssize_t n, const char *what)
+check_packed(PyObject *p, Py_ssize_t n, const char *what, int *w,
+             const unsigned char **body)
 {
+    const unsigned char *s;
+    Py_ssize_t len;
+
     if (!PyBytes_Check(p)) {
         PyErr_Format(PyExc_TypeError, "%s must be bytes from pack(), not %.100s", what,
                      Py_TYPE(p)->tp_name);
         return -1;
     }
-    if (PyBytes_GET_SIZE(p) != n * n * (Py_ssize_t)sizeof(bnd)) {
-        PyErr_Format(PyExc_ValueError, "%s has %zd bytes, expected 8 * n * n = %zd", what,
-                     PyBytes_GET_SIZE(p), n * n * (Py_ssize_t)sizeof(bnd));
+    len = PyBytes_GET_SIZE(p);
+    s = (const unsigned char *)PyBytes_AS_STRING(p);
+    *w = len > 0 ? s[0] : 0;
+    if (*w != 1 && *w != 2 && *w != 4 && *w != 8) {
+        PyErr_Format(PyExc_ValueError, "%s is not a packed DBM: entry width %d", what, *w);
         return -1;
     }
+    if (len != 1 + n * n * *w) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd bytes, expected 1 + %d * n * n = %zd",
+                     what, len, *w, 1 + n * n * *w);
+        return -1;
+    }
+    *body = s + 1;
     return 0;
+}
+
+PyDoc_STRVAR(pack_doc,
+"pack($module, d, n)\n--\n\n"
+"The DBM d packed into bytes (dbm.Packed): byte 0 the entry width (1, 2, 4 or 8),\n"
+"then the entries, little-endian, the width's largest integer for dbm.INF.");
+
+static PyObject *
+c_pack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PARSE("pack", "d", "n");
+    PyObject *d = a_[0], *res = NULL;
+    Py_ssize_t n, count;
+    bnd *buf;
+    arena_t ar;
+
+    ar.base = NULL;
+    if (get_dim(a_[1], "n", &n) < 0 || check_dbm(d, n, "d") < 0)
+        return NULL;
+    count = n * n;
+    if (arena_init(&ar, RUP(count * sizeof(bnd))) < 0)
+        return NULL;
+    buf = arena_take(&ar, count * sizeof(bnd));
+    if (read_dbm(d, count, buf) == 0)
+        res = packed_from_buf(buf, count);
+    arena_free(&ar);
+    return res;
 }
 
 PyDoc_STRVAR(unpack_doc,
@@ -1162,11 +1243,26 @@ static PyObject *
 c_unpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PARSE("unpack", "p", "n");
-    Py_ssize_t n;
+    const unsigned char *body;
+    Py_ssize_t n, k, count;
+    int w;
+    PyObject *out;
 
-    if (get_dim(a_[1], "n", &n) < 0 || check_packed(a_[0], n, "p") < 0)
+    if (get_dim(a_[1], "n", &n) < 0 || check_packed(a_[0], n, "p", &w, &body) < 0)
         return NULL;
-    return list_from_buf((const bnd *)PyBytes_AS_STRING(a_[0]), n * n, NULL, NULL);
+    count = n * n;
+    out = PyList_New(count);
+    if (out == NULL)
+        return NULL;
+    for (k = 0; k < count; k++) {
+        PyObject *o = bound_obj(packed_get(body, w, k));
+        if (o == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, k, o);
+    }
+    return out;
 }
 
 PyDoc_STRVAR(join_doc,
@@ -1178,37 +1274,64 @@ static PyObject *
 c_join(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PARSE("join", "h", "z", "n");
-    PyObject *z = a_[1], *out;
+    PyObject *z = a_[1], *res = NULL;
+    const unsigned char *body;
     Py_ssize_t n, k, count;
-    const bnd *h;
+    int w, grows = 0;
     bnd *o;
+    arena_t ar;
 
-    if (get_dim(a_[2], "n", &n) < 0 || check_packed(a_[0], n, "h") < 0 ||
+    ar.base = NULL;
+    if (get_dim(a_[2], "n", &n) < 0 || check_packed(a_[0], n, "h", &w, &body) < 0 ||
         check_dbm(z, n, "z") < 0)
         return NULL;
     count = n * n;
-    h = (const bnd *)PyBytes_AS_STRING(a_[0]);
+    if (arena_init(&ar, RUP(count * sizeof(bnd))) < 0)
+        return NULL;
+    o = arena_take(&ar, count * sizeof(bnd));
+    if (read_dbm(z, count, o) < 0)
+        goto done;
     for (k = 0; k < count; k++) {
-        bnd v;
-        if (read_bound(PyList_GET_ITEM(z, k), &v) < 0)
-            return NULL;
-        if (v > h[k])
-            break;
+        bnd h = packed_get(body, w, k);
+        if (o[k] > h)
+            grows = 1;
+        else
+            o[k] = h;
     }
-    if (k == count)
-        Py_RETURN_NONE;
-    out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(bnd));
-    if (out == NULL)
+    res = grows ? packed_from_buf(o, count) : Py_NewRef(Py_None);
+done:
+    arena_free(&ar);
+    return res;
+}
+
+PyDoc_STRVAR(includes_packed_doc,
+"includes_packed($module, big, small, n)\n--\n\n"
+"includes() of two packed DBMs of dimension n.");
+
+static PyObject *
+c_includes_packed(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames)
+{
+    PARSE("includes_packed", "big", "small", "n");
+    const unsigned char *bb, *sb;
+    Py_ssize_t n, k, count;
+    int wb, ws;
+
+    if (get_dim(a_[2], "n", &n) < 0 || check_packed(a_[0], n, "big", &wb, &bb) < 0 ||
+        check_packed(a_[1], n, "small", &ws, &sb) < 0)
         return NULL;
-    o = (bnd *)PyBytes_AS_STRING(out);
-    if (read_dbm(z, count, o) < 0) {
-        Py_DECREF(out);
-        return NULL;
+    count = n * n;
+    if (wb == 1 && ws == 1) {
+        /* The common case: one signed byte per entry, 127 for INF on both sides. */
+        for (k = 0; k < count; k++)
+            if ((signed char)sb[k] > (signed char)bb[k])
+                Py_RETURN_FALSE;
+        Py_RETURN_TRUE;
     }
     for (k = 0; k < count; k++)
-        if (h[k] > o[k])
-            o[k] = h[k];
-    return out;
+        if (packed_get(sb, ws, k) > packed_get(bb, wb, k))
+            Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
 }
 
 PyDoc_STRVAR(intersect_doc,
@@ -1631,6 +1754,7 @@ static PyMethodDef cdbm_methods[] = {
     METH(pack),
     METH(unpack),
     METH(join),
+    METH(includes_packed),
     METH(intersect),
     METH(subtract),
     METH(extrapolate_lu),

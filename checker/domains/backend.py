@@ -16,6 +16,7 @@ Python reference (to compare, or to rule the C core out when chasing a bug).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -67,6 +68,8 @@ class DbmOps(Protocol):
 
     def includes(self, big: Dbm, small: Dbm, n: int) -> bool: ...
 
+    def includes_packed(self, big: Packed, small: Packed, n: int) -> bool: ...
+
     def intersect(self, a: Dbm, b: Dbm, n: int) -> Dbm | None: ...
 
     def subtract(self, a: Dbm, b: Dbm, n: int) -> list[Dbm]: ...
@@ -92,6 +95,14 @@ def _load_c() -> DbmOps | None:
     try:
         from checker.domains import _cdbm
     except ImportError:
+        return None
+    missing = [name for name in vars(DbmOps)
+               if not name.startswith("_") and not hasattr(_cdbm, name)]
+    if missing:
+        # Built from an older _cdbm.c: using it would fail in the middle of a run.
+        warnings.warn(f"the compiled DBM core {_cdbm.__file__} is out of date (it lacks"
+                      f" {', '.join(missing)}): the Python reference is used; rebuild it"
+                      " with pip install -e .", RuntimeWarning, stacklevel=2)
         return None
     return _cdbm
 

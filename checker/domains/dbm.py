@@ -35,8 +35,13 @@ Dbm: TypeAlias = list[int]
 """A DBM: ``n * n`` encoded bounds, row-major, entry ``i * n + j`` bounds ``x_i - x_j``."""
 
 Packed: TypeAlias = bytes | tuple[int, ...]
-"""A DBM kept compactly (:func:`pack`): a tuple here, 8 bytes per entry in the
-compiled core.  Only :func:`unpack` and :func:`join` read it."""
+"""A DBM kept compactly (:func:`pack`): what the zone explorer's store and the clock
+pre-pass's hulls keep.  A tuple here; in the compiled core, bytes: byte 0 the width
+``w`` of an entry (1, 2, 4 or 8), then the ``n * n`` entries, each a little-endian
+signed integer of ``w`` bytes, the largest one standing for :data:`INF`.  ``w`` is
+the least width that holds every finite entry below that largest integer: one byte
+for most zones, an eighth of the list's memory.  Only :func:`unpack`, :func:`join`
+and :func:`includes_packed` read it."""
 
 INF: int = 1 << 127
 """The encoded "no bound" (``< infinity``).  Every finite bound is far below it:
@@ -49,6 +54,7 @@ LE_ZERO: int = 1
 
 LT_ZERO: int = 0
 """The encoded bound ``< 0``."""
+
 
 __all__ = [
     "INF",
@@ -68,6 +74,7 @@ __all__ = [
     "extrapolate_m",
     "free",
     "includes",
+    "includes_packed",
     "intersect",
     "is_empty",
     "join",
@@ -321,7 +328,7 @@ def includes(big: Dbm, small: Dbm, n: int) -> bool:
 
 
 def pack(d: Dbm, n: int) -> Packed:
-    """A compact copy of ``d`` to keep (the compiled core packs 8 bytes per entry)."""
+    """A compact copy of ``d`` to keep (see :data:`Packed`)."""
     return tuple(d)
 
 
@@ -337,6 +344,11 @@ def join(h: Packed, z: Dbm, n: int) -> Packed | None:
     if all(map(le, z, h)):
         return None
     return tuple(a if a >= b else b for a, b in zip(h, z, strict=True))
+
+
+def includes_packed(big: Packed, small: Packed, n: int) -> bool:
+    """:func:`includes` of two packed DBMs."""
+    return all(map(le, small, big))
 
 
 def intersect(a: Dbm, b: Dbm, n: int) -> Dbm | None:

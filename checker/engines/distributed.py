@@ -140,7 +140,7 @@ class _Driver:
                 if status == "error":
                     return self.finish(zc, CheckResult(ERROR, "model error", what, []))
             self.dist.startup_seconds = time.monotonic() - self.start
-            mode = zc.ts.extrapolation
+            mode = zc.ts.zones.extrapolation
             while True:
                 try:
                     return self.search(zc, mode)
@@ -276,7 +276,7 @@ class _Driver:
         an initial state), with the path to it; the record's id."""
         parent = self.path(zc, ref)
         depth = 0 if parent == -1 else zc.store.depth[parent] + 1
-        return zc.store.record(s, [], parent, event, branch, sym, depth)
+        return zc.store.record(s, b"", parent, event, branch, sym, depth)
 
     def done(self, res: CheckResult) -> CheckResult:
         """A finished ``res`` with what the distribution cost."""
@@ -308,7 +308,7 @@ class _Driver:
             chain.append((s, event, branch, sym))
         last = -1
         for depth, (s, event, branch, sym) in enumerate(reversed(chain)):
-            last = zc.store.record(s, [], last, event, branch, sym, depth)
+            last = zc.store.record(s, b"", last, event, branch, sym, depth)
         return last
 
     def violation(self, zc: ZoneCheck, c: Candidate) -> CheckResult:

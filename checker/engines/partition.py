@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from checker.algorithms.covreach import Stats
-from checker.domains.dbm import Dbm
+from checker.domains.dbm import Packed
 from checker.engines.raysession import reset_peak_memory
 from checker.engines.search import Options, ZoneCheck
 from checker.limits import LimitHit, Limits, peak_rss_mb
@@ -99,9 +99,9 @@ class Hit:
     sym: Symmetry | None = None
 
 
-# A successor in a batch: state, zone, parent ref, event, branch, symmetry, parent rank,
+# A successor in a batch: state, packed zone, parent ref, event, branch, symmetry, parent rank,
 # successor index, stuck (a deadlocked valuation in its exact zone).
-Shipped = tuple[State, Dbm, int, int, int, Symmetry | None, int, int, bool]
+Shipped = tuple[State, Packed, int, int, int, Symmetry | None, int, int, bool]
 
 
 def owner(s: State, n: int) -> int:
@@ -239,7 +239,7 @@ class Partition:
                 self._store((succ.state, succ.zone, -1, -1, 0, succ.sym, 0, i,
                              deadlocked(succ.labels)), 0)
         except ModelRuntimeError as err:
-            cand = Candidate((0, i + 1), Found.ERROR, state=zc.ts.initial_state,
+            cand = Candidate((0, i + 1), Found.ERROR, state=zc.ts.zones.initial_state,
                              message=err.message)
         except LimitHit as lim:
             return None, b"", lim.what, []
@@ -247,7 +247,7 @@ class Partition:
         self.cpu += time.process_time() - cpu0
         return cand, keys, None, self.hits
 
-    def _hits(self, succ: Succ[Dbm], key: Key, ref: int) -> Candidate | None:
+    def _hits(self, succ: Succ[Packed], key: Key, ref: int) -> Candidate | None:
         """Note the queries the successor ``succ`` (of ``ref``, met at ``key``) satisfies
         that this worker has not reported yet; with a single query checked, its witness
         ends the round (the single-process run stops there)."""
@@ -367,7 +367,7 @@ class Partition:
                     (succ.state, succ.zone, ref, e.event, succ.branch, succ.sym, rank, k,
                      deadlocked(succ.labels)))
         except ModelRuntimeError as err:
-            return Candidate((rank, k + 1), Found.ERROR, ref, message=err.message, edge=ts.at)
+            return Candidate((rank, k + 1), Found.ERROR, ref, message=err.message, edge=ts.zones.at)
         finally:
             store.stats.transitions = ts.transitions
         return None

@@ -61,6 +61,7 @@ from checker.semantics.ts import (
     DEADLOCK_MESSAGE,
     Extrapolation,
     LabelKind,
+    PackedZoneTS,
     Status,
     Succ,
     ZoneTS,
@@ -234,7 +235,8 @@ class FirstViolation:
     when its turn to be expanded comes (after every ``assert`` found one event
     earlier), so that breadth-first traces stay shortest."""
 
-    def __init__(self, check: ZoneCheck, store: Passed[dbm.Dbm], waiting: Waiting) -> None:
+    def __init__(self, check: ZoneCheck, store: Passed[dbm.Packed], waiting: Waiting
+                 ) -> None:
         self.check = check
         self.store = store
         self.waiting = waiting
@@ -252,7 +254,7 @@ class FirstViolation:
         self.current = -1
         """The node being expanded (for errors raised while expanding it)."""
 
-    def reached(self, succ: Succ[dbm.Dbm], node: int | None, parent: int, depth: int
+    def reached(self, succ: Succ[dbm.Packed], node: int | None, parent: int, depth: int
                 ) -> CheckResult | None:
         """Stop at a broken property; remember a stuck zone and the witnesses of
         queries; queue the node."""
@@ -369,10 +371,14 @@ class ZoneCheck:
     def restart(self, extrapolation: Extrapolation, waiting: Waiting | None = None) -> None:
         """A fresh search over a new zone graph abstracted by ``extrapolation`` (with
         ``waiting`` as its waiting list, if given)."""
-        self.ts = ZoneTS(self.model, self.bounds, self.live, extrapolation=extrapolation,
-                         canonical=self.canon, labels=self.labels(), ops=self.D,
-                         max_memory_mb=self.limits.max_memory_mb, edge_cache=self.edge_cache)
-        self.store: Passed[dbm.Dbm] = Passed(self.ts.includes, keep_shallower=True)
+        self.ts = PackedZoneTS(ZoneTS(
+            self.model, self.bounds, self.live, extrapolation=extrapolation,
+            canonical=self.canon, labels=self.labels(), ops=self.D,
+            max_memory_mb=self.limits.max_memory_mb, edge_cache=self.edge_cache))
+        # The state graph points an edge to a retired zone at a stored one including it.
+        released = None if self.options.record_graph else b""
+        self.store: Passed[dbm.Packed] = Passed(self.ts.includes, keep_shallower=True,
+                                                released=released)
         self.waiting = waiting_list(self.options.search) if waiting is None else waiting
         self.goal = FirstViolation(self, self.store, self.waiting)
 
@@ -407,7 +413,7 @@ class ZoneCheck:
             if live.complete or not budget.over_time():
                 memo[key] = live  # complete, or stopped by its states cap (part of the key)
         self.live = live
-        self.restart(self.ts.extrapolation)
+        self.restart(self.ts.zones.extrapolation)
 
     def search(self) -> CheckResult:
         """Explore, restarting with Extra_M after an unconfirmed LU deadlock."""
@@ -430,9 +436,9 @@ class ZoneCheck:
             # Raised while evaluating a deadline, an invariant or a property of the
             # state being generated or expanded: a model error at that state.
             if self.goal.current >= 0:
-                trace = self.trace(self.goal.current, self.ts.at)
-            elif self.ts.initial_state is not None:
-                trace = [TraceStep(None, "initial", None, self.ts.initial_state)]
+                trace = self.trace(self.goal.current, self.ts.zones.at)
+            elif self.ts.zones.initial_state is not None:
+                trace = [TraceStep(None, "initial", None, self.ts.zones.initial_state)]
             else:
                 trace = []
             return self.error(err.message, trace)
@@ -450,9 +456,9 @@ class ZoneCheck:
     def confirm_deadlock(self, trace: list[TraceStep]) -> None:
         """Replay ``trace`` exactly; raise :class:`DeadlockUnconfirmed` unless its end
         deadlocks."""
-        if self.ts.extrapolation is not Extrapolation.LU:
+        if self.ts.zones.extrapolation is not Extrapolation.LU:
             return  # Extra_M adds only region-equivalent valuations: the deadlock is real
-        dz = self.ts.dz
+        dz = self.ts.zones.dz
         zone = replay_zone(self.model, self.bounds, trace)
         final = trace[-1].state
         if zone is None or not dz.stuck(dz.full_frame(final), zone, self.model.edges(final)):
@@ -466,7 +472,7 @@ class ZoneCheck:
         stats = store.stats
         stats.seconds = time.monotonic() - self.budget.start
         stats.peak_memory_mb = peak_rss_mb()
-        stats.extrapolation = self.ts.extrapolation.value
+        stats.extrapolation = self.ts.zones.extrapolation.value
         res.stats = stats
         res.scale = self.scale
         res.fired = frozenset(self.goal.fired)
@@ -500,9 +506,10 @@ class ZoneCheck:
 
         nodes = []
         for k in keep:
-            s, z = store.state[k], store.zone[k]
-            clocks = self.ts.dz.clockset(self.ts.live.mask(s))[0]
+            s = store.state[k]
+            clocks = self.ts.zones.dz.clockset(self.ts.zones.live.mask(s))[0]
             n = len(clocks) + 1
+            z = self.ts.zones.dz.D.unpack(store.zone[k], n)
             nodes.append((s, dbm.to_str(z, n, [names[0], *(names[c + 1] for c in clocks)])))
         edges: list[tuple[int, int, str]] = []
         seen: set[tuple[int, int, str]] = set()
@@ -562,7 +569,7 @@ class ZoneCheck:
                 prop, message, kind = viol[0].property, viol[0].message, viol[0].kind
             else:
                 zone = replay_zone(self.model, self.bounds, trace)
-                dz = self.ts.dz
+                dz = self.ts.zones.dz
                 full = dz.full_frame(final.state)
                 for h in self.model.hazards(final.state):
                     if zone is not None and dz.meets(full, zone, h.atoms):

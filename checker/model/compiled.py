@@ -51,6 +51,10 @@ EDGE_CELLS = 1 << 18
 """How many cells of target states one call of :meth:`SpecModel.edges` builds between
 two checks of its deadline (a few milliseconds of copying)."""
 
+MAX_RESET_TUPLES = 4096
+"""Distinct reset tuples kept to be shared by the edges (as the compiled successor
+function does: ``MAX_RESET_TUPLES`` in ``native_rt.c``)."""
+
 MAX_PERMUTATIONS = 5_040
 """:meth:`SpecModel.symmetries` lists at most this many permutations (7!); the
 engines use :attr:`SpecModel.canonizer`, which never lists them."""
@@ -467,6 +471,9 @@ class SpecModel:
         """Why the model does not use the compiled successor function, when it cannot
         (None while it may still: see :mod:`checker.model.native`)."""
         self._native_wait = native.start(self)
+        self._resets: dict[tuple[int, ...], tuple[int, ...]] = {}
+        """The reset tuples of the edges made so far, each kept once (the clock-bounds
+        pass keeps the resets of every edge it counts)."""
 
     @property
     def successors(self) -> str:
@@ -765,6 +772,10 @@ class SpecModel:
             if failure is None:
                 target = self._observe(target, resets)
             rs = tuple(sorted(set(resets)))
+            if rs:
+                if len(self._resets) >= MAX_RESET_TUPLES:
+                    self._resets.clear()
+                rs = self._resets.setdefault(rs, rs)
             for atoms in enabled:
                 out.append(Edge(i, atoms, rs, target, failure))
         return out

@@ -124,9 +124,10 @@ class ClockAtom:
     bound: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edge:
-    """One way to fire one event instance from a discrete state."""
+    """One way to fire one event instance from a discrete state.  Slotted: the edge
+    memos hold many."""
 
     event: int
     guard: tuple[ClockAtom, ...]

@@ -132,6 +132,7 @@ typedef struct {
     PyObject *dl_atoms;     /* per deadline instance: its atoms, or None */
     PyObject *violations;   /* per invariant instance: its Violation */
     PyObject *monotonic;
+    PyObject *resets;       /* the reset tuples made so far, each kept once */
     Py_ssize_t every;       /* instances between two looks at the clock */
     int busy;
     V *sv, *nv, *tv, *clk;
@@ -152,6 +153,7 @@ static void program_dealloc(Program *p) {
     Py_XDECREF(p->dl_atoms);
     Py_XDECREF(p->violations);
     Py_XDECREF(p->monotonic);
+    Py_XDECREF(p->resets);
     PyMem_Free(p->sv);
     PyMem_Free(p->nv);
     PyMem_Free(p->tv);
@@ -247,7 +249,11 @@ static int observe(Program *p) {
     return 0;
 }
 
-/* The sorted distinct resets of p->R as a tuple. */
+#define MAX_RESET_TUPLES 4096
+
+/* The sorted distinct resets of p->R as a tuple: one object for equal tuples (up to
+   MAX_RESET_TUPLES of them), so that the edges of many states, kept by the
+   clock-bounds pass, share them. */
 static PyObject *reset_tuple(Program *p) {
     Resets *R = p->R;
     for (int i = 1; i < R->n; i++) {
@@ -272,7 +278,12 @@ static PyObject *reset_tuple(Program *p) {
         }
         PyTuple_SET_ITEM(t, i, c);
     }
-    return t;
+    if (k == 0) return t; /* the empty tuple is one object already */
+    if (PyDict_GET_SIZE(p->resets) >= MAX_RESET_TUPLES) PyDict_Clear(p->resets);
+    PyObject *got = PyDict_SetDefault(p->resets, t, t);
+    Py_XINCREF(got);
+    Py_DECREF(t);
+    return got;
 }
 
 /* The target p->nv as a tuple, sharing the source's objects where a cell is unchanged. */
@@ -578,6 +589,7 @@ static PyObject *new_program(PyObject *self, PyObject *args) {
     p->violations = violations;
     Py_INCREF(monotonic);
     p->monotonic = monotonic;
+    p->resets = PyDict_New();
     p->sv = scratch((size_t)m->ncells, sizeof(V));
     p->nv = scratch((size_t)m->ncells, sizeof(V));
     p->tv = scratch((size_t)m->ncells, sizeof(V));
@@ -585,6 +597,10 @@ static PyObject *new_program(PyObject *self, PyObject *args) {
     p->en = scratch((size_t)m->max_branches, sizeof(int));
     p->atoms = scratch((size_t)m->max_branches, sizeof(PyObject *));
     p->R = scratch(1, sizeof(Resets));
+    if (p->resets == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
     if (!p->sv || !p->nv || !p->tv || !p->clk || !p->en || !p->atoms || !p->R) {
         Py_DECREF(p);
         return PyErr_NoMemory();

@@ -39,8 +39,14 @@ from checker.model.interface import (
     query_matches,
 )
 from checker.semantics.canon import Canonizer
-from checker.semantics.clockbounds import EDGE_CACHE, Liveness
+from checker.semantics.clockbounds import Liveness
 from checker.semantics.zones import DbmZones, Frame
+
+SEARCH_MEMO = 1 << 12
+"""How many discrete states' edges (and broken invariants) a :class:`ZoneTS` memoises,
+besides those the clock-bounds pass left in a shared edge cache: a search meets the
+zones of one state close together, and a larger memo costs more memory (kilobytes a
+state) than the model's calls it saves."""
 
 Z = TypeVar("Z")
 """A zone."""
@@ -120,8 +126,10 @@ class Succ(NamedTuple, Generic[Z]):
 class SymbolicTS(Protocol[Z]):
     """A symbolic transition system over zones ``Z``."""
 
-    transitions: int
-    """Edges taken so far (guard met), including those whose target zone is empty."""
+    @property
+    def transitions(self) -> int:
+        """Edges taken so far (guard met), including those whose target zone is empty."""
+        ...
 
     def initial(self) -> Iterator[Succ[Z]]:
         """The initial nodes, in the model's order."""
@@ -299,6 +307,8 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
         self._edge_cache: dict[State, Sequence[Edge]] = {} if edge_cache is None else edge_cache
         self._includes = self.dz.D.includes
         self._violations: dict[State, Sequence[Violation]] = {}
+        self._memo = len(self._edge_cache) + SEARCH_MEMO
+        """The size at which the edge memo is emptied."""
 
     @property
     def live(self) -> Liveness:
@@ -310,7 +320,7 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
         got = self._edge_cache.get(s)
         if got is None:
             got = self.model.edges(s)
-            if len(self._edge_cache) > EDGE_CACHE:
+            if len(self._edge_cache) >= self._memo:
                 self._edge_cache.clear()
             self._edge_cache[s] = got
         return got
@@ -378,7 +388,7 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
         got = self._violations.get(s)
         if got is None:
             got = self.model.violations(s)
-            if len(self._violations) > EDGE_CACHE:
+            if len(self._violations) >= SEARCH_MEMO:
                 self._violations.clear()
             self._violations[s] = got
         return got
@@ -427,6 +437,59 @@ class ZoneTS(DomainTS[dbm.Dbm, Frame]):
     def key(self, state: State, zone: dbm.Dbm) -> Hashable:
         """The state and the canonical DBM."""
         return (state, tuple(zone))
+
+
+class PackedZoneTS:
+    """The zone graph of a :class:`ZoneTS` with its zones packed
+    (:func:`checker.domains.dbm.pack`): what the zone explorer stores.  In the compiled
+    DBM core a packed zone takes about an eighth of the memory of the list (one byte
+    per entry when the bounds are small, no int objects) and is not tracked by the
+    garbage collector; inclusion compares two packed zones directly.  The successors
+    of a packed zone are the :class:`ZoneTS`'s successors of the zone, packed."""
+
+    def __init__(self, ts: ZoneTS) -> None:
+        self.zones = ts
+        ops = ts.dz.D
+        self._pack = ops.pack
+        self._unpack = ops.unpack
+        self._includes = ops.includes_packed
+        self._frame = ts.dz.frame
+
+    @property
+    def transitions(self) -> int:
+        """Edges taken so far (see :class:`SymbolicTS`)."""
+        return self.zones.transitions
+
+    def packed(self, succ: Succ[dbm.Dbm]) -> Succ[dbm.Packed]:
+        """``succ`` with its zones packed."""
+        z, exact = succ.zone, succ.exact
+        pack = self._pack
+        return Succ(succ.state, pack(z, isqrt(len(z))), succ.edge, succ.branch, succ.sym,
+                    succ.status, succ.labels,
+                    None if exact is None else pack(exact, isqrt(len(exact))), succ.deferred)
+
+    def initial(self) -> Iterator[Succ[dbm.Packed]]:
+        """The initial nodes of the zone graph, packed."""
+        for succ in self.zones.initial():
+            yield self.packed(succ)
+
+    def next(self, state: State, zone: dbm.Packed) -> Iterator[Succ[dbm.Packed]]:
+        """The successors of (state, zone), packed."""
+        packed = self.packed
+        for succ in self.zones.next(state, self._unpack(zone, self._frame(state).n)):
+            yield packed(succ)
+
+    def includes(self, state: State, big: dbm.Packed, small: dbm.Packed) -> bool:
+        """Zone inclusion."""
+        return self._includes(big, small, self._frame(state).n)
+
+    def equal(self, state: State, a: dbm.Packed, b: dbm.Packed) -> bool:
+        """Equal DBMs pack equal."""
+        return a == b
+
+    def key(self, state: State, zone: dbm.Packed) -> Hashable:
+        """The state and the packed zone."""
+        return (state, zone)
 
 
 class Extrapolation(enum.Enum):

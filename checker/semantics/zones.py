@@ -33,6 +33,9 @@ Entry = tuple[int, int, int]
 FRAME_CACHE = 1 << 17
 """Frames kept before the cache is emptied (they are cheap to recompute)."""
 
+DEADLINE_CACHE = 1 << 16
+"""Discrete states whose deadlines are kept before that memo is emptied."""
+
 
 def _moved(sym: Symmetry) -> tuple[int, ...]:
     """The clocks ``sym`` moves (memoised on the permutation)."""
@@ -108,7 +111,8 @@ class Frame:
     __slots__ = ("clocks", "deadlines", "entries", "lower", "n", "pos", "state", "upper")
 
     def __init__(self, state: State, clocks: tuple[int, ...], pos: dict[int, int],
-                 lower: list[int], upper: list[int], deadlines: Sequence[ClockAtom]) -> None:
+                 lower: Sequence[int], upper: Sequence[int],
+                 deadlines: Sequence[ClockAtom]) -> None:
         self.state = state
         self.clocks = clocks
         """The live clocks, in order; clock ``clocks[k]`` is index ``k + 1`` of the DBM."""
@@ -120,7 +124,7 @@ class Frame:
         self.upper = upper
         """U constants by DBM index."""
         self.deadlines = deadlines
-        self.entries: list[Entry] | None = None
+        self.entries: Sequence[Entry] | None = None
         """The deadlines as DBM entries (translated when first applied)."""
 
 
@@ -141,15 +145,20 @@ class DbmZones:
         self._frames: dict[State, Frame] = {}
         self._clocksets: dict[int, tuple[tuple[int, ...], dict[int, int]]] = {}
         self._deadlines: dict[State, Sequence[ClockAtom]] = {}
+        # Frames of many states hold equal constants, deadlines and deadline entries:
+        # one tuple each, shared (a frame then costs little more than its slots).
+        self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self._atoms: dict[tuple[ClockAtom, ...], tuple[ClockAtom, ...]] = {}
+        self._entries: dict[tuple[Entry, ...], tuple[Entry, ...]] = {}
 
     def deadlines(self, s: State) -> Sequence[ClockAtom]:
         """The model's deadlines in ``s`` (memoised; deadlines are asked for often)."""
         got = self._deadlines.get(s)
         if got is None:
-            if len(self._deadlines) > 65536:
+            if len(self._deadlines) > DEADLINE_CACHE:
                 self._deadlines.clear()
-            got = self.model.deadlines(s)
-            self._deadlines[s] = got
+            atoms = tuple(self.model.deadlines(s))
+            got = self._deadlines[s] = self._atoms.setdefault(atoms, atoms)
         return got
 
     def clockset(self, mask: int) -> tuple[tuple[int, ...], dict[int, int]]:
@@ -172,15 +181,20 @@ class DbmZones:
             clocks, pos = self.clockset(self.live.mask(s))
             lu = self.live.bounds(s) if self.mode == "lu" else None
             if lu is None:
-                lower = [-1] + [self.live.lower[c] for c in clocks]
-                upper = [-1] + [self.live.upper[c] for c in clocks]
+                lower = (-1, *(self.live.lower[c] for c in clocks))
+                upper = (-1, *(self.live.upper[c] for c in clocks))
             else:
                 top = self.live.top
-                lower = [-1] + [lu.get(c, (top, top))[0] for c in clocks]
-                upper = [-1] + [lu.get(c, (top, top))[1] for c in clocks]
-            got = Frame(s, clocks, pos, lower, upper, self.deadlines(s))
+                lower = (-1, *(lu.get(c, (top, top))[0] for c in clocks))
+                upper = (-1, *(lu.get(c, (top, top))[1] for c in clocks))
+            vectors = self._vectors
+            got = Frame(s, clocks, pos, vectors.setdefault(lower, lower),
+                        vectors.setdefault(upper, upper), self.deadlines(s))
             if len(self._frames) > FRAME_CACHE:
                 self._frames.clear()
+                vectors.clear()
+                self._atoms.clear()
+                self._entries.clear()
             self._frames[s] = got
         return got
 
@@ -231,7 +245,8 @@ class DbmZones:
         empty."""
         got = f.entries
         if got is None:
-            got = f.entries = self.entries(f.pos, f.deadlines)
+            entries = tuple(self.entries(f.pos, f.deadlines))
+            got = f.entries = self._entries.setdefault(entries, entries)
         return self.tighten(z, f.n, got)
 
     def constrain(self, f: Frame, z: dbm.Dbm, atoms: Sequence[ClockAtom]) -> dbm.Dbm | None:
@@ -363,5 +378,5 @@ class DbmZones:
         """A frame of ``s`` over every clock (for exact replays)."""
         k = len(self.model.clock_names)
         clocks = tuple(range(k))
-        return Frame(s, clocks, {c: c + 1 for c in clocks}, [-1] * (k + 1), [-1] * (k + 1),
+        return Frame(s, clocks, {c: c + 1 for c in clocks}, (-1,) * (k + 1), (-1,) * (k + 1),
                      self.model.deadlines(s))
