@@ -21,6 +21,7 @@ import inspect
 import os
 import random
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from types import ModuleType
@@ -48,7 +49,7 @@ LE0 = D.LE_ZERO
 FUNCTIONS = (
     "canonicalize", "constrain", "up", "down", "reset", "free", "project", "embed",
     "permute", "includes", "intersect", "subtract", "extrapolate_lu", "extrapolate_m",
-    "post", "is_empty", "pack", "unpack", "join",
+    "post", "is_empty", "pack", "unpack", "join", "includes_packed",
 )
 
 
@@ -222,6 +223,23 @@ def test_backend_select(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not backend.fits(2**40 + 1)
 
 
+def test_an_out_of_date_core_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A core built from an older _cdbm.c (without every function of DbmOps) would fail
+    in the middle of a run: it is not loaded, with a warning saying to rebuild it."""
+    old = ModuleType("checker.domains._cdbm")
+    old.__file__ = "_cdbm.so"
+    for name in FUNCTIONS:
+        if name not in ("pack", "unpack", "includes_packed"):
+            setattr(old, name, getattr(D, name))
+    monkeypatch.setitem(sys.modules, "checker.domains._cdbm", old)
+    monkeypatch.setattr("checker.domains._cdbm", old, raising=False)
+    with pytest.warns(RuntimeWarning, match="out of date.*pack, unpack, includes_packed"):
+        assert backend._load_c() is None
+    for name in ("pack", "unpack", "includes_packed"):
+        setattr(old, name, getattr(D, name))
+    assert backend._load_c() is old
+
+
 @needs_c
 def test_same_functions_and_signatures() -> None:
     c = c_core()
@@ -314,30 +332,56 @@ def test_includes_intersect_subtract_differential() -> None:
             same_call("includes", a, b, n)
 
 
+def scaled(d: D.Dbm, factor: int) -> D.Dbm:
+    """``d`` with every finite entry multiplied by ``factor`` (wider packed entries)."""
+    return [v if v >= INF else v * factor for v in d]
+
+
+WIDTH_FACTORS = (1, 20, 3_000, 200_000_000, 10**15)
+"""Scale factors of the random DBMs' entries that give packed widths 1, 2, 4 and 8."""
+
+
+def least_width(d: D.Dbm) -> int:
+    """The entry width the compiled core packs ``d`` in: the least of 1, 2, 4, 8 bytes
+    whose largest integer (INF) is above every finite entry and whose least is not
+    above any."""
+    finite = [v for v in d if v < INF] or [0]
+    return next(w for w in (1, 2, 4, 8)
+                if -(2 ** (8 * w - 1)) <= min(finite) and max(finite) < 2 ** (8 * w - 1) - 1)
+
+
 @needs_c
 def test_pack_unpack_join_differential() -> None:
-    """A packed DBM unpacks to what was packed (INF and large bounds included), and the
-    join of a packed hull and a zone is the reference's: None exactly when the zone is
-    included, else the entrywise maximum."""
+    """A packed DBM unpacks to what was packed (INF and large bounds included), in the
+    least entry width; the join of a packed hull and a zone is the reference's: None
+    exactly when the zone is included, else the entrywise maximum; includes_packed is
+    includes, also across widths."""
     c = c_core()
     rng = random.Random(14)
+    widths: Counter[int] = Counter()
     for n in DIMS:
         for _ in range(40):
-            a = rand_canonical(rng, n)
-            b = related(rng, a, n)
+            a = scaled(rand_canonical(rng, n), rng.choice(WIDTH_FACTORS))
+            b = related(rng, a, n) if rng.random() < 0.7 else scaled(a, rng.choice((1, 7)))
             big = [v if v >= INF or rng.random() < 0.7 else v + (1 << 60) for v in a]
-            for d in (a, b, big):
+            for d in (a, b, big, rand_dbm(rng, n)):
                 p = c.pack(d, n)
-                assert isinstance(p, bytes) and len(p) == 8 * n * n
+                assert isinstance(p, bytes) and p[0] == least_width(d)
+                assert len(p) == 1 + p[0] * n * n
+                widths[p[0]] += 1
                 assert c.unpack(p, n) == d == D.unpack(D.pack(d, n), n)
             for x, y in ((a, b), (b, a), (a, a)):
                 want = D.join(D.pack(x, n), y, n)
                 got = c.join(c.pack(x, n), y, n)
                 assert (got is None) == (want is None) == D.includes(x, y, n)
                 if want is not None:
-                    assert got is not None
+                    assert got is not None and got[0] == least_width(list(want))
                     assert c.unpack(got, n) == list(want)
                     assert list(want) == [max(u, v) for u, v in zip(x, y, strict=True)]
+                px, py = c.pack(x, n), c.pack(y, n)
+                assert c.includes_packed(px, py, n) == D.includes(x, y, n)
+                assert D.includes_packed(D.pack(x, n), D.pack(y, n), n) == D.includes(x, y, n)
+    assert set(widths) == {1, 2, 4, 8}
     d = D.zero(3)
     with pytest.raises(OverflowError):
         c.pack([*d[:-1], 1 << 70], 3)
@@ -345,6 +389,15 @@ def test_pack_unpack_join_differential() -> None:
         c.unpack(c.pack(d, 3), 2)
     with pytest.raises(TypeError):
         c.join(tuple(d), d, 3)
+    with pytest.raises(TypeError):
+        c.unpack(d, 3)
+    for bad in (b"", b"\x03" + bytes(9), b"\x01" + bytes(5), b"\x02" + bytes(9)):
+        with pytest.raises(ValueError):
+            c.unpack(bad, 3)
+        with pytest.raises(ValueError):
+            c.includes_packed(bad, bad, 3)
+    with pytest.raises(ValueError):
+        c.includes_packed(c.pack(D.zero(2), 2), c.pack(D.zero(3), 3), 3)
 
 
 @needs_c
@@ -514,6 +567,8 @@ def test_no_reference_leaks() -> None:
             c.post(a, n, [(1, 0, 9)], [(1, 1), (2, 3)], n, [(1, 0, 21)])
             c.is_empty(d, n)
             c.unpack(c.join(c.pack(a, n), b, n) or c.pack(b, n), n)
+            c.includes_packed(c.pack(a, n), c.pack(scaled(b, 1000), n), n)
+            c.unpack(c.pack(scaled(d, 10**6), n), n)
             with contextlib.suppress(OverflowError):
                 c.post(a, n, [(1, 0, 2**70)], [], n, [])
 

@@ -665,6 +665,9 @@ def test_intersect_and_includes(z: tuple[int, list[Con], list[Con]]) -> None:
     # inclusion is exact (decided by Fourier–Motzkin on the raw constraints)
     assert D.includes(a, bb, n) == ref_subset(k, cb, ca)
     assert D.includes(bb, a, n) == ref_subset(k, ca, cb)
+    # and so is inclusion of packed zones
+    for x, y in ((a, bb), (bb, a)):
+        assert D.includes_packed(D.pack(x, n), D.pack(y, n), n) == D.includes(x, y, n)
     if D.includes(a, bb, n):
         assert dbm_mask(bb, k) & ~dbm_mask(a, k) == 0
     u = a[:]

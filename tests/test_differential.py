@@ -44,6 +44,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import pytest
 from diffcheck import (
@@ -72,17 +73,27 @@ from reference import (
 )
 from syncgen import sync_model
 
-from checker.algorithms.covreach import BreadthFirst, Budget, Passed, Waiting, covreach
+from checker.algorithms.covreach import (
+    BreadthFirst,
+    Budget,
+    DepthFirst,
+    Passed,
+    Waiting,
+    covreach,
+)
+from checker.domains import backend
 from checker.engines import CheckResult, Limits, Options, explore
 from checker.language import load, load_text
+from checker.limits import LimitHit
 from checker.model.compiled import SpecModel
 from checker.model.interface import ModelRuntimeError, State, scaled_bounds
 from checker.model.interp import InterpretedModel
-from checker.semantics.ts import Extrapolation, Status, Succ, ZoneTS
+from checker.semantics.ts import Extrapolation, PackedZoneTS, Status, Succ, ZoneTS
 
 pytestmark = pytest.mark.slow
 
 SPECS = sorted((ROOT / "spec").glob("**/*.kvr"))
+Z = TypeVar("Z")
 
 # ---- (a) the specs in spec/ ------------------------------------------------------------------
 #
@@ -574,16 +585,16 @@ def _seam_model(seed: int) -> SpecModel:
     return SpecModel(load_text(model_for_seed(seed), "<generated>"))
 
 
-class _Everything:
+class _Everything(Generic[Z]):
     """A goal that never stops: every stored node is queued, every label seen recorded
     (with the state it labels)."""
 
-    def __init__(self, store: Passed[list[int]], waiting: Waiting) -> None:
+    def __init__(self, store: Passed[Z], waiting: Waiting) -> None:
         self.store = store
         self.waiting = waiting
         self.seen: set[tuple[State, str, str]] = set()
 
-    def reached(self, succ: Succ[list[int]], node: int | None, parent: int, depth: int
+    def reached(self, succ: Succ[Z], node: int | None, parent: int, depth: int
                 ) -> None:
         if succ.status is not Status.OK:
             self.seen.add((succ.state, succ.status.value, ""))
@@ -654,6 +665,56 @@ def test_covreach_meets_what_a_plain_search_of_the_transition_system_meets(
         assert goal.seen == labels, f"seed {seed}: labels differ"
         compared += 1
     assert compared >= len(SEAM_SEEDS) // 2
+
+
+def _stored(store: Passed[Z], zone: Callable[[State, Z], list[int]]
+            ) -> list[tuple[State, list[int]]]:
+    """The symbolic states a store holds at the end, in node order."""
+    return [(store.state[k], zone(store.state[k], store.zone[k]))
+            for k in sorted(k for ks in store.by_state.values() for k in ks)]
+
+
+@pytest.mark.parametrize("order", [BreadthFirst, DepthFirst])
+def test_the_packed_store_is_the_plain_store(order: Callable[[], Waiting]) -> None:
+    """The zone explorer stores zones packed into bytes (PackedZoneTS, includes_packed)
+    and releases the zones of retired nodes: on random models, with either DBM
+    implementation, the search is the one over plain zones that keeps every zone, node
+    for node (same zones stored, same parents, same labels met), and the zone of every
+    node it expands is still there when the node is expanded."""
+    released = 0
+    for seed in SEAM_SEEDS:
+        model = _seam_model(seed)
+        bounds, _ = scaled_bounds(model.bounds, model.values)
+        for ops in {backend.select("python"), backend.select()}:
+            plain_ts = ZoneTS(model, bounds, ops=ops)
+            plain: Passed[list[int]] = Passed(plain_ts.includes, keep_shallower=True)
+            packed_ts = PackedZoneTS(ZoneTS(model, bounds, ops=ops))
+            packed: Passed[bytes] = Passed(packed_ts.includes, keep_shallower=True,
+                                           released=b"")
+            seen = []
+            try:
+                for ts, store in ((plain_ts, plain), (packed_ts, packed)):
+                    waiting = order()
+                    goal = _Everything(store, waiting)
+                    covreach(ts, store, waiting, goal, Budget(SEAM_LIMITS))
+                    seen.append(goal.seen)
+            except ModelRuntimeError:
+                continue
+            except LimitHit:
+                continue
+            what = f"seed {seed}, {ops.__name__}"  # type: ignore[attr-defined]
+            assert packed.stats == plain.stats, what
+            assert seen[1] == seen[0], what
+            dz = packed_ts.zones.dz
+            assert _stored(packed, lambda s, z: ops.unpack(z, dz.frame(s).n)) == _stored(
+                plain, lambda s, z: z), what
+            assert (packed.state, packed.parent, packed.event, packed.branch, packed.depth,
+                    packed.alive) == (plain.state, plain.parent, plain.event, plain.branch,
+                                      plain.depth, plain.alive), what
+            gone = [k for k, z in enumerate(packed.zone) if z == b""]
+            assert all(not packed.alive[k] or packed.expanded[k] for k in gone), what
+            released += len(gone)
+    assert released > 0
 
 
 def _same_run(one: CheckResult, two: CheckResult, what: str, counts: bool = True) -> None:

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 
 import pytest
@@ -25,7 +25,7 @@ from checker.algorithms.covreach import (
     waiting_list,
 )
 from checker.engines import search
-from checker.language import load_text
+from checker.language import load, load_text
 from checker.model.compiled import SpecModel
 from checker.model.interface import ClockAtom, Edge, State, Symmetry, scaled_bounds
 from checker.model.timeline import Elapse, Holds, Reset, TraceShape, timeline
@@ -159,6 +159,104 @@ def test_store_keeps_a_shallower_waiting_node_for_shortest_traces() -> None:
     assert b is not None
     assert passed.alive[a] == 1  # still expanded: it is shallower than b
     assert passed.stats.zones == 1  # but no longer stored
+
+
+def test_store_releases_the_zones_it_cannot_need() -> None:
+    """With ``released``, a retired node's zone is dropped once the node will not be
+    expanded (retired before, or already expanded) and, for a shallower one kept
+    waiting, when it is expanded; stored zones stay.  The nodes of one discrete state
+    share one state tuple."""
+    def includes(s: State, big: tuple[int, int], small: tuple[int, int]) -> bool:
+        return big[0] <= small[0] and small[1] <= big[1]
+
+    gone = (9, -9)
+    passed: Passed[tuple[int, int]] = Passed(includes, True, released=gone)
+    s = (0,)
+    a = passed.add(_succ(tuple([0]), (1, 2)), -1, 1)
+    b = passed.add(_succ(tuple([0]), (0, 3)), -1, 1)  # same depth: a is dropped
+    assert a is not None and b is not None
+    assert passed.zone[a] == gone and not passed.alive[a]
+    passed.expanded[b] = 1
+    c = passed.add(_succ(tuple([0]), (0, 4)), -1, 2)  # b expanded: dropped
+    assert c is not None and passed.zone[b] == gone
+    d = passed.add(_succ(tuple([0]), (0, 6)), -1, 5)  # c waits, shallower: kept
+    assert d is not None and passed.zone[c] == (0, 4) and passed.alive[c]
+    assert passed.held == {c}
+    passed.release(c)
+    assert passed.zone[c] == gone and not passed.held
+    assert passed.zone[d] == (0, 6) and passed.by_state[s] == [d]
+    assert passed.state[d] is passed.state[c] is passed.state[b] is passed.state[a]
+    with pytest.raises(ValueError, match="merges"):
+        Passed(includes, True, merge=lambda s, x, y: None, released=gone)
+
+
+class _Intervals:
+    """A transition system over interval zones: 0 -> 1 (0, 0) and 0 -> 2 (0, 1), then
+    1 -> 2 (0, 5): state 2's first zone is retired by a deeper one while it waits."""
+
+    transitions = 0
+
+    def __init__(self) -> None:
+        self.graph = {0: [(1, (0, 0)), (2, (0, 1))], 1: [(2, (0, 5))], 2: []}
+        self.expanded: list[tuple[State, tuple[int, int]]] = []
+
+    def initial(self) -> Iterator[Succ[tuple[int, int]]]:
+        yield _succ((0,), (0, 0))
+
+    def next(self, state: State, zone: tuple[int, int]) -> Iterator[Succ[tuple[int, int]]]:
+        self.expanded.append((state, zone))
+        for t, z in self.graph[state[0]]:
+            yield _succ((t,), z)
+
+    def includes(self, state: State, big: tuple[int, int], small: tuple[int, int]) -> bool:
+        return big[0] <= small[0] and small[1] <= big[1]
+
+    def equal(self, state: State, a: tuple[int, int], b: tuple[int, int]) -> bool:
+        return a == b
+
+    def key(self, state: State, zone: tuple[int, int]) -> tuple[State, tuple[int, int]]:
+        return state, zone
+
+
+class _QueueAll:
+    def __init__(self, waiting: Waiting) -> None:
+        self.waiting = waiting
+
+    def reached(self, succ: Succ[tuple[int, int]], node: int | None, parent: int,
+                depth: int) -> None:
+        if node is not None:
+            self.waiting.push(node)
+
+    def expand(self, node: int) -> bool:
+        return True
+
+    def exhausted(self) -> None:
+        return None
+
+
+def test_covreach_expands_a_held_node_from_its_zone_then_releases_it() -> None:
+    """A retired node kept waiting (shallower than the zone that retired it) is expanded
+    from its own zone, which is released then."""
+    ts = _Intervals()
+    gone = (9, -9)
+    store: Passed[tuple[int, int]] = Passed(ts.includes, True, released=gone)
+    waiting = BreadthFirst()
+    covreach(ts, store, waiting, _QueueAll(waiting), Budget(search.Limits()))
+    assert ts.expanded == [((0,), (0, 0)), ((1,), (0, 0)), ((2,), (0, 1)), ((2,), (0, 5))]
+    assert store.zone == [(0, 0), (0, 0), gone, (0, 5)] and not store.held
+    assert store.by_state[(2,)] == [3]
+
+
+def test_the_explorer_releases_exactly_the_retired_zones() -> None:
+    """At the end of a run, the zone explorer's store holds the zone of every node
+    stored and of no node retired (the flagship without symmetry retires 80)."""
+    model = SpecModel(load(ROOT / "spec/sglang/deferred_release.kvr"))
+    zc = search.ZoneCheck(model, search.Limits(), search.Options(symmetry=False))
+    res = zc.run()
+    store = zc.store
+    assert res.holds and (store.stats.stored, store.stats.zones) == (315, 235)
+    stored = {k for ks in store.by_state.values() for k in ks}
+    assert [k for k, z in enumerate(store.zone) if z != b""] == sorted(stored)
 
 
 def test_every_engine_runs_the_shared_loop() -> None:

@@ -50,7 +50,14 @@ from typing import Protocol
 from checker.algorithms.covreach import Budget, Passed, Stats, Waiting, covreach, waiting_list
 from checker.domains import backend, dbm
 from checker.errors import KvraceError
-from checker.limits import MAX_ZONE_MB, LimitHit, LimitKind, Limits, peak_rss_mb
+from checker.limits import (
+    MAX_ZONE_MB,
+    LimitHit,
+    LimitKind,
+    Limits,
+    peak_rss_mb,
+    young_collections_only,
+)
 from checker.model.interface import Edge, ModelRuntimeError, State, TimedModel, scaled_bounds
 from checker.results import PropertyKind, PropertyRef, QueryStatus, Verdict
 from checker.semantics.canon import Canonizer, canonizer
@@ -426,8 +433,9 @@ class ZoneCheck:
     def run(self) -> CheckResult:
         """The pre-pass and the search; limits and model errors end it as results."""
         try:
-            self.prepare()
-            return self.search()
+            with young_collections_only():
+                self.prepare()
+                return self.search()
         except LimitHit as lim:
             # The model's own calls know the deadline, not the timeout it came from.
             what = self.budget.time_limit().what if lim.kind is LimitKind.TIME else lim.what
