@@ -705,8 +705,8 @@ def test_the_packed_store_is_the_plain_store(order: Callable[[], Waiting]) -> No
             what = f"seed {seed}, {ops.__name__}"  # type: ignore[attr-defined]
             assert packed.stats == plain.stats, what
             assert seen[1] == seen[0], what
-            dz = packed_ts.zones.dz
-            assert _stored(packed, lambda s, z: ops.unpack(z, dz.frame(s).n)) == _stored(
+            unpack, frame = ops.unpack, packed_ts.zones.dz.frame
+            assert _stored(packed, lambda s, z, u=unpack, f=frame: u(z, f(s).n)) == _stored(
                 plain, lambda s, z: z), what
             assert (packed.state, packed.parent, packed.event, packed.branch, packed.depth,
                     packed.alive) == (plain.state, plain.parent, plain.event, plain.branch,

@@ -53,7 +53,8 @@ two checks of its deadline (a few milliseconds of copying)."""
 
 MAX_RESET_TUPLES = 4096
 """Distinct reset tuples kept to be shared by the edges (as the compiled successor
-function does: ``MAX_RESET_TUPLES`` in ``native_rt.c``)."""
+function does: ``MAX_RESET_TUPLES`` in ``native_rt.c``), and distinct deadline tuples
+shared by the states."""
 
 MAX_PERMUTATIONS = 5_040
 """:meth:`SpecModel.symmetries` lists at most this many permutations (7!); the
@@ -474,6 +475,9 @@ class SpecModel:
         self._resets: dict[tuple[int, ...], tuple[int, ...]] = {}
         """The reset tuples of the edges made so far, each kept once (the clock-bounds
         pass keeps the resets of every edge it counts)."""
+        self._deadline_tuples: dict[tuple[int, ...], tuple[ClockAtom, ...]] = {}
+        """The deadlines of the states met so far, one tuple for equal ones (by the
+        identities of their atoms)."""
 
     @property
     def successors(self) -> str:
@@ -780,14 +784,24 @@ class SpecModel:
                 out.append(Edge(i, atoms, rs, target, failure))
         return out
 
-    def deadlines(self, s: State) -> list[ClockAtom]:
-        """The clock upper bounds active in ``s``."""
+    def deadlines(self, s: State) -> Sequence[ClockAtom]:
+        """The clock upper bounds active in ``s``: one tuple for the states with the
+        same ones (the clock-bounds pass keeps the deadlines of every state)."""
         prog = self._native
-        if prog is not None:
-            got = prog.deadlines(s)
-            if got is not None:
-                return got
-        return self.python_deadlines(s)
+        got = None if prog is None else prog.deadlines(s)
+        if got is None:
+            got = self.python_deadlines(s)
+        if not got:
+            return ()
+        # Keyed by the atoms' identities (most are the model's own constant atoms): the
+        # tuple kept holds them, so no other atom can take one of their identities.
+        key = tuple(map(id, got))
+        shared = self._deadline_tuples.get(key)
+        if shared is None:
+            if len(self._deadline_tuples) >= MAX_RESET_TUPLES:
+                self._deadline_tuples.clear()
+            shared = self._deadline_tuples[key] = tuple(got)
+        return shared
 
     def python_deadlines(self, s: State) -> list[ClockAtom]:
         """:meth:`deadlines` computed by the generated Python."""

@@ -145,10 +145,9 @@ class DbmZones:
         self._frames: dict[State, Frame] = {}
         self._clocksets: dict[int, tuple[tuple[int, ...], dict[int, int]]] = {}
         self._deadlines: dict[State, Sequence[ClockAtom]] = {}
-        # Frames of many states hold equal constants, deadlines and deadline entries:
-        # one tuple each, shared (a frame then costs little more than its slots).
+        # Frames of many states hold equal constants and deadline entries: one tuple
+        # each, shared (a frame then costs little more than its slots).
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
-        self._atoms: dict[tuple[ClockAtom, ...], tuple[ClockAtom, ...]] = {}
         self._entries: dict[tuple[Entry, ...], tuple[Entry, ...]] = {}
 
     def deadlines(self, s: State) -> Sequence[ClockAtom]:
@@ -157,8 +156,7 @@ class DbmZones:
         if got is None:
             if len(self._deadlines) > DEADLINE_CACHE:
                 self._deadlines.clear()
-            atoms = tuple(self.model.deadlines(s))
-            got = self._deadlines[s] = self._atoms.setdefault(atoms, atoms)
+            got = self._deadlines[s] = self.model.deadlines(s)
         return got
 
     def clockset(self, mask: int) -> tuple[tuple[int, ...], dict[int, int]]:
@@ -193,7 +191,6 @@ class DbmZones:
             if len(self._frames) > FRAME_CACHE:
                 self._frames.clear()
                 vectors.clear()
-                self._atoms.clear()
                 self._entries.clear()
             self._frames[s] = got
         return got

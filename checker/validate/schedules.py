@@ -267,9 +267,9 @@ class _OneProperty(SpecModel):
             out.append(Edge(e.event, e.guard, (), SINK) if other else e)
         return out
 
-    def deadlines(self, s: State) -> list[ClockAtom]:
+    def deadlines(self, s: State) -> Sequence[ClockAtom]:
         """The base model's deadlines (none in :data:`SINK`)."""
-        return [] if s == SINK else super().deadlines(s)
+        return () if s == SINK else super().deadlines(s)
 
     def violations(self, s: State) -> list[Violation]:
         """The target's violations only."""
