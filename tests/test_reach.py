@@ -24,6 +24,7 @@ from checker.algorithms.covreach import (
     covreach,
     waiting_list,
 )
+from checker.domains import backend
 from checker.engines import search
 from checker.language import load, load_text
 from checker.model.compiled import SpecModel
@@ -249,7 +250,8 @@ def test_covreach_expands_a_held_node_from_its_zone_then_releases_it() -> None:
 
 def test_the_explorer_releases_exactly_the_retired_zones() -> None:
     """At the end of a run, the zone explorer's store holds the zone of every node
-    stored and of no node retired (the flagship without symmetry retires 80)."""
+    stored and of no node retired (the flagship without symmetry retires 80); the
+    compiled core packs them in one byte per entry."""
     model = SpecModel(load(ROOT / "spec/sglang/deferred_release.kvr"))
     zc = search.ZoneCheck(model, search.Limits(), search.Options(symmetry=False))
     res = zc.run()
@@ -257,6 +259,8 @@ def test_the_explorer_releases_exactly_the_retired_zones() -> None:
     assert res.holds and (store.stats.stored, store.stats.zones) == (315, 235)
     stored = {k for ks in store.by_state.values() for k in ks}
     assert [k for k, z in enumerate(store.zone) if z != b""] == sorted(stored)
+    if backend.C_AVAILABLE:  # one byte per entry (the README says so)
+        assert {store.zone[k][0] for k in stored} == {1}
 
 
 def test_every_engine_runs_the_shared_loop() -> None:
