@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
+from typing import Generic, TypeVar
 
 import pytest
 from helpers import ROOT
@@ -36,6 +37,7 @@ from checker.smt import synth
 from checker.smt.timing import timestamps
 
 FISCHER = ROOT / "spec/classic/fischer.kvr"
+Z = TypeVar("Z")
 
 
 class Untimed:
@@ -66,14 +68,14 @@ class Untimed:
         return f, z, None
 
 
-class Count:
+class Count(Generic[Z]):
     """A goal that queues every stored node and counts the discrete states."""
 
-    def __init__(self, store: Passed[tuple[()]], waiting: Waiting) -> None:
+    def __init__(self, store: Passed[Z], waiting: Waiting) -> None:
         self.store = store
         self.waiting = waiting
 
-    def reached(self, succ: Succ[tuple[()]], node: int | None, parent: int, depth: int
+    def reached(self, succ: Succ[Z], node: int | None, parent: int, depth: int
                 ) -> int | None:
         if node is not None:
             self.waiting.push(node)
@@ -219,22 +221,6 @@ class _Intervals:
         return state, zone
 
 
-class _QueueAll:
-    def __init__(self, waiting: Waiting) -> None:
-        self.waiting = waiting
-
-    def reached(self, succ: Succ[tuple[int, int]], node: int | None, parent: int,
-                depth: int) -> None:
-        if node is not None:
-            self.waiting.push(node)
-
-    def expand(self, node: int) -> bool:
-        return True
-
-    def exhausted(self) -> None:
-        return None
-
-
 def test_covreach_expands_a_held_node_from_its_zone_then_releases_it() -> None:
     """A retired node kept waiting (shallower than the zone that retired it) is expanded
     from its own zone, which is released then."""
@@ -242,7 +228,7 @@ def test_covreach_expands_a_held_node_from_its_zone_then_releases_it() -> None:
     gone = (9, -9)
     store: Passed[tuple[int, int]] = Passed(ts.includes, True, released=gone)
     waiting = BreadthFirst()
-    covreach(ts, store, waiting, _QueueAll(waiting), Budget(search.Limits()))
+    covreach(ts, store, waiting, Count(store, waiting), Budget(search.Limits()))
     assert ts.expanded == [((0,), (0, 0)), ((1,), (0, 0)), ((2,), (0, 1)), ((2,), (0, 5))]
     assert store.zone == [(0, 0), (0, 0), gone, (0, 5)] and not store.held
     assert store.by_state[(2,)] == [3]
