@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Generic, TypeVar
@@ -28,6 +29,7 @@ from checker.algorithms.covreach import (
 from checker.domains import backend
 from checker.engines import search
 from checker.language import load, load_text
+from checker.limits import NO_FULL_COLLECTIONS, young_collections_only
 from checker.model.compiled import SpecModel
 from checker.model.interface import ClockAtom, Edge, State, Symmetry, scaled_bounds
 from checker.model.timeline import Elapse, Holds, Reset, TraceShape, timeline
@@ -247,6 +249,26 @@ def test_the_explorer_releases_exactly_the_retired_zones() -> None:
     assert [k for k, z in enumerate(store.zone) if z != b""] == sorted(stored)
     if backend.C_AVAILABLE:  # one byte per entry (the README says so)
         assert {store.zone[k][0] for k in stored} == {1}
+
+
+def test_a_run_makes_no_full_garbage_collection() -> None:
+    """During a run the collector's third threshold is out of reach (only the young
+    generations are collected); it is set back after the run, unless something else
+    changed it meanwhile."""
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    model = SpecModel(load(ROOT / "spec/sglang/deferred_release.kvr"))
+    options = search.Options(progress=lambda st: seen.append(gc.get_threshold()),
+                             progress_interval=0.0)
+    assert search.explore(model, options=options).holds
+    assert seen and all(t == (*before[:2], NO_FULL_COLLECTIONS) for t in seen)
+    assert gc.get_threshold() == before
+    try:
+        with young_collections_only():
+            gc.set_threshold(500, 5, 5)
+        assert gc.get_threshold() == (500, 5, 5)
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_every_engine_runs_the_shared_loop() -> None:
