@@ -39,8 +39,8 @@ The pass over-approximates the reachable graph, in one of two ways:
 * **untimed**: clock constraints are ignored (every data-enabled edge counts),
   which can be many times larger when timing orders the events.
 
-Hulls are kept packed (:func:`checker.domains.dbm.pack`: 8 bytes per entry in the
-compiled core) and grown by :func:`~checker.domains.dbm.join`; when they would take
+Hulls are kept packed (:func:`checker.domains.dbm.pack`: 1 to 8 bytes per entry in
+the compiled core) and grown by :func:`~checker.domains.dbm.join`; when they would take
 more than :data:`HULL_BUDGET_MB` the timed pass gives way to the untimed one.
 
 The pass runs under the same limits as the search (a
@@ -222,9 +222,10 @@ same model takes the same pass, and stores the same zones, at every time scale."
 
 
 def hull_bytes(n: int) -> int:
-    """What one hull of dimension ``n`` is counted as: the compiled core packs it into
-    8 bytes per entry (:func:`checker.domains.dbm.pack`), plus the object's header.
-    (The Python reference keeps a tuple, larger when its entries are large ints.)"""
+    """What one hull of dimension ``n`` is counted as: 8 bytes per entry, the widest
+    the compiled core packs (:func:`checker.domains.dbm.pack`; usually 1), plus the
+    object's header.  (The Python reference keeps a tuple, larger when its entries
+    are large ints.)"""
     return 8 * n * n + 48
 
 
