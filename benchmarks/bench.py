@@ -1067,13 +1067,18 @@ def target_result(row: dict[str, Any], target: Target) -> tuple[str, str]:
     return "MISS", f"{row.get('verdict')}: {row.get('limit') or row.get('message') or ''}"
 
 
-def targets_table(found: Callable[[Case], dict[str, Any] | None]) -> str:
+def target_cap(t: Target, cap: float) -> float:
+    """The time a target's run may take: ``--cap``, or the target when it is longer."""
+    return max(cap, t.seconds)
+
+
+def targets_table(found: Callable[..., dict[str, Any] | None], cap: float) -> str:
     """The engine's targets, each with its measured time and PASS or MISS."""
     header = ["target", "case", "under s", "verdict", "seconds", "cpu s", "pre-pass s",
               "result", "note"]
     body = []
     for t in TARGETS:
-        row = found(t.case)
+        row = found(t.case, target_cap(t, cap))
         if row is None:
             continue
         body.append([
@@ -1159,13 +1164,15 @@ class Plan:
             self.groups[k].append(group)
 
 
-def annotate(rows: Sequence[dict[str, Any]], cap: float) -> Callable[[Case], dict[str, Any] | None]:
+def annotate(rows: Sequence[dict[str, Any]], cap: float
+             ) -> Callable[..., dict[str, Any] | None]:
     """Add the TChecker, target and DBM-comparison fields to the rows; return a
     lookup of a check run at ``cap`` by case."""
     by_key = {(r["case"], r["cap_seconds"]): r for r in rows}
 
-    def found(case: Case) -> dict[str, Any] | None:
-        return by_key.get((case.key, cap))
+    def found(case: Case, at: float | None = None) -> dict[str, Any] | None:
+        """The row of ``case`` run at ``cap`` (or at ``at``)."""
+        return by_key.get((case.key, cap if at is None else at))
 
     for (r, s, c), comparable, default in tchecker_cases():
         for case in (comparable, default):
@@ -1177,7 +1184,7 @@ def annotate(rows: Sequence[dict[str, Any]], cap: float) -> Callable[[Case], dic
             if _conclusive(row) and row.get("zones") is not None:
                 row["tchecker_ratio"] = round(row["zones"] / ref, 3)
     for t in TARGETS:
-        row = found(t.case)
+        row = found(t.case, target_cap(t, cap))
         if row is None or "targets" not in row.get("groups", ()):
             continue
         result, note = target_result(row, t)
@@ -1217,7 +1224,7 @@ def print_tables(rows: Sequence[dict[str, Any]], cap: float, as_json: bool) -> N
         sections.append("Flagship against TChecker (tck-reach -a covreach, no symmetry)\n"
                         + tchecker_table(found))
     if group("targets"):
-        sections.append("Targets\n" + targets_table(found))
+        sections.append("Targets\n" + targets_table(found, cap))
     params = group("prove-synth")
     if params:
         sections.append("prove / synth\n" + parametric_table(params))
@@ -1356,7 +1363,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
             plan.add(default, args.cap, "tchecker")
     if args.targets:
         for t in TARGETS:  # a run may take as long as its target
-            plan.add(t.case, max(args.cap, t.seconds), "targets")
+            plan.add(t.case, target_cap(t, args.cap), "targets")
     if args.prove_synth:
         for task in ("prove", "synth"):
             for r in PROVE_SYNTH_REQUESTS:
