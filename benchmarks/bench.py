@@ -75,7 +75,7 @@ FISCHER_PROCESSES = 3
 MAX_PROCESSES = 64
 
 TASKS = ("check", "prove", "synth")
-MODELS = ("flagship", "fischer", "train_gate")
+MODELS = ("flagship", "fischer", "train_gate", "csma_cd")
 DBMS = ("auto", "c", "python")
 CHECK_FIELDS = ("r", "s", "c", "x", "sym", "clk", "dl", "dbm")
 FISCHER_FIELDS = ("n", "sym", "clk", "dl", "dbm")
@@ -204,13 +204,13 @@ def parse_case(text: str) -> Case:
     task, model = "check", "flagship"
     head, colon, rest = text.partition(":")
     if colon:
-        if head in ("fischer", "train_gate"):
+        if head in ("fischer", "train_gate", "csma_cd"):
             model = head
         elif head in TASKS:
             task = head
         else:
             raise BenchError(f"unknown prefix {head!r} in {text!r} (tasks: {', '.join(TASKS)};"
-                             " or fischer, train_gate)")
+                             " or fischer, train_gate, csma_cd)")
         text = rest
     if model != "flagship":
         allowed: Sequence[str] = FISCHER_FIELDS
@@ -401,6 +401,18 @@ def fischer_text(base: str, n: int) -> str:
     return text
 
 
+def csma_cd_text(base: str, n: int) -> str:
+    """``spec/classic/csma_cd.kvr`` with ``n`` stations ``S1 .. Sn``."""
+    if not 1 <= n <= MAX_PROCESSES:
+        raise BenchError(f"n={n}: between 1 and {MAX_PROCESSES} stations")
+    lines = base.split("\n")
+    names = ", ".join(f"S{i + 1}" for i in range(n))
+    _sub_one(lines, "stations",
+             r"(symmetric\s+type\s+Station\s*=\s*)\{S1, S2, S3\}(\s*(?:#.*)?)",
+             lambda m: f"{m[1]}{{{names}}}{m[2]}", CSMA_CD_SPEC)
+    return "\n".join(lines)
+
+
 def train_gate_tck_text(n: int) -> str:
     """TChecker's ``examples/train_gate.sh N`` as a kvrace spec: ``n`` trains, a gate
     with a circular queue (``buffer``, ``head``, ``length``, every cell initially the
@@ -456,6 +468,7 @@ process Gate {{
 
 
 TRAIN_GATE_SPEC = REPO / "spec" / "classic" / "train_gate.kvr"
+CSMA_CD_SPEC = REPO / "spec" / "classic" / "csma_cd.kvr"
 
 
 def case_text(case: Case) -> tuple[str, Path]:
@@ -465,6 +478,8 @@ def case_text(case: Case) -> tuple[str, Path]:
         return train_gate_tck_text(case.n), TRAIN_GATE_SPEC
     if case.model == "fischer":
         return fischer_text(FISCHER_SPEC.read_text(encoding="utf-8"), case.n), FISCHER_SPEC
+    if case.model == "csma_cd":
+        return csma_cd_text(CSMA_CD_SPEC.read_text(encoding="utf-8"), case.n), CSMA_CD_SPEC
     return variant_text(SPEC.read_text(encoding="utf-8"), case), SPEC
 
 
@@ -478,6 +493,11 @@ def build(case: Case) -> Any:
     if case.model == "train_gate":
         if sizes.get("TrainId") != case.n:
             raise BenchError(f"variant {case.key}: type TrainId has {sizes.get('TrainId')}"
+                             f" values, expected {case.n}")
+        return spec
+    if case.model == "csma_cd":
+        if sizes.get("Station") != case.n:
+            raise BenchError(f"variant {case.key}: type Station has {sizes.get('Station')}"
                              f" values, expected {case.n}")
         return spec
     if case.model == "fischer":
@@ -1027,6 +1047,127 @@ def peer_table(rows: Sequence[dict[str, Any]]) -> str:
              _num(r["kvrace_cpu"], 2), _num(r["tchecker_cpu"], 2),
              "-" if r["cpu_ratio"] is None else f"{r['cpu_ratio']:.2f}"] for r in rows]
     return _render(header, body, right=set(range(3, 9)))
+
+
+PEER_LARGE_ROWS: tuple[tuple[str, Case], ...] = (
+    ("flagship 3/2/3", Case(r=3, s=2, c=3)),
+    ("flagship 4/2/2", Case(r=4, s=2, c=2)),
+    ("flagship 4/2/3", Case(r=4, s=2, c=3)),
+    ("Fischer N=9", Case(model="fischer", n=9)),
+    ("Fischer N=10", Case(model="fischer", n=10)),
+    ("CSMA/CD N=11", Case(model="csma_cd", n=11)),
+    ("train-gate N=5", Case(model="train_gate", n=5)),
+)
+"""The rows of ``--peer tchecker --large``: the models of the README's comparison, each
+with a few hundred thousand zones or more."""
+
+
+def _tck_run(tck: str, text: str, cap: float, label: str | None) -> dict[str, Any]:
+    """``tck-reach -a covreach`` on a TChecker file (looking for ``label``; None: every
+    state is explored): its verdict, stored states, CPU seconds (its children's rusage)
+    and peak memory (its own ``MEMORY_MAX_RSS``)."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".tck", delete=False) as f:
+        f.write(text)
+    before = _child_cpu()
+    out: dict[str, Any] = {}
+    try:
+        look = [] if label is None else ["-l", label]
+        # Through a shell that forks it: a child forked from this interpreter would
+        # report the interpreter's resident size as its own peak.
+        proc = subprocess.run(["sh", "-c", '"$@"; exit $?', "sh", tck, "-a", "covreach",
+                               *look, f.name],
+                              capture_output=True, text=True, timeout=cap, check=False)
+        got = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+        out["verdict"] = {"true": "violated", "false": "holds"}.get(
+            got.get("REACHABLE", ""), "error")
+        out["states"] = int(got["STORED_STATES"]) if "STORED_STATES" in got else None
+        rss = got.get("MEMORY_MAX_RSS")
+        out["peak_mib"] = round(int(rss) / 1024, 1) if rss else None
+    except subprocess.TimeoutExpired:
+        out.update({"verdict": "timeout", "states": None, "peak_mib": None})
+    finally:
+        os.unlink(f.name)
+    out["cpu"] = round(_child_cpu() - before, 3)
+    return out
+
+
+TCK_EXAMPLES = {"fischer": "fischer.sh", "csma_cd": "csmacd.sh", "train_gate": "train_gate.sh"}
+"""TChecker's own generator of each classic model (in its source tree's ``examples``)."""
+
+
+def _tck_example(tck: str, case: Case) -> tuple[str, str] | None:
+    """TChecker's own model of ``case`` (its example generator's output, the generator
+    found in ``$TCK_EXAMPLES`` or beside the source tree ``tck`` was built in) and what
+    it is; None for the flagship or when the generator is not found."""
+    script = TCK_EXAMPLES.get(case.model)
+    if script is None:
+        return None
+    where = os.environ.get("TCK_EXAMPLES")
+    dirs = [Path(where)] if where else [p / "examples" for p in Path(tck).resolve().parents]
+    for d in dirs:
+        if (d / script).is_file():
+            proc = subprocess.run(["bash", str(d / script), str(case.n)], capture_output=True,
+                                  text=True, timeout=60, check=False)
+            if proc.returncode == 0 and proc.stdout:
+                return proc.stdout, f"examples/{script} {case.n}"
+    return None
+
+
+def peer_large_row(name: str, case: Case, tck: str, cap: float) -> dict[str, Any]:
+    """One large model: kvrace without symmetry and deadlock check, then with its
+    defaults, each in a fresh process (its own peak memory), and TChecker on the
+    network export."""
+    from checker.export.network import tchecker_network
+    from checker.model.compiled import SpecModel
+
+    plain = replace(case, sym=False, dl=False)
+    row: dict[str, Any] = {"row": name, "case": plain.key}
+    k = run_in_subprocess(plain, cap)
+    row.update({"kvrace_verdict": k.get("verdict"), "kvrace_states": k.get("zones"),
+                "kvrace_cpu": k.get("cpu_seconds"), "kvrace_peak_mib": k.get("peak_mib")})
+    d = run_in_subprocess(case, cap)
+    row.update({"defaults_verdict": d.get("verdict"), "defaults_cpu": d.get("cpu_seconds")})
+    own = _tck_example(tck, case)
+    label: str | None = None
+    if own is not None:
+        text, row["tchecker_model"] = own
+    else:
+        label = "bad"
+        spec = build(case)
+        text = tchecker_network(spec, SpecModel(spec).values, queries=False).text
+        row["tchecker_model"] = "kvrace's network export"
+    tc = _tck_run(tck, text, cap, label)
+    row.update({f"tchecker_{key}": value for key, value in tc.items()})
+    ks, ts = row["kvrace_states"], row["tchecker_states"]
+    km, tm = row["kvrace_peak_mib"], row["tchecker_peak_mib"]
+    row["bytes_per_zone_ratio"] = (round((km / ks) / (tm / ts), 2)
+                                   if ks and ts and km and tm else None)
+    kc, tcpu = row["kvrace_cpu"], row["tchecker_cpu"]
+    row["cpu_ratio"] = (round(kc / tcpu, 2) if kc and tcpu and row["tchecker_states"]
+                        and row["kvrace_verdict"] in ("holds", "violated") else None)
+    return row
+
+
+def peer_large_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The large models next to TChecker: states, CPU, memory per zone."""
+    header = ["model", "TChecker's model", "TChecker stored", "TChecker cpu s", "TChecker MiB",
+              "kvrace zones",
+              "kvrace cpu s", "kvrace MiB", "cpu ratio", "memory/zone ratio",
+              "defaults cpu s"]
+
+    def cpu(verdict: object, value: object) -> str:
+        return _num(value, 1) if verdict in ("holds", "violated") else f"> {_num(value, 0)}"
+
+    body = [[r["row"], r["tchecker_model"], _num(r["tchecker_states"]),
+             cpu(r["tchecker_verdict"], r["tchecker_cpu"]), _num(r["tchecker_peak_mib"], 1),
+             _num(r["kvrace_states"]), cpu(r["kvrace_verdict"], r["kvrace_cpu"]),
+             _num(r["kvrace_peak_mib"], 1),
+             "-" if r["cpu_ratio"] is None else f"{r['cpu_ratio']:.2f}",
+             "-" if r["bytes_per_zone_ratio"] is None else f"{r['bytes_per_zone_ratio']:.2f}",
+             cpu(r["defaults_verdict"], r["defaults_cpu"])] for r in rows]
+    return _render(header, body, right=set(range(2, 11)))
 
 
 @dataclass(frozen=True)
@@ -1853,6 +1994,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     " fischer, train_gate, csma_cd) in kvrace and, exported as a network of"
                     " processes, in TChecker's tck-reach -a covreach ($TCK_REACH or PATH):"
                     " verdicts, stored states, CPU seconds and their ratios")
+    ap.add_argument("--large", action="store_true",
+                    help="with --peer tchecker: the large rows instead (flagship 3/2/3, 4/2/2,"
+                    " 4/2/3, Fischer N=9 and 10, CSMA/CD N=11, train-gate N=5), kvrace in a"
+                    " fresh process per run, with peak memory and memory per zone")
     ap.add_argument("--targets", action="store_true",
                     help="run the engine's time targets and print PASS or MISS for each")
     ap.add_argument("--prove-synth", action="store_true",
@@ -1940,6 +2085,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if tck is None:
                 raise BenchError("--peer tchecker: tck-reach is not on PATH (nor $TCK_REACH)")
             rows = []
+            if args.large:
+                for name, case in PEER_LARGE_ROWS:
+                    rows.append(peer_large_row(name, case, tck, args.cap))
+                    print(f"bench: {name} done", file=sys.stderr, flush=True)
+                print(json.dumps(rows, indent=1) if args.json else peer_large_table(rows))
+                return 0
             for name, source in PEER_ROWS:
                 rows.append(peer_row(name, source, tck, args.cap))
                 print(f"bench: {name} done", file=sys.stderr, flush=True)

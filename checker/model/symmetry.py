@@ -404,13 +404,15 @@ class SortCanonizer:
                 for combo in itertools.islice(itertools.product(*orders), MAX_CANDIDATES)]
 
     def candidates(self, s: State, clock_key: ClockKey | None = None,
-                   zone_fixed: Callable[[Symmetry], bool] | None = None
-                   ) -> tuple[State, list[Symmetry | None]]:
+                   zone_fixed: Callable[[Symmetry], bool] | None = None,
+                   memo: bool = True) -> tuple[State, list[Symmetry | None]]:
         """The least image of ``s`` under its candidate permutations, and every
         candidate reaching it (None stands for the identity).
 
         ``clock_key`` returns None for a clock absent from the caller's zone;
-        ``zone_fixed`` says whether a permutation maps the caller's zone onto itself."""
+        ``zone_fixed`` says whether a permutation maps the caller's zone onto itself;
+        ``memo``: whether an answer the state alone decides is remembered (a caller
+        that keeps what it needs of the answer itself passes False)."""
         got = self._plain.get(s)
         if got is not None:
             return got
@@ -419,9 +421,10 @@ class SortCanonizer:
             # The state alone orders the values: the zone cannot change the order.
             sym = self.symmetry(tuple(_image(order, len(order)) for order, _, _ in ranked))
             got = (s if sym is None else sym.state(s)), [sym]
-            if len(self._plain) >= SYMMETRY_CACHE * 8:
-                self._plain.clear()
-            self._plain[s] = got
+            if memo:
+                if len(self._plain) >= SYMMETRY_CACHE * 8:
+                    self._plain.clear()
+                self._plain[s] = got
             return got
         per_type: list[list[tuple[int, ...]]] = []
         for k, (order, sigs, tied) in enumerate(ranked):

@@ -20,12 +20,13 @@ class Canonizer(Protocol):
     """Gives the least image of a state under its candidate permutations."""
 
     def candidates(self, s: State, clock_key: ClockKey | None = None,
-                   zone_fixed: Callable[[Symmetry], bool] | None = None
-                   ) -> tuple[State, list[Symmetry | None]]:
+                   zone_fixed: Callable[[Symmetry], bool] | None = None,
+                   memo: bool = True) -> tuple[State, list[Symmetry | None]]:
         """The least image of ``s`` and every candidate permutation reaching it
         (None: the identity).  ``clock_key`` describes clocks in the caller's
         current zone (None: not in it) and ``zone_fixed`` says whether a permutation
-        maps that zone onto itself; both refine the candidates and may be ignored."""
+        maps that zone onto itself; both refine the candidates and may be ignored.
+        ``memo`` False: the caller keeps the answer, a canonizer need not."""
         ...
 
     def generators(self) -> list[Symmetry]:
@@ -40,8 +41,8 @@ class EnumeratingCanonizer:
         self.syms = list(syms)
 
     def candidates(self, s: State, clock_key: ClockKey | None = None,
-                   zone_fixed: Callable[[Symmetry], bool] | None = None
-                   ) -> tuple[State, list[Symmetry | None]]:
+                   zone_fixed: Callable[[Symmetry], bool] | None = None,
+                   memo: bool = True) -> tuple[State, list[Symmetry | None]]:
         """See :class:`Canonizer`."""
         best: State = s
         out: list[Symmetry | None] = [None]

@@ -74,6 +74,10 @@ from checker.semantics.canon import Canonizer
 EDGE_CACHE = 1 << 16
 """How many discrete states' edges are memoised (the search expands a state once per zone)."""
 
+REP_CACHE = 1 << 14
+"""How many states' orbit representatives :class:`Liveness` memoises (the labels of a
+symmetric search ask for them again for each zone of a state, met close together)."""
+
 Bounds = dict[int, tuple[int, int]]
 """Per live clock, its (L, U) constants; -1 when the clock is never compared that way."""
 
@@ -97,8 +101,9 @@ class Liveness:
         self.complete = False
         self.canon_ = canon
         self._rep: dict[State, tuple[State, Symmetry | None]] = {}
-        self._mask_cache: dict[State, int] = {}
-        self._lu_cache: dict[State, Bounds | None] = {}
+        # The last state looked up by :meth:`mask` or :meth:`bounds`: a frame asks
+        # for both, one after the other, and the orbit is then found once.
+        self._last: tuple[State, State, Symmetry | None] | None = None
 
     def canon(self, s: State) -> tuple[State, Symmetry | None]:
         """The representative of ``s`` and the permutation giving it (None: ``s``)."""
@@ -108,10 +113,25 @@ class Liveness:
         if got is None:
             best, syms = self.canon_.candidates(s)
             got = (best, syms[0])
-            if len(self._rep) > 1 << 18:
+            if len(self._rep) >= REP_CACHE:
                 self._rep.clear()
             self._rep[s] = got
         return got
+
+    def _orbit(self, s: State) -> tuple[State, Symmetry | None]:
+        """:meth:`canon` of ``s``, remembered for the next lookup of the same state."""
+        last = self._last
+        if last is not None and last[0] is s:
+            return last[1], last[2]
+        if self.canon_ is None:
+            rep, sym = s, None
+        else:
+            # The zone domain's frames keep what a lookup finds: the orbit of a state
+            # the pass has finished with need not be remembered here or by the canonizer.
+            best, syms = self.canon_.candidates(s, memo=False)
+            rep, sym = best, syms[0]
+        self._last = (s, rep, sym)
+        return rep, sym
 
     @staticmethod
     def unmap(mask: int, sym: Symmetry | None) -> int:
@@ -129,41 +149,31 @@ class Liveness:
         return out
 
     def mask(self, s: State) -> int:
-        """The clocks ``s`` may still read before resetting them (all, if unknown)."""
+        """The clocks ``s`` may still read before resetting them (all, if unknown).
+
+        Not memoised per state: the zone domain's frames keep what they need of it."""
         got = self.live.get(s)
         if got is not None:
             return got
         if not self.complete or self.canon_ is None:
             return self.all_mask
-        got = self._mask_cache.get(s)
-        if got is None:
-            rep, sym = self.canon(s)
-            base = self.live.get(rep)
-            got = self.all_mask if base is None else self.unmap(base, sym)
-            if len(self._mask_cache) > 1 << 18:
-                self._mask_cache.clear()
-            self._mask_cache[s] = got
-        return got
+        rep, sym = self._orbit(s)
+        base = self.live.get(rep)
+        return self.all_mask if base is None else self.unmap(base, sym)
 
     def bounds(self, s: State) -> Bounds | None:
         """The local (L, U) constants of ``s``'s live clocks; None if unknown (then
-        the global :attr:`lower` and :attr:`upper` apply)."""
+        the global :attr:`lower` and :attr:`upper` apply).  Not memoised per state,
+        as :meth:`mask`."""
         got = self.local.get(s)
         if got is not None or not self.complete or self.canon_ is None:
             return got
-        if s in self._lu_cache:
-            return self._lu_cache[s]
-        rep, sym = self.canon(s)
+        rep, sym = self._orbit(s)
         base = self.local.get(rep)
         if base is None or sym is None:
-            out = base
-        else:
-            inv = sym.clock_inverse()
-            out = {inv[c]: lu for c, lu in base.items()}
-        if len(self._lu_cache) > 1 << 18:
-            self._lu_cache.clear()
-        self._lu_cache[s] = out
-        return out
+            return base
+        inv = sym.clock_inverse()
+        return {inv[c]: lu for c, lu in base.items()}
 
 
 def bits(mask: int) -> list[int]:
