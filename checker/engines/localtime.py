@@ -26,14 +26,6 @@ from __future__ import annotations
 import dataclasses
 
 from checker.algorithms.covreach import Passed, Waiting, waiting_list
-from checker.errors import UsageError
-from checker.limits import Limits
-from checker.model.interface import Components, TimedModel, components_of
-from checker.results import Verdict
-from checker.semantics.localtime import LocalTimeTS
-from checker.semantics.ts import Extrapolation, LabelKind
-from checker.semantics.traces import TraceStep
-
 from checker.engines.search import (
     INCONCLUSIVE,
     UNREACHABLE,
@@ -43,6 +35,13 @@ from checker.engines.search import (
     QueryResult,
     ZoneCheck,
 )
+from checker.errors import UsageError
+from checker.limits import Limits
+from checker.model.interface import Components, TimedModel, components_of
+from checker.results import Verdict
+from checker.semantics.localtime import LocalTimeTS
+from checker.semantics.traces import TraceStep
+from checker.semantics.ts import Extrapolation, LabelKind
 
 NO_COMPONENTS = ("--local-time needs a model that describes its components (processes,"
                  " shared variables); this model does not")

@@ -29,9 +29,9 @@ from checker.errors import UsageError
 from checker.limits import TimeLimitHit
 from checker.model import ir, native
 from checker.model.interface import (
-    Components,
     GT,
     ClockAtom,
+    Components,
     Edge,
     Hazard,
     LimitReached,

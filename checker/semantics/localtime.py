@@ -31,6 +31,7 @@ exactly.  Deadlocks are not preserved (refused by :mod:`checker.engines.localtim
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Iterator, Sequence
 
@@ -42,6 +43,7 @@ from checker.model.interface import (
     ClockAtom,
     Components,
     Edge,
+    LinExpr,
     State,
     TimedModel,
     query_matches,
@@ -108,8 +110,8 @@ class LocalTimeTS:
         self.refs = len(comps.names)
         self.n = self.refs + len(comps.clocks)
         if ops is None:
-            top = max((abs(b) for b in bounds), default=0)
-            ops = backend.select(None if backend.fits(top) else "python")
+            big = max((abs(b) for b in bounds), default=0)
+            ops = backend.select(None if backend.fits(big) else "python")
         self.D = ops
         self.transitions = 0
         self.at: tuple[int, int] | None = None
@@ -117,8 +119,8 @@ class LocalTimeTS:
         self.initial_state: State | None = None
         values = model.values
 
-        def top(bs: Sequence[object]) -> int | None:
-            got = [math.ceil(b.evaluate(values) * scale) for b in bs]  # type: ignore[attr-defined]
+        def top(bs: Sequence[LinExpr]) -> int | None:
+            got = [math.ceil(b.evaluate(values) * scale) for b in bs]
             return max(got) if got else None
 
         none: list[int | None] = [None] * self.refs
@@ -129,7 +131,7 @@ class LocalTimeTS:
         self._invariants = LabelKind.INVARIANT in labels
         self._edges: dict[State, Sequence[Edge]] = {}
         self._deadlines: dict[State, list[tuple[int, int, int]]] = {}
-        self._pairs = [tuple(zip(sync, sync[1:], strict=False)) for sync in comps.events]
+        self._pairs = [tuple(itertools.pairwise(sync)) for sync in comps.events]
 
     @property
     def zones(self) -> LocalTimeTS:
