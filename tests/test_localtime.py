@@ -104,17 +104,18 @@ def test_random_networks_have_varied_verdicts() -> None:
     assert len(verdicts) >= 3
 
 
-@pytest.mark.parametrize(("name", "zones", "states"), [
-    ("csma_cd.kvr", 53, 23),
-    ("fischer_processes.kvr", 127, 65),
+@pytest.mark.parametrize(("name", "zones", "global_zones", "states"), [
+    ("csma_cd.kvr", 53, 26, 23),
+    ("fischer_processes.kvr", 127, 65, 65),
 ])
-def test_classic_models(name: str, zones: int, states: int) -> None:
+def test_classic_models(name: str, zones: int, global_zones: int, states: int) -> None:
     spec = load(str(ROOT / "spec" / "classic" / name))
     lo = _run(SpecModel(spec), LOCAL)
     gl = _run(SpecModel(spec), GLOBAL)
     assert lo.verdict == gl.verdict == Verdict.HOLDS
     assert set(lo.reached) == set(gl.reached)
     assert (lo.stats.zones, len(lo.reached)) == (zones, states)
+    assert gl.stats.zones == global_zones
 
 
 def _dropped(model: SpecModel, event: str, component: str) -> Components:
