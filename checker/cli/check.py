@@ -59,6 +59,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     _refuse_bad_usage(args, spec)
     cluster = cluster_of(args)
     live_wanted = _liveness_wanted(args, spec, cluster is not None)
+    if args.local_time:
+        _refuse_local_time(args, cluster is not None, live_wanted)
     live: api.LivenessRun | None = None
     out, err = session.out, session.err
     display = session.progress("check", args.quiet)
@@ -174,6 +176,18 @@ def _refuse_bad_usage(args: argparse.Namespace, spec: ir.Spec) -> None:
         if args.query is not None and args.witness != args.query:
             raise UsageError(f"--witness {args.witness}: with --query {args.query}, only"
                              f" `reachable {args.query}` is checked")
+
+
+def _refuse_local_time(args: argparse.Namespace, distributed: bool, liveness: bool) -> None:
+    """Refuse what ``--local-time`` cannot do (the engine refuses what the model needs)."""
+    if distributed:
+        raise UsageError("--local-time explores in one process: drop --workers/--ray")
+    if liveness:
+        raise UsageError("--local-time does not check unbounded liveness properties: add"
+                         " --no-liveness")
+    if not args.no_deadlock and args.query is None:
+        raise UsageError("--local-time does not preserve deadlocks: add --no-deadlock"
+                         " (deadlock freedom is then not checked), or drop --local-time")
 
 
 def cluster_of(args: argparse.Namespace) -> Cluster | None:

@@ -160,6 +160,7 @@ class Session:
             symmetry=not args.no_symmetry,
             clock_reduction=not args.no_clock_reduction,
             deadlock=not args.no_deadlock,
+            local_time=getattr(args, "local_time", False),
             progress=self.explorer_progress(display),
             on_phase=display.phase,
         )

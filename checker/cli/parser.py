@@ -435,6 +435,11 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-clock-reduction", action="store_true",
                    help="keep every clock in every zone")
     g.add_argument("--no-deadlock", action="store_true", help="do not check deadlock freedom")
+    g.add_argument("--local-time", action="store_true",
+                   help="explore local-time zones (each process's time runs on its own"
+                   " between the events it takes part in): fewer zones for loosely"
+                   " coupled processes; checks invariants, asserts and queries without"
+                   " clocks; needs --no-deadlock, no symmetry reduction, one process")
     g.add_argument("--quiet", "-q", action="store_true", help="no progress display")
 
 

@@ -153,6 +153,9 @@ class Options:
     query: str | None = None
     """Check only this ``reachable`` query: no other property is checked, and the run
     stops at its first witness."""
+    local_time: bool = False
+    """Explore local-time zones (:mod:`checker.engines.localtime`): for networks of
+    processes; invariants, asserts and queries without clocks only."""
 
 
 @dataclass
@@ -598,4 +601,9 @@ class ZoneCheck:
 def explore(model: TimedModel, limits: Limits | None = None,
             options: Options | None = None) -> CheckResult:
     """Explore ``model`` and check every property; see :class:`CheckResult`."""
-    return ZoneCheck(model, limits or Limits(), options or Options()).run()
+    options = options or Options()
+    if options.local_time:
+        from checker.engines.localtime import LocalTimeCheck
+
+        return LocalTimeCheck(model, limits or Limits(), options).run()
+    return ZoneCheck(model, limits or Limits(), options).run()

@@ -31,6 +31,7 @@ from checker.model import ir, native
 from checker.model.interface import (
     GT,
     ClockAtom,
+    Components,
     Edge,
     Hazard,
     LimitReached,
@@ -478,6 +479,15 @@ class SpecModel:
         self._deadline_tuples: dict[tuple[int, ...], tuple[ClockAtom, ...]] = {}
         """The deadlines of the states met so far, one tuple for equal ones (by the
         identities of their atoms)."""
+
+    def components(self) -> Components:
+        """The model as a network of components, for local-time zones (computed once)."""
+        got: Components | None = self.__dict__.get("_components")
+        if got is None:
+            from checker.model.components import components
+
+            got = self._components = components(self.spec)
+        return got
 
     @property
     def successors(self) -> str:

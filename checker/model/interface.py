@@ -275,6 +275,40 @@ class Symmetry:
         return tuple(t)
 
 
+@dataclass(frozen=True)
+class Components:
+    """A model seen as a network of components (process instances, shared variables),
+    for local-time zones (:mod:`checker.semantics.localtime`): an optional part of the
+    interface, which a model offers through a ``components()`` method
+    (:func:`components_of`).  Each clock belongs to one component, and each event
+    instance synchronises a set of components that includes the owner of everything
+    it reads or writes (see :mod:`checker.model.components`)."""
+
+    names: tuple[str, ...]
+    """A readable name per component."""
+    clocks: tuple[int, ...]
+    """The component owning each clock."""
+    events: tuple[tuple[int, ...], ...]
+    """The components each event instance synchronises, sorted."""
+    lower: tuple[tuple[LinExpr, ...], ...]
+    """Per clock, every bound it is compared with from below (``>``, ``>=``) anywhere in
+    the model."""
+    upper: tuple[tuple[LinExpr, ...], ...]
+    """Per clock, every bound it is compared with from above (guards and deadlines)."""
+    unsupported: str | None = None
+    """Why local-time zones cannot check the model soundly (None: they can)."""
+
+
+def components_of(model: object) -> Components | None:
+    """``model.components()`` for a model that offers its component structure; None for
+    any other."""
+    fn = getattr(model, "components", None)
+    if fn is None:
+        return None
+    got: Components = fn()
+    return got
+
+
 class Undecided(Inconclusive):
     """An engine could not decide a question (a solver's ``unknown``): inconclusive."""
 

@@ -501,6 +501,9 @@ class Extrapolation(enum.Enum):
     """Extra_M over the model's maximal constants (region-equivalent valuations only)."""
     NONE = "none"
     """None: exact zones (need not terminate on cyclic models)."""
+    SYNC_ALU = "sync-alu"
+    """Local-time zones (:mod:`checker.semantics.localtime`): exact, each covered by
+    sync-aLU subsumption instead of abstracted."""
 
 
 def property_of(labels: Sequence[Label]) -> Label | None:
