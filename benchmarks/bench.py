@@ -40,7 +40,6 @@ See ``benchmarks/README.md`` for the columns.
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
 import json
 import os

@@ -43,6 +43,8 @@ from checker.limits import Limits  # noqa: E402
 from checker.model import ir  # noqa: E402
 from checker.model.compiled import SpecModel  # noqa: E402
 
+RAY2 = dist.Cluster(2, backend=dist.Backend.RAY)
+"""Two workers on the module's local Ray instance."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -153,14 +155,14 @@ def test_state_limit_is_inconclusive() -> None:
 def test_time_limit_is_inconclusive() -> None:
     spec = load(ROOT / "spec/sglang/deferred_release.kvr")
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
-                                   dist.Cluster(2, backend=dist.Backend.RAY), Limits(timeout=1e-6))
+                                   RAY2, Limits(timeout=1e-6))
     assert (two.verdict, two.limit) == ("inconclusive", "time limit (1e-06 s) reached")
 
 
 def test_memory_limit_per_worker_is_inconclusive() -> None:
     spec = load(ROOT / "spec/sglang/deferred_release.kvr")
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
-                                   dist.Cluster(2, backend=dist.Backend.RAY), Limits(max_memory_mb=1))
+                                   RAY2, Limits(max_memory_mb=1))
     assert two.verdict == "inconclusive"
     assert two.limit is not None and two.limit.startswith("memory limit (1 MiB)")
 
@@ -175,7 +177,7 @@ def test_a_dead_worker_ends_the_run_never_holds(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(dist._Driver, "search", kill_one)
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
-                                   dist.Cluster(2, backend=dist.Backend.RAY))
+                                   RAY2)
     assert two.verdict == "inconclusive"
     assert two.limit is not None and two.limit.startswith("worker 1 died: ")
     monkeypatch.undo()

@@ -85,7 +85,9 @@ def no_children_left() -> Iterator[None]:
     assert descendants() == []
 
 
-@pytest.mark.parametrize("path", SPECS, ids=[p.stem for p in SPECS])
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.slow) if p.stem == "all_ranks_ack" else p for p in SPECS],
+    ids=[p.stem for p in SPECS])
 def test_spec_library(path: Path) -> None:
     one, two = both(load(path))
     assert_same(one, two)
@@ -304,6 +306,7 @@ def _gone(kids: list[tuple[int, int]]) -> bool:
     return not any(os.path.exists(f"/proc/{pid}") for pid, _ in kids)
 
 
+@pytest.mark.slow  # a fresh interpreter, its model compiled
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_cli_signal_tears_the_workers_down(tmp_path: Path, signum: int) -> None:
     proc, kids = _start_big(tmp_path)
@@ -314,6 +317,7 @@ def test_cli_signal_tears_the_workers_down(tmp_path: Path, signum: int) -> None:
     assert _gone(kids)
 
 
+@pytest.mark.slow  # a fresh interpreter, its model compiled
 def test_cli_killed_driver_takes_its_workers(tmp_path: Path) -> None:
     proc, kids = _start_big(tmp_path)
     proc.kill()
@@ -324,6 +328,7 @@ def test_cli_killed_driver_takes_its_workers(tmp_path: Path) -> None:
     assert _gone(kids)
 
 
+@pytest.mark.slow  # a fresh interpreter, its model compiled
 def test_cli_kill_9_of_a_worker_is_inconclusive(tmp_path: Path) -> None:
     proc, kids = _start_big(tmp_path)
     os.kill(kids[0][0], signal.SIGKILL)

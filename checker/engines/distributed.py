@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from checker.algorithms.covreach import Stats
+from checker.engines.localpool import Children
 from checker.engines.partition import (
     Candidate,
     DistStats,
@@ -60,7 +61,6 @@ from checker.engines.partition import (
     Partition,
     Summary,
 )
-from checker.engines.localpool import Children
 from checker.engines.raysession import (
     ActorHandle,
     Actors,
@@ -143,7 +143,7 @@ class _Driver:
             build = (lambda: self.model) if self.cluster.local else self.build
             for status, what in self.pool.load(build, self.limits, left, shipped):
                 if status == "limit":
-                    raise LimitHit(what)
+                    raise LimitHit(str(what))
                 if status == "error":
                     return self.finish(zc, CheckResult(ERROR, "model error", what, []))
             self.dist.startup_seconds = time.monotonic() - self.start

@@ -129,6 +129,8 @@ class Children:
         """Per worker: the pipe the driver writes its calls to."""
         self.pending: list[deque[_Reply]] = []
         self.memory_mb: int | None = None
+        self.ended: dict[int, str] = {}
+        """How each worker reaped after its death ended."""
 
     def left(self) -> float | None:
         """Seconds left before the deadline."""
@@ -254,6 +256,8 @@ class Children:
     def _death(self, w: int) -> str:
         """How worker ``w`` ended (its pipe closed): reaped here, so it leaves no zombie."""
         pid = self.pids[w]
+        if pid <= 0:
+            return self.ended.get(w, "died")
         status = None
         deadline = time.monotonic() + 1.0
         with contextlib.suppress(ChildProcessError):
@@ -268,9 +272,11 @@ class Children:
             return "died: its pipe closed"
         self.pids[w] = -1
         if os.WIFSIGNALED(status):
-            name = signal.Signals(os.WTERMSIG(status)).name
-            return f"died: killed by {name}"
-        return f"died: exit code {os.waitstatus_to_exitcode(status)}"
+            how = f"died: killed by {signal.Signals(os.WTERMSIG(status)).name}"
+        else:
+            how = f"died: exit code {os.waitstatus_to_exitcode(status)}"
+        self.ended[w] = how
+        return how
 
     def shutdown(self, dead: bool) -> None:
         """Kill the workers and reap them, close the pipes (every run, whatever ended
@@ -288,6 +294,7 @@ class Children:
         for conn in (*self.inbox, *self.outbox):
             conn.close()
         self.pids, self.inbox, self.outbox, self.pending, self.actors = [], [], [], [], []
+        self.ended = {}
 
 
 def _child(proto: Any, index: int, calls: Connection, answers: Connection,
@@ -310,7 +317,7 @@ def _child(proto: Any, index: int, calls: Connection, answers: Connection,
         # A worker keeps what it stores until it ends: full collections free nothing.
         with young_collections_only():
             _serve(proto, calls, answers, memory_mb)
-    except BaseException:  # noqa: BLE001 - a child must end here, whatever happened
+    except BaseException:
         code = 1
     finally:
         os._exit(code)
@@ -334,6 +341,6 @@ def _serve(worker: Any, calls: Connection, answers: Connection, memory_mb: int |
                 out: tuple[str, Any] = ("ok", getattr(worker, name)(*args))
         except LimitHit as lim:
             out = ("limit", lim.what)
-        except Exception as exc:  # noqa: BLE001 - reported to the driver as a failure
+        except Exception as exc:
             out = ("failed", f"failed: {type(exc).__name__}: {first_line(exc)}")
         answers.send_bytes(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
