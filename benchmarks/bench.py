@@ -40,7 +40,6 @@ See ``benchmarks/README.md`` for the columns.
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
 import json
 import os
@@ -711,86 +710,132 @@ def run_in_subprocess(case: Case, cap: float, env: dict[str, str] | None = None
         return row
 
 
-def workers_compare(cases: Sequence[Case], counts: Sequence[int], cap: float
-                    ) -> list[dict[str, Any]]:
-    """Each case in this process, then on a local Ray instance (started once, with
-    max(counts) CPUs) with each number of workers; one row per run.  ``search_seconds``
-    leaves out what does not scale with the model: for one process the clock-bounds
-    pre-pass, for the workers their start-up (actors, models, their pre-passes)."""
-    import ray
-
-    from checker.engines import Limits, Options, explore, search
-    from checker.engines import distributed as dist
-    from checker.model.compiled import SpecModel
-
-    dist.init_local(max(counts))
-    rows: list[dict[str, Any]] = []
+def _proc_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of ``pid`` so far, from ``/proc`` (None when gone)."""
     try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_tree(cmd: Sequence[str], timeout: float, period: float = 0.05
+             ) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run ``cmd``; (its result, wall seconds, CPU seconds of its whole process tree).
+
+    ``/usr/bin/time`` and ``RUSAGE_CHILDREN`` count only the processes that were waited
+    for (Ray's workers are not): every ``period`` seconds the tree is read from
+    ``/proc`` and each process's last CPU reading kept; the larger of their sum and the
+    reaped children's CPU is the tree's."""
+    from checker.engines.proctree import descendants
+
+    seen: dict[tuple[int, int], float] = {}
+    before = _child_cpu()
+    t0 = time.monotonic()
+    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=REPO)
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(period):
+            for p in [(proc.pid, 0), *descendants(proc.pid)]:
+                cpu = _proc_cpu(p[0])
+                if cpu is not None:
+                    seen[p] = max(seen.get(p, 0.0), cpu)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    wall = time.monotonic() - t0
+    done.set()
+    sampler.join()
+    reaped = _child_cpu() - before
+    return (subprocess.CompletedProcess(proc.args, proc.returncode, out, err), wall,
+            max(reaped, sum(seen.values())))
+
+
+WORKER_BACKENDS = ("local", "ray")
+
+
+def workers_compare(cases: Sequence[Case], counts: Sequence[int], cap: float,
+                    backends: Sequence[str] = ("local",), repeat: int = 3
+                    ) -> list[dict[str, Any]]:
+    """Each case as a whole ``kvrace check`` command in a fresh process, once alone and
+    once per number of workers and backend (``--workers N --backend B``), ``repeat``
+    times in turn (so that a busy spell of the machine hits every configuration); one
+    row per configuration, with the median wall time and the median CPU time of the
+    process tree (the driver, its workers and, with Ray, Ray's processes)."""
+    import tempfile
+
+    configs: list[tuple[int, str | None]] = [(0, None)]
+    configs += [(n, b) for b in backends for n in counts]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
-            spec = build(case)
-            opts = Options(symmetry=case.sym, clock_reduction=case.clk, deadlock=case.dl)
-            pre: list[float] = []
-            original = vars(search)["clock_bounds"]
-
-            def timed(*a: Any, _orig: Any = original, _pre: list[float] = pre,
-                      **kw: Any) -> Any:
-                t = time.monotonic()
-                live = _orig(*a, **kw)
-                _pre.append(time.monotonic() - t)
-                return live
-
-            vars(search)["clock_bounds"] = timed
-            try:
-                res = explore(SpecModel(spec), Limits(timeout=cap), opts)
-            finally:
-                vars(search)["clock_bounds"] = original
-            st = res.stats
-            rows.append({"case": case.key, "workers": 0, "verdict": res.verdict,
-                         "limit": res.limit, "zones": st.zones, "explored": st.explored,
-                         "seconds": round(st.seconds, 3),
-                         "search_seconds": round(st.seconds - sum(pre), 3)})
-            for n in counts:
-                res = dist.explore_distributed(
-                    SpecModel(spec), functools.partial(SpecModel, spec), dist.Cluster(n),
-                    Limits(timeout=cap), opts)
-                st = res.stats
-                d = res.distributed
-                assert isinstance(d, dist.DistStats)
+            if case.model != "flagship" and case.model not in ("fischer", "train_gate"):
+                raise BenchError(f"--workers-compare: {case.key} is not a check case")
+            build(case)  # the variant is what it claims to be
+            path = Path(tmp) / f"{case.model}.kvr"
+            path.write_text(case_text(case)[0], encoding="utf-8")
+            base = [sys.executable, "-m", "checker", "check", str(path), "--json", "-q",
+                    "--no-liveness", "--timeout", repr(cap)]
+            base += ["--no-symmetry"] * (not case.sym) + ["--no-clock-reduction"] * (
+                not case.clk) + ["--no-deadlock"] * (not case.dl)
+            runs: dict[tuple[int, str | None], list[dict[str, Any]]] = {c: [] for c in configs}
+            for _ in range(repeat):
+                for n, backend in configs:
+                    extra = [] if n == 0 else ["--workers", str(n), "--backend", str(backend)]
+                    got, wall, cpu = run_tree([*base, *extra], cap + 120)
+                    try:
+                        doc = json.loads(got.stdout)
+                    except ValueError:
+                        tail = (got.stderr.strip().splitlines() or ["(no output)"])[-1]
+                        doc = {"verdict": "crashed", "limit": f"exit {got.returncode}: {tail}"}
+                    runs[(n, backend)].append({"wall": wall, "cpu": cpu, "doc": doc})
+            for (n, backend), got_runs in runs.items():
+                doc = got_runs[-1]["doc"]
+                d = doc.get("distributed") or {}
+                stats = doc.get("stats") or {}
                 rows.append({
-                    "case": case.key, "workers": n, "verdict": res.verdict,
-                    "limit": res.limit, "zones": st.zones, "explored": st.explored,
-                    "seconds": round(st.seconds, 3),
-                    "search_seconds": round(st.seconds - d.startup_seconds, 3),
-                    "startup_seconds": round(d.startup_seconds, 3), "rounds": d.rounds,
-                    "successors_sent": d.successors_sent, "bytes_sent": d.bytes_sent,
-                    "control_bytes": d.control_bytes,
-                    "bytes_per_zone": round(d.bytes_per_zone, 1),
-                    "zones_per_worker": list(d.zones_per_worker),
-                    "cpu_per_worker": list(d.cpu_per_worker)})
-    finally:
-        ray.shutdown()
+                    "case": case.key, "workers": n, "backend": backend,
+                    "verdict": doc.get("verdict"), "limit": doc.get("limit"),
+                    "zones": stats.get("zones"),
+                    "wall_seconds": round(statistics.median(r["wall"] for r in got_runs), 3),
+                    "tree_cpu_seconds": round(statistics.median(r["cpu"] for r in got_runs),
+                                              3),
+                    "walls": [round(r["wall"], 2) for r in got_runs],
+                    "cpus": [round(r["cpu"], 2) for r in got_runs],
+                    "startup_seconds": d.get("startup_seconds"), "rounds": d.get("rounds"),
+                    "bytes_per_zone": d.get("bytes_per_explored_zone"),
+                    "cpu_per_worker": d.get("cpu_seconds_per_worker")})
     return rows
 
 
 def workers_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The --workers-compare table: speed-up of the search against one worker."""
-    header = ["case", "workers", "verdict", "zones", "seconds", "search s", "start-up s",
-              "speed-up", "max worker cpu s", "rounds", "bytes/zone", "note"]
-    base: dict[str, float] = {}
-    for r in rows:
-        if r["workers"] == 1:
-            base[r["case"]] = r["search_seconds"]
+    """The --workers-compare table: the whole command's wall and process-tree CPU time
+    (medians), and the speed-up in wall time against one process."""
+    header = ["case", "run", "verdict", "zones", "wall s", "tree cpu s", "speed-up",
+              "start-up s", "max worker cpu s", "rounds", "bytes/zone", "wall s each",
+              "note"]
+    base = {r["case"]: r["wall_seconds"] for r in rows if r["workers"] == 0}
     body = []
     for r in rows:
         b = base.get(r["case"])
-        up = (f"{b / r['search_seconds']:.2f}" if b and r["search_seconds"] > 0
-              and r["workers"] else "-")
+        up = f"{b / r['wall_seconds']:.2f}" if b and r["wall_seconds"] > 0 else "-"
+        run = ("1 process" if r["workers"] == 0 else
+               f"{r['workers']} {'worker' if r['workers'] == 1 else 'workers'}, {r['backend']}")
         body.append([
-            r["case"], "1 process" if r["workers"] == 0 else str(r["workers"]), r["verdict"],
-            _num(r["zones"]), _num(r["seconds"], 2), _num(r["search_seconds"], 2),
-            _num(r.get("startup_seconds"), 2), up,
+            r["case"], run, str(r["verdict"]), _num(r["zones"]), _num(r["wall_seconds"], 2),
+            _num(r["tree_cpu_seconds"], 2), up, _num(r.get("startup_seconds"), 2),
             _num(max(r["cpu_per_worker"]) if r.get("cpu_per_worker") else None, 2),
-            _num(r.get("rounds")), _num(r.get("bytes_per_zone"), 0), r.get("limit") or "",
+            _num(r.get("rounds")), _num(r.get("bytes_per_zone"), 0),
+            " ".join(f"{w:.2f}" for w in r["walls"]), r.get("limit") or "",
         ])
     return _render(header, body, right=set(range(3, 11)))
 
@@ -2011,10 +2056,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="cases run at once (default 1; more is faster but timings get noisier)")
     ap.add_argument("--json", action="store_true", help="print a JSON list of rows")
     ap.add_argument("--workers-compare", action="append", default=[], metavar="CASE",
-                    help="run CASE (e.g. r=3,s=2,c=2,x=1 or fischer:n=6) in one process and"
-                    " on a local Ray instance with each --worker-counts (needs Ray); repeatable")
-    ap.add_argument("--worker-counts", default="1,2", metavar="N[,N...]",
-                    help="with --workers-compare: the numbers of workers (default 1,2)")
+                    help="run `kvrace check` of CASE (e.g. r=3,s=2,c=2,x=1 or"
+                    " fischer:n=6) in one process and with each --worker-counts on each"
+                    " --worker-backend, --repeat times: median wall time and CPU time of the"
+                    " whole process tree; repeatable")
+    ap.add_argument("--worker-counts", default="2", metavar="N[,N...]",
+                    help="with --workers-compare: the numbers of workers (default 2)")
+    ap.add_argument("--worker-backend", default="local", metavar="B[,B...]",
+                    help="with --workers-compare: local (forked workers, the default), ray"
+                    " (a local Ray instance, needs Ray) or local,ray")
     ap.add_argument("--liveness-train-gate", metavar="N[,N...]",
                     help="train-gate with N trains: safety (with and without symmetry)"
                     " against unbounded liveness (every approaching train crosses): zones"
@@ -2047,7 +2097,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     " each CASE (default: flagship 3/2/2, fischer:n=9, train_gate:n=5) in"
                     " the generated Python and in the compiled successor function")
     ap.add_argument("--repeat", type=int, default=3,
-                    help="with --native-compare: runs per mode (default 3)")
+                    help="with --native-compare and --workers-compare: runs per mode"
+                    " (default 3)")
     ap.add_argument("--one", metavar="CASE",
                     help="run one case in this process (e.g. r=3,s=1,c=2,x=1, fischer:n=8,sym=0"
                     " or prove:r=2); the cap is --cap, or --synth-cap for prove/synth")
@@ -2102,8 +2153,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.workers_compare:
             counts = parse_processes(args.worker_counts)
+            backends = [b.strip() for b in args.worker_backend.split(",") if b.strip()]
+            if not backends or any(b not in WORKER_BACKENDS for b in backends):
+                raise BenchError(f"--worker-backend {args.worker_backend}: local, ray or"
+                                 " local,ray")
             rows = workers_compare([parse_case(c) for c in args.workers_compare], counts,
-                                   args.cap)
+                                   args.cap, backends, args.repeat)
             print(json.dumps(rows, indent=1) if args.json else workers_table(rows))
             return 0
         if args.native_micro is not None:

@@ -33,6 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 ray = pytest.importorskip("ray")
 
 from helpers import ROOT, run_cli  # noqa: E402
+from helpers.distributed import COUNTS, SPECS  # noqa: E402
 from modelgen import model_for_seed  # noqa: E402
 
 from checker.engines import distributed as dist  # noqa: E402
@@ -42,17 +43,8 @@ from checker.limits import Limits  # noqa: E402
 from checker.model import ir  # noqa: E402
 from checker.model.compiled import SpecModel  # noqa: E402
 
-SPECS = [ROOT / "spec" / f"{name}.kvr" for name in (
-    "classic/csma_cd", "classic/fischer", "classic/train_gate",
-    "sglang/all_ranks_ack", "sglang/deferred_release", "sglang/drained_ack_or_timeout",
-    "sglang/immediate_release", "sglang/kv_checksum", "sglang/paired_abort",
-    "sglang/prefill_failure_release", "sglang/shared_room_samples", "sglang/staging_ring",
-    "sglang/strict_never_freed", "sglang/strict_no_release_on_timeout",
-    "vllm/lease_expired_read", "vllm/lease_renewal", "vllm/multi_handle_invalidation")]
-"""Specs that between them use every construct the distributed explorer handles
-(symmetry, broadcast, deadlines, bounded responses, violations of each kind); the
-random models of ``tests/test_differential.py`` compare partitions on many more."""
-COUNTS = ("states", "zones", "transitions", "stored", "explored", "depth")
+RAY2 = dist.Cluster(2, backend=dist.Backend.RAY)
+"""Two workers on the module's local Ray instance."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -69,7 +61,7 @@ def both(spec: ir.Spec, limits: Limits | None = None, options: Options | None = 
          workers: int = 2) -> tuple[CheckResult, CheckResult]:
     one = explore(SpecModel(spec, {}), limits, options)
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
-                                   dist.Cluster(workers), limits, options)
+                                   dist.Cluster(workers, backend=dist.Backend.RAY), limits, options)
     return one, two
 
 
@@ -163,14 +155,14 @@ def test_state_limit_is_inconclusive() -> None:
 def test_time_limit_is_inconclusive() -> None:
     spec = load(ROOT / "spec/sglang/deferred_release.kvr")
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
-                                   dist.Cluster(2), Limits(timeout=1e-6))
+                                   RAY2, Limits(timeout=1e-6))
     assert (two.verdict, two.limit) == ("inconclusive", "time limit (1e-06 s) reached")
 
 
 def test_memory_limit_per_worker_is_inconclusive() -> None:
     spec = load(ROOT / "spec/sglang/deferred_release.kvr")
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
-                                   dist.Cluster(2), Limits(max_memory_mb=1))
+                                   RAY2, Limits(max_memory_mb=1))
     assert two.verdict == "inconclusive"
     assert two.limit is not None and two.limit.startswith("memory limit (1 MiB)")
 
@@ -185,7 +177,7 @@ def test_a_dead_worker_ends_the_run_never_holds(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(dist._Driver, "search", kill_one)
     two = dist.explore_distributed(SpecModel(spec, {}), functools.partial(SpecModel, spec, {}),
-                                   dist.Cluster(2))
+                                   RAY2)
     assert two.verdict == "inconclusive"
     assert two.limit is not None and two.limit.startswith("worker 1 died: ")
     monkeypatch.undo()
@@ -212,7 +204,7 @@ def _without_timing(doc: dict[str, Any]) -> dict[str, Any]:
 def test_cli_json_equals_single_process(name: str) -> None:
     spec = str(ROOT / f"spec/sglang/{name}.kvr")
     c1, o1, _ = run_cli("check", spec, "--json", "-q")
-    c2, o2, _ = run_cli("check", spec, "--json", "-q", "--workers", "2")
+    c2, o2, _ = run_cli("check", spec, "--json", "-q", "--workers", "2", "--backend", "ray")
     assert c1 == c2
     d1, d2 = json.loads(o1), json.loads(o2)
     schema = json.loads((ROOT / "docs/schema/kvrace-output-1.schema.json").read_text())
@@ -232,7 +224,7 @@ def test_cli_json_equals_single_process(name: str) -> None:
 def test_cli_text_adds_one_line() -> None:
     spec = str(ROOT / "spec/sglang/premature_ack.kvr")
     _, o1, _ = run_cli("check", spec, "-q")
-    code, o2, _ = run_cli("check", spec, "-q", "--workers", "2")
+    code, o2, _ = run_cli("check", spec, "-q", "--workers", "2", "--backend", "ray")
     assert code == 1
     lines1, lines2 = o1.splitlines(), o2.splitlines()
     assert lines2[-1].startswith("distributed: 2 workers, ")
@@ -249,8 +241,8 @@ def test_cli_refuses_dfs_and_missing_ray(monkeypatch: pytest.MonkeyPatch) -> Non
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "ray" else real(name, *a))
-    code, _, err = run_cli("check", spec, "--workers", "2")
-    assert (code, err) == (2, "--workers and --ray need Ray, which is not installed:"
+    code, _, err = run_cli("check", spec, "--ray", "auto")
+    assert (code, err) == (2, "--ray needs Ray, which is not installed:"
                               " pip install 'kvrace[ray]'\n")
 
 
@@ -343,7 +335,7 @@ def test_queries_on_ray_equal_single_process() -> None:
 def test_cli_queries_json_equals_single_process() -> None:
     spec = str(ROOT / "tests/queries/handoff.kvr")
     c1, o1, _ = run_cli("check", spec, "--json", "-q")
-    c2, o2, _ = run_cli("check", spec, "--json", "-q", "--workers", "2")
+    c2, o2, _ = run_cli("check", spec, "--json", "-q", "--workers", "2", "--backend", "ray")
     assert c1 == c2 == 5
     d1, d2 = json.loads(o1), json.loads(o2)
     assert [q["status"] for q in d2["queries"]] == ["reachable", "reachable", "unreachable"]

@@ -83,8 +83,9 @@ class _Actor:
 
 
 class InProcess:
-    """Stands in for :class:`checker.engines.raysession.Actors`: each partition is an
-    object in this process, a call a method call, a result pickled and unpickled."""
+    """Stands in for the workers (:class:`checker.engines.localpool.Children`): each
+    partition is an object in this process, a call a method call, a result pickled and
+    unpickled."""
 
     def __init__(self, cluster: dist.Cluster, worker: type, deadline: float | None,
                  timeout: float | None) -> None:
@@ -103,6 +104,10 @@ class InProcess:
     def get(self, refs: Sequence[_Ref]) -> list[object]:
         return [pickle.loads(pickle.dumps(r.value)) for r in refs]
 
+    def load(self, build: Callable[[], object], limits: Limits, left: float | None,
+             options: Options) -> list[object]:
+        return [a.obj.load(build, limits, left, options) for a in self.actors]
+
     def shutdown(self, dead: bool) -> None:
         self.actors = []
 
@@ -110,7 +115,7 @@ class InProcess:
 @pytest.fixture(autouse=True)
 def in_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The partitions in this process; ``check --workers`` believes Ray is installed."""
-    monkeypatch.setattr(dist, "Actors", InProcess)
+    monkeypatch.setattr(dist, "Children", InProcess)
     real = importlib.util.find_spec
 
     def find_spec(name: str, *args: Any) -> importlib.machinery.ModuleSpec | None:

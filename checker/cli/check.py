@@ -193,15 +193,22 @@ def _refuse_local_time(args: argparse.Namespace, distributed: bool, liveness: bo
 def cluster_of(args: argparse.Namespace) -> Cluster | None:
     """The cluster of ``check --workers/--ray``, or None for one process."""
     if args.workers is None and args.ray is None:
+        if args.backend is not None:
+            raise UsageError(f"--backend {args.backend} needs --workers N")
         return None
     if args.dfs:
         raise UsageError("--workers/--ray explore breadth-first: drop --dfs")
-    if importlib.util.find_spec("ray") is None:
-        raise UsageError("--workers and --ray need Ray, which is not installed:"
-                         " pip install 'kvrace[ray]'")
-    from checker.engines.distributed import Cluster
+    if args.ray is not None and args.backend == "local":
+        raise UsageError("--backend local runs on this machine: drop --ray, or --backend")
+    from checker.engines.distributed import Backend, Cluster
 
-    return Cluster(args.workers, args.ray)
+    backend = Backend.LOCAL if args.backend in (None, "local") else Backend.RAY
+    cluster = Cluster(args.workers, args.ray, backend)
+    if not cluster.local and importlib.util.find_spec("ray") is None:
+        what = "--ray" if args.ray is not None else "--backend ray"
+        raise UsageError(f"{what} needs Ray, which is not installed:"
+                         " pip install 'kvrace[ray]'")
+    return cluster
 
 
 def _dist_stats(outcome: api.Outcome) -> DistStats | None:

@@ -374,15 +374,20 @@ def _add_param_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_cluster_args(p: argparse.ArgumentParser) -> None:
-    """``--workers`` and ``--ray``."""
-    g = p.add_argument_group("distribution (needs Ray: pip install 'kvrace[ray]')")
+    """``--workers``, ``--backend`` and ``--ray``."""
+    g = p.add_argument_group("distribution (breadth-first; the same verdict and trace as"
+                             " one process)")
     g.add_argument("--workers", type=positive_int, metavar="N",
-                   help="explore in N processes (a local Ray instance; breadth-first, the"
-                   " same verdict and trace as one process)")
+                   help="explore in N worker processes on this machine (forked from this"
+                   " one; no Ray needed unless --backend ray)")
+    g.add_argument("--backend", choices=["local", "ray"], default=None,
+                   help="what runs --workers on this machine: local (default: forked"
+                   " processes over pipes) or ray (a local Ray instance started for the"
+                   " run; needs pip install 'kvrace[ray]')")
     g.add_argument("--ray", metavar="ADDRESS",
                    help="explore on the Ray cluster at ADDRESS (auto: the one started here"
                    " with `ray start --head`; ray://HOST:10001: a remote head), one worker"
-                   " per CPU unless --workers says")
+                   " per CPU unless --workers says (needs pip install 'kvrace[ray]')")
 
 
 MEMORY_DEFAULT = " (default: 90%% of the memory available at the start)"

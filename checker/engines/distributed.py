@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from checker.algorithms.covreach import Stats
+from checker.engines.localpool import Children
 from checker.engines.partition import (
     Candidate,
     DistStats,
@@ -63,6 +64,7 @@ from checker.engines.partition import (
 from checker.engines.raysession import (
     ActorHandle,
     Actors,
+    Backend,
     Cluster,
     RayMissing,
     WorkerDied,
@@ -87,7 +89,7 @@ from checker.semantics.ts import (
     Extrapolation,
 )
 
-__all__ = ["Cluster", "DistStats", "ModelBuilder", "RayMissing", "connect",
+__all__ = ["Backend", "Cluster", "DistStats", "ModelBuilder", "RayMissing", "connect",
            "explore_distributed", "init_local", "package_root"]
 
 
@@ -105,10 +107,14 @@ class _Driver:
         self.build = build
         self.limits = limits
         self.options = options
+        self.cluster = cluster
         self.start = time.monotonic()
         ends = [t for t in (limits.deadline, self.start + limits.timeout
                             if limits.timeout is not None else None) if t is not None]
-        self.pool = Actors(cluster, Partition, min(ends) if ends else None, limits.timeout)
+        deadline = min(ends) if ends else None
+        self.pool: Actors | Children = (
+            Children(cluster, Partition, deadline, limits.timeout) if cluster.local
+            else Actors(cluster, Partition, deadline, limits.timeout))
         self.get = self.pool.get
         self.dist = DistStats()
         self.memory = 0.0
@@ -133,10 +139,11 @@ class _Driver:
             shipped = replace(self.options, progress=None, on_phase=None)
             if self.options.on_phase is not None:
                 self.options.on_phase("model and clock pre-pass in the workers")
-            loads = [a.load.remote(self.build, self.limits, left, shipped) for a in self.actors]
-            for status, what in self.get(loads):
+            # Forked workers share the driver's model; Ray's build their own.
+            build = (lambda: self.model) if self.cluster.local else self.build
+            for status, what in self.pool.load(build, self.limits, left, shipped):
                 if status == "limit":
-                    raise LimitHit(what)
+                    raise LimitHit(str(what))
                 if status == "error":
                     return self.finish(zc, CheckResult(ERROR, "model error", what, []))
             self.dist.startup_seconds = time.monotonic() - self.start
@@ -195,6 +202,9 @@ class _Driver:
                              for j, a in enumerate(actors)])
             stored = sum(w[1] for w in got2)
             self.report([w[3] for w in got2])
+            # A worker's own limit (time, memory) met while storing; "": its share of the
+            # states left.
+            self.limit_of(w[2] or None for w in got2)
             if any(w[2] is not None for w in got2) or (
                     max_states is not None and stored >= max_states):
                 raise LimitHit(f"state limit ({max_states}) reached")

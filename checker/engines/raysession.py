@@ -9,6 +9,7 @@ lazily.  Its API is untyped: the module, actor handles and object references are
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib
 import logging
 import os
@@ -36,14 +37,31 @@ class RayMissing(UsageError):
     """Ray is not installed, cannot start, or the cluster cannot be reached."""
 
 
+class Backend(enum.Enum):
+    """What runs the workers of ``--workers N`` on this machine."""
+
+    LOCAL = "local"
+    """Forked children of the driver, over pipes (:mod:`checker.engines.localpool`)."""
+    RAY = "ray"
+    """Actors of a local Ray instance started for the run."""
+
+
 @dataclass(frozen=True)
 class Cluster:
-    """Where to run: ``workers`` actors, on a local Ray instance started for the run
-    (``address`` None) or on the Ray cluster at ``address`` (``auto``: the local one;
-    ``ray://host:10001``: a remote head).  ``workers`` None: one per CPU of the cluster."""
+    """Where to run: ``workers`` workers on this machine (``address`` None: forked
+    children, or with ``backend`` RAY actors of a local Ray instance started for the
+    run) or on the Ray cluster at ``address`` (``auto``: the local one;
+    ``ray://host:10001``: a remote head).  ``workers`` None: one per CPU of the machine
+    or the cluster."""
 
     workers: int | None = None
     address: str | None = None
+    backend: Backend = Backend.LOCAL
+
+    @property
+    def local(self) -> bool:
+        """Whether the workers are forked children (no Ray)."""
+        return self.address is None and self.backend is Backend.LOCAL
 
 
 MIN_RAY = (2, 52)
@@ -63,10 +81,10 @@ def ray_module() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise RayMissing("--workers and --ray need Ray: pip install 'kvrace[ray]'"
+        raise RayMissing("--backend ray and --ray need Ray: pip install 'kvrace[ray]'"
                          f" (or pip install 'ray>=2.52'); {exc}") from None
     if _version(getattr(ray, "__version__", "0")) < MIN_RAY:
-        raise RayMissing(f"--workers and --ray need Ray >= {MIN_RAY[0]}.{MIN_RAY[1]}, which"
+        raise RayMissing(f"--backend ray and --ray need Ray >= {MIN_RAY[0]}.{MIN_RAY[1]}, which"
                          f" has token authentication (this is Ray {ray.__version__}):"
                          " pip install -U 'kvrace[ray]'")
     return ray
@@ -360,6 +378,12 @@ class Actors:
         if not self.started_ray:
             POOL.update(session=session, actors=list(self.actors))
         return n
+
+    def load(self, build: Any, limits: Any, left: float | None, options: Any
+             ) -> list[tuple[str, str | None]]:
+        """Each worker builds the model (``build``) and runs its pre-pass; their answers
+        (``("ok", None)``, ``("limit", what)`` or ``("error", message)``)."""
+        return self.get([a.load.remote(build, limits, left, options) for a in self.actors])
 
     def shutdown(self, dead: bool) -> None:
         """Let the workers go: kept for the next run in a Ray session someone else
