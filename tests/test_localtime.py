@@ -12,6 +12,9 @@ dropping it.  And what local time cannot check soundly is refused (exit 2).
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -116,6 +119,76 @@ def test_classic_models(name: str, zones: int, global_zones: int, states: int) -
     assert set(lo.reached) == set(gl.reached)
     assert (lo.stats.zones, len(lo.reached)) == (zones, states)
     assert gl.stats.zones == global_zones
+
+
+def _workers(n: int) -> str:
+    """``n`` workers that share nothing: each cycles on its own clock."""
+    ids = ", ".join(f"W{i}" for i in range(n))
+    return f"""model independent_workers
+type Id = {{{ids}}}
+process Worker(self: Id) {{
+  clock x
+  location idle: x <= 5
+  location busy: x <= 3
+  location done
+  event start from idle to busy when x >= 2 do reset x
+  event finish from busy to idle when x >= 1 do reset x
+  event stop from busy to done when x >= 2
+}}
+reachable all_done: forall i: Id . Worker.loc[i] == done
+"""
+
+
+@pytest.mark.parametrize(("n", "zones", "global_zones"), [(3, 27, 85), (4, 81, 707)])
+def test_independent_processes_need_one_zone_per_state(n: int, zones: int,
+                                                       global_zones: int) -> None:
+    """Where local time pays: processes that share nothing.  Global time keeps the
+    order of every pair of clocks (85 zones for 3 workers, 707 for 4); local time one
+    zone per discrete state (3^n)."""
+    spec = load_text(_workers(n))
+    lo = _run(SpecModel(spec), LOCAL)
+    gl = _run(SpecModel(spec), GLOBAL)
+    assert lo.verdict == gl.verdict == Verdict.HOLDS
+    assert [q.status for q in lo.queries] == [q.status for q in gl.queries]
+    assert set(lo.reached) == set(gl.reached)
+    assert (lo.stats.zones, len(lo.reached), gl.stats.zones) == (zones, 3 ** n, global_zones)
+
+
+TCK = os.environ.get("TCK_REACH") or shutil.which("tck-reach")
+
+
+def _workers_tck(n: int) -> str:
+    """:func:`_workers` written for TChecker by hand (no verdict process, nothing
+    shared)."""
+    lines = ["system:workers", "event:start", "event:finish", "event:stop"]
+    for i in range(n):
+        lines += [f"process:W{i}", f"clock:1:x{i}",
+                  f"location:W{i}:idle{{initial: : invariant: x{i}<=5}}",
+                  f"location:W{i}:busy{{invariant: x{i}<=3}}", f"location:W{i}:done",
+                  f"edge:W{i}:idle:busy:start{{provided: x{i}>=2 : do: x{i}=0}}",
+                  f"edge:W{i}:busy:idle:finish{{provided: x{i}>=1 : do: x{i}=0}}",
+                  f"edge:W{i}:busy:done:stop{{provided: x{i}>=2}}"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.skipif(TCK is None, reason="tck-reach is not installed (see README)")
+@pytest.mark.parametrize("n", [3, 4])
+def test_independent_processes_against_tchecker_concur19(tmp_path: Path, n: int) -> None:
+    """TChecker's local-time algorithm (``-a concur19``) and its global one
+    (``-a covreach``) store as many zones as kvrace's local-time and at least as many as its
+    global explorer."""
+    assert TCK is not None
+    path = tmp_path / "workers.tck"
+    path.write_text(_workers_tck(n), encoding="utf-8")
+    stored = {}
+    for algo in ("concur19", "covreach"):
+        out = subprocess.run([TCK, "-a", algo, str(path)], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+        got = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+        stored[algo] = int(got["STORED_STATES"])
+    spec = load_text(_workers(n))
+    assert _run(SpecModel(spec), LOCAL).stats.zones == stored["concur19"]
+    assert _run(SpecModel(spec), GLOBAL).stats.zones <= stored["covreach"]
 
 
 def _dropped(model: SpecModel, event: str, component: str) -> Components:
