@@ -400,16 +400,56 @@ def fischer_text(base: str, n: int) -> str:
     return text
 
 
-def csma_cd_text(base: str, n: int) -> str:
-    """``spec/classic/csma_cd.kvr`` with ``n`` stations ``S1 .. Sn``."""
+def csma_cd_tck_text(n: int) -> str:
+    """TChecker's ``examples/csmacd.sh N`` (lambda 808, sigma 26) as a kvrace spec: a
+    bus and ``n`` stations on handshake channels; after a collision the bus, in a
+    committed location, signals ``cd`` to each station in turn (its counter ``j``)."""
     if not 1 <= n <= MAX_PROCESSES:
         raise BenchError(f"n={n}: between 1 and {MAX_PROCESSES} stations")
-    lines = base.split("\n")
     names = ", ".join(f"S{i + 1}" for i in range(n))
-    _sub_one(lines, "stations",
-             r"(symmetric\s+type\s+Station\s*=\s*)\{S1, S2, S3\}(\s*(?:#.*)?)",
-             lambda m: f"{m[1]}{{{names}}}{m[2]}", CSMA_CD_SPEC)
-    return "\n".join(lines)
+    signals = "\n".join(
+        f"  event cd_{i + 1} from loop to loop send cd(S{i + 1}) when j == {i + 1}"
+        f" do j := {i + 2}" for i in range(n))
+    return f"""model csma_cd_tck
+
+type Station = {{{names}}}
+
+chan begin_tx, busy, end_tx
+chan cd(Station)
+
+process Bus {{
+  clock y
+  var j : 1..{n + 1} = 1
+  location idle, active
+  location collision: y < 26
+  committed location loop
+
+  event grab from idle to active receive begin_tx do reset y
+  event collide from active to collision receive begin_tx when y < 26 do reset y
+  event signal_busy from active to active send busy when y >= 26
+  event finish from active to idle receive end_tx do reset y
+  event detect from collision to loop when y < 26 do j := 1
+  event back from loop to idle when j == {n + 1} and y < 26 do reset y; j := 1
+{signals}
+}}
+
+process Node(self: Station) {{
+  clock x
+  location waiting
+  location start: x <= 808
+  location retry: x < 52
+
+  event send_first from waiting to start send begin_tx do reset x
+  event backoff from waiting to retry receive busy do reset x
+  event ignore from waiting to waiting receive cd(self) do reset x
+  event collided from waiting to retry receive cd(self) do reset x
+  event done from start to waiting send end_tx when x == 808 do reset x
+  event abort from start to retry receive cd(self) when x < 26 do reset x
+  event again from retry to start send begin_tx when x < 52 do reset x
+  event wait_more from retry to retry receive busy when x < 52 do reset x
+  event heard from retry to retry receive cd(self) when x < 52 do reset x
+}}
+"""
 
 
 def train_gate_tck_text(n: int) -> str:
@@ -478,7 +518,7 @@ def case_text(case: Case) -> tuple[str, Path]:
     if case.model == "fischer":
         return fischer_text(FISCHER_SPEC.read_text(encoding="utf-8"), case.n), FISCHER_SPEC
     if case.model == "csma_cd":
-        return csma_cd_text(CSMA_CD_SPEC.read_text(encoding="utf-8"), case.n), CSMA_CD_SPEC
+        return csma_cd_tck_text(case.n), CSMA_CD_SPEC
     return variant_text(SPEC.read_text(encoding="utf-8"), case), SPEC
 
 

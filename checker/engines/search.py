@@ -422,6 +422,7 @@ class ZoneCheck:
                 hook("exploring")
             if live.complete or not budget.over_time():
                 memo[key] = live  # complete, or stopped by its states cap (part of the key)
+        live.for_search(analysis is self.canon)
         self.live = live
         self.restart(self.ts.zones.extrapolation)
 

@@ -74,9 +74,10 @@ from checker.semantics.canon import Canonizer
 EDGE_CACHE = 1 << 16
 """How many discrete states' edges are memoised (the search expands a state once per zone)."""
 
-REP_CACHE = 1 << 14
-"""How many states' orbit representatives :class:`Liveness` memoises (the labels of a
-symmetric search ask for them again for each zone of a state, met close together)."""
+REP_CACHE = 1 << 18
+"""How many states' orbit representatives :class:`Liveness` memoises, for the pass and
+for a search that canonicalises with the same canonizer (its labels and frames ask for
+them again and again)."""
 
 Bounds = dict[int, tuple[int, int]]
 """Per live clock, its (L, U) constants; -1 when the clock is never compared that way."""
@@ -104,6 +105,11 @@ class Liveness:
         # The last state looked up by :meth:`mask` or :meth:`bounds`: a frame asks
         # for both, one after the other, and the orbit is then found once.
         self._last: tuple[State, State, Symmetry | None] | None = None
+        self.shared_canonizer = True
+        """Whether the search canonicalises with the canonizer given here: then the
+        orbits of the states looked up are memoised (the search asks for them again);
+        otherwise the zone domain's frames keep what a lookup finds, and nothing else
+        need (see :meth:`for_search`)."""
 
     def canon(self, s: State) -> tuple[State, Symmetry | None]:
         """The representative of ``s`` and the permutation giving it (None: ``s``)."""
@@ -118,16 +124,22 @@ class Liveness:
             self._rep[s] = got
         return got
 
+    def for_search(self, shared_canonizer: bool) -> None:
+        """Set :attr:`shared_canonizer` for the search about to use these bounds; a
+        search that does not share the canonizer has no use for the pass's memo of
+        orbits, which is dropped."""
+        self.shared_canonizer = shared_canonizer
+        if not shared_canonizer:
+            self._rep.clear()
+
     def _orbit(self, s: State) -> tuple[State, Symmetry | None]:
         """:meth:`canon` of ``s``, remembered for the next lookup of the same state."""
         last = self._last
         if last is not None and last[0] is s:
             return last[1], last[2]
-        if self.canon_ is None:
-            rep, sym = s, None
+        if self.shared_canonizer or self.canon_ is None:
+            rep, sym = self.canon(s)
         else:
-            # The zone domain's frames keep what a lookup finds: the orbit of a state
-            # the pass has finished with need not be remembered here or by the canonizer.
             best, syms = self.canon_.candidates(s, memo=False)
             rep, sym = best, syms[0]
         self._last = (s, rep, sym)
