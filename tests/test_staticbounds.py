@@ -249,3 +249,32 @@ def test_train_gate_against_tchecker(tmp_path: Path, n: int) -> None:
     res = explore(_train_gate(n), Limits(), Options(prepass=Prepass.STATIC, symmetry=False,
                                                     deadlock=False))
     assert res.stats.zones == int(got["STORED_STATES"])
+
+
+COND_RESET = """model cond_reset
+process P {
+  clock x, y
+  var n : 0..1 = 0
+  location a
+  location b
+  location c: x <= 4
+  event wait from a to b do n := 1
+  event go from b to c when y >= 6 do if n == 0 { reset x }
+}
+reachable at_c: P.loc == c
+"""
+"""x and y are never reset (``go``'s reset never runs), so ``go`` fires at x = y >= 6,
+above c's invariant: c is unreachable.  Were the conditional reset counted as one, x
+would be dead in b and enter c at 0."""
+
+
+def test_conditional_reset_keeps_the_clock_live() -> None:
+    model = SpecModel(load_text(COND_RESET))
+    info = static_clocks_of(model)
+    assert info is not None
+    (proc,) = info.processes
+    x = model.clock_names.index("P.x")
+    assert [v for v, cs in proc.locations if x in {lc.clock for lc in cs}] == [0, 1, 2]
+    for opts in (STATIC, TIMED, FULL):
+        res = explore(model, Limits(), opts)
+        assert [(q.name, q.status) for q in res.queries] == [("at_c", "unreachable")]
