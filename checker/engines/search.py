@@ -10,7 +10,9 @@ Exploration proceeds as in UPPAAL and TChecker:
 
 1. **Clock bounds** (:mod:`checker.semantics.clockbounds`): a pre-pass (timed, with
    one hull zone per discrete state, for models with few clocks; untimed
-   otherwise) gives, per discrete state, its live clocks and local LU bounds.
+   otherwise) gives, per discrete state, its live clocks and local LU bounds; or, with
+   :attr:`Prepass.STATIC` for a network of processes, no pre-pass: the bounds per
+   process location (:mod:`checker.semantics.staticbounds`), asked as states are met.
 2. **Zones.**  Successor: intersect with the edge's guard, reset, move to the
    target's live clocks, intersect with the target's deadlines, let time pass
    (bounded by the deadlines), then extrapolate by the target's local LU
