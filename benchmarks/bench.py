@@ -76,8 +76,10 @@ MAX_PROCESSES = 64
 TASKS = ("check", "prove", "synth")
 MODELS = ("flagship", "fischer", "train_gate", "csma_cd")
 DBMS = ("auto", "c", "python")
-CHECK_FIELDS = ("r", "s", "c", "x", "sym", "clk", "dl", "dbm")
-FISCHER_FIELDS = ("n", "sym", "clk", "dl", "dbm")
+CHECK_FIELDS = ("r", "s", "c", "x", "sym", "clk", "dl", "dbm", "cb")
+FISCHER_FIELDS = ("n", "sym", "clk", "dl", "dbm", "cb")
+CLOCK_BOUNDS = ("timed", "untimed", "static")
+"""Where the clock bounds come from (``check --clock-bounds``; the case field ``cb``)."""
 FILTER_FIELDS = ("r", "s", "c", "x", "sym", "clk", "dl")
 
 # Stored-state counts of TChecker on the flagship with the same requests/slots/chunks
@@ -124,6 +126,8 @@ class Case:
     """Check for deadlocks (Options.deadlock)."""
     dbm: str = "auto"
     """The DBM implementation asked for: ``auto``, ``c`` or ``python``."""
+    cb: str = "timed"
+    """Where the clock bounds come from (:data:`CLOCK_BOUNDS`)."""
 
     @property
     def key(self) -> str:
@@ -149,6 +153,8 @@ class Case:
             text += ",dl=0"
         if self.dbm != "auto":
             text += f",dbm={self.dbm}"
+        if self.cb != "timed":
+            text += f",cb={self.cb}"
         return text
 
     @property
@@ -239,6 +245,10 @@ def parse_case(text: str) -> Case:
         if f["dbm"] not in DBMS:
             raise BenchError(f"dbm={f['dbm']!r}: expected one of {', '.join(DBMS)}")
         case = replace(case, dbm=f["dbm"])
+    if "cb" in f:
+        if f["cb"] not in CLOCK_BOUNDS:
+            raise BenchError(f"cb={f['cb']!r}: expected one of {', '.join(CLOCK_BOUNDS)}")
+        case = replace(case, cb=f["cb"])
     return case
 
 
@@ -591,7 +601,7 @@ def _dbm_name(impl: Any) -> str:
 def run_check(case: Case, cap: float) -> dict[str, Any]:
     """Build the variant and run the zone explorer once (in this process)."""
     from checker.domains import backend
-    from checker.engines import Limits, Options, explore, search
+    from checker.engines import Limits, Options, Prepass, explore, search
     from checker.model.compiled import SpecModel
 
     row = _base_row(case, cap)
@@ -628,7 +638,7 @@ def run_check(case: Case, cap: float) -> dict[str, Any]:
     try:
         res = explore(model, Limits(timeout=cap),
                       Options(symmetry=case.sym, clock_reduction=case.clk, deadlock=case.dl,
-                              dbm=case.dbm))
+                              dbm=case.dbm, prepass=Prepass(case.cb)))
     finally:
         search_ns["clock_bounds"] = original_bounds
         backend_ns["select"] = original_select

@@ -15,7 +15,7 @@ from typing import TextIO
 
 from checker.cli.values import parse_param
 from checker.diagnostics import SpecError, printable
-from checker.engines import Limits, Options, Stats
+from checker.engines import Limits, Options, Prepass, Stats
 from checker.errors import KvraceError, UsageError
 from checker.language import load
 from checker.model import ir
@@ -161,6 +161,7 @@ class Session:
             clock_reduction=not args.no_clock_reduction,
             deadlock=not args.no_deadlock,
             local_time=getattr(args, "local_time", False),
+            prepass=Prepass(getattr(args, "clock_bounds", "timed")),
             progress=self.explorer_progress(display),
             on_phase=display.phase,
         )

@@ -440,6 +440,12 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-clock-reduction", action="store_true",
                    help="keep every clock in every zone")
     g.add_argument("--no-deadlock", action="store_true", help="do not check deadlock freedom")
+    g.add_argument("--clock-bounds", choices=["timed", "untimed", "static"], default="timed",
+                   help="where each discrete state's live clocks and LU bounds come from:"
+                   " timed (default: a pre-pass over the discrete states following time"
+                   " coarsely), untimed (a pre-pass ignoring clocks), static (per process"
+                   " location from the syntax, computed as states are met, no pre-pass;"
+                   " for networks of processes, others get the timed pre-pass)")
     g.add_argument("--local-time", action="store_true",
                    help="explore local-time zones (each process's time runs on its own"
                    " between the events it takes part in): fewer zones for loosely"

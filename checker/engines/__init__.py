@@ -14,10 +14,12 @@ from checker.engines.search import (
     CheckResult,
     Limits,
     Options,
+    Prepass,
     QueryResult,
     Stats,
     TraceStep,
     explore,
 )
 
-__all__ = ["CheckResult", "Limits", "Options", "QueryResult", "Stats", "TraceStep", "explore"]
+__all__ = ["CheckResult", "Limits", "Options", "Prepass",
+           "QueryResult", "Stats", "TraceStep", "explore"]

@@ -10,7 +10,9 @@ Exploration proceeds as in UPPAAL and TChecker:
 
 1. **Clock bounds** (:mod:`checker.semantics.clockbounds`): a pre-pass (timed, with
    one hull zone per discrete state, for models with few clocks; untimed
-   otherwise) gives, per discrete state, its live clocks and local LU bounds.
+   otherwise) gives, per discrete state, its live clocks and local LU bounds; or, with
+   :attr:`Prepass.STATIC` for a network of processes, no pre-pass: the bounds per
+   process location (:mod:`checker.semantics.staticbounds`), asked as states are met.
 2. **Zones.**  Successor: intersect with the edge's guard, reset, move to the
    target's live clocks, intersect with the target's deadlines, let time pass
    (bounded by the deadlines), then extrapolate by the target's local LU
@@ -40,6 +42,7 @@ Limits (states, seconds, memory) end a run as *inconclusive*, never *holds*.
 
 from __future__ import annotations
 
+import enum
 import itertools
 import time
 import weakref
@@ -58,10 +61,18 @@ from checker.limits import (
     peak_rss_mb,
     young_collections_only,
 )
-from checker.model.interface import Edge, ModelRuntimeError, State, TimedModel, scaled_bounds
+from checker.model.interface import (
+    Edge,
+    ModelRuntimeError,
+    State,
+    TimedModel,
+    scaled_bounds,
+    static_clocks_of,
+)
 from checker.results import PropertyKind, PropertyRef, QueryStatus, Verdict
 from checker.semantics.canon import Canonizer, canonizer
 from checker.semantics.clockbounds import Liveness, clock_bounds, live_clocks
+from checker.semantics.staticbounds import StaticLiveness
 from checker.semantics.traces import PathStep, TraceStep, concrete, renamed, replay_zone
 from checker.semantics.ts import (
     ALL_LABELS,
@@ -104,6 +115,7 @@ __all__ = [
     "FirstViolation",
     "Limits",
     "Options",
+    "Prepass",
     "QueryResult",
     "StateGraph",
     "Stats",
@@ -125,6 +137,24 @@ class PhaseHook(Protocol):
     def __call__(self, name: str, fields: Callable[[], str] | None = None) -> None: ...
 
 
+class Prepass(str, enum.Enum):
+    """Where the clock bounds (live clocks, local LU bounds) of a discrete state come
+    from (a member compares equal to its name as written)."""
+
+    TIMED = "timed"
+    """The pre-pass with one hull zone per discrete state (up to
+    :data:`TIMED_PREPASS_CLOCKS` clocks; the untimed one beyond)."""
+    UNTIMED = "untimed"
+    """The pre-pass ignoring clock constraints."""
+    STATIC = "static"
+    """Per process location, from the syntax, computed on the fly
+    (:mod:`checker.semantics.staticbounds`): no pre-pass; models that are not networks
+    of processes get the timed pre-pass."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class Options:
     """How to explore."""
@@ -144,9 +174,8 @@ class Options:
     dbm: str = "auto"
     """``auto``: the compiled DBM core when it is built and the constants fit it;
     ``c`` or ``python`` to choose (``python`` is the reference)."""
-    prepass: str = "timed"
-    """The clock-bounds pass: ``timed`` (one hull zone per discrete state; used up to
-    :data:`TIMED_PREPASS_CLOCKS` clocks) or ``untimed``."""
+    prepass: Prepass = Prepass.TIMED
+    """Where the clock bounds come from (see :class:`Prepass`)."""
     extrapolation: str = "lu"
     """``lu``: local Extra+_LU (deadlocks confirmed, see the module docstring);
     ``m``: classic Extra_M over the global maximal constants."""
@@ -396,6 +425,8 @@ class ZoneCheck:
         """The clock-bounds pre-pass (when clock reduction is on)."""
         if not self.options.clock_reduction:
             return
+        if Prepass(self.options.prepass) is Prepass.STATIC and self.static_bounds():
+            return
         # The pass over-approximates the discrete states; give it room.
         ms = self.limits.max_states
         cap = None if ms is None else max(2_000, 20 * ms)
@@ -406,7 +437,7 @@ class ZoneCheck:
         cache = self.edge_cache if analysis is self.canon else None
         # Zones over every clock cost (clocks + 1)^2: the coarse timed pass only for
         # models with few clocks.
-        timed = self.D if (self.options.prepass == "timed"
+        timed = self.D if (Prepass(self.options.prepass) is not Prepass.UNTIMED
                            and self.n_clocks <= TIMED_PREPASS_CLOCKS) else None
         # Both DBM implementations compute the same pass: either one's result serves.
         key = (tuple(self.bounds), cap, timed is not None)
@@ -425,6 +456,17 @@ class ZoneCheck:
         live.for_search(analysis is self.canon)
         self.live = live
         self.restart(self.ts.zones.extrapolation)
+
+    def static_bounds(self) -> bool:
+        """Clock bounds per process location, answered on the fly; False when the model
+        is not a network of processes (then the pre-pass runs)."""
+        info = static_clocks_of(self.model)
+        if info is None:
+            return False
+        self.live = StaticLiveness(info, self.model.bounds, self.bounds, self.model.values,
+                                   self.scale, self.n_clocks, self.canon)
+        self.restart(self.ts.zones.extrapolation)
+        return True
 
     def search(self) -> CheckResult:
         """Explore, restarting with Extra_M after an unconfirmed LU deadlock."""

@@ -42,6 +42,7 @@ from checker.model.interface import (
     QueryMatch,
     Relation,
     State,
+    StaticClocks,
     Symmetry,
     Violation,
     scaled_bounds,
@@ -487,6 +488,16 @@ class SpecModel:
             from checker.model.components import components
 
             got = self._components = components(self.spec)
+        return got
+
+    def static_clocks(self) -> StaticClocks | None:
+        """Clock bounds per process location, from the syntax (computed once; None when
+        the model is not a network of processes)."""
+        if "_static_clocks" not in self.__dict__:
+            from checker.model.staticbounds import static_clocks
+
+            self._static_clocks = static_clocks(self.spec, len(self.clock_names))
+        got: StaticClocks | None = self._static_clocks
         return got
 
     @property

@@ -309,6 +309,51 @@ def components_of(model: object) -> Components | None:
     return got
 
 
+@dataclass(frozen=True)
+class LocalClock:
+    """One clock's constants where it is live: every bound it is compared with from below
+    (``>``, ``>=``) and from above (``<``, ``<=``, deadlines) on some path from there
+    before it is reset (the largest, once evaluated, are its L and U)."""
+
+    clock: int
+    lower: tuple[LinExpr, ...]
+    upper: tuple[LinExpr, ...]
+
+
+@dataclass(frozen=True)
+class ProcessClocks:
+    """The clocks of one process instance, per location (see
+    :mod:`checker.model.staticbounds`)."""
+
+    cell: int
+    """Where the state keeps the instance's location."""
+    locations: tuple[tuple[int, tuple[LocalClock, ...]], ...]
+    """Per location value, the instance's clocks live there with their constants (a
+    clock of the instance not listed is dead there)."""
+
+
+@dataclass(frozen=True)
+class StaticClocks:
+    """Clock bounds computed from a network of processes' syntax, per process location:
+    an optional part of the interface, which a model offers through a
+    ``static_clocks()`` method (:func:`static_clocks_of`).  A state's live clocks are
+    those live at each owner's location there, and the shared ones."""
+
+    processes: tuple[ProcessClocks, ...]
+    shared: tuple[LocalClock, ...]
+    """Clocks live in every state, with their constants over the whole model."""
+
+
+def static_clocks_of(model: object) -> StaticClocks | None:
+    """``model.static_clocks()`` for a model that offers static clock bounds; None for
+    any other, and for a model that is not a network of processes."""
+    fn = getattr(model, "static_clocks", None)
+    if fn is None:
+        return None
+    got: StaticClocks | None = fn()
+    return got
+
+
 class Undecided(Inconclusive):
     """An engine could not decide a question (a solver's ``unknown``): inconclusive."""
 

@@ -6,6 +6,8 @@
   extrapolation over the live clocks;
 * :mod:`checker.semantics.clockbounds` — the clock-bounds analysis (live clocks
   and LU bounds per discrete state) that the extrapolation uses;
+* :mod:`checker.semantics.staticbounds` — the same asked per state of a network of
+  processes from bounds per process location, with no pre-pass;
 * :mod:`checker.semantics.canon` — symmetry: candidate permutations of a state;
 * :mod:`checker.semantics.traces` — from a symbolic path to a concrete timed run.
 
