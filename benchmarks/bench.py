@@ -1212,8 +1212,8 @@ def _tck_example(tck: str, case: Case) -> tuple[str, str] | None:
 
 def peer_large_row(name: str, case: Case, tck: str, cap: float) -> dict[str, Any]:
     """One large model: kvrace without symmetry and deadlock check, then with its
-    defaults, each in a fresh process (its own peak memory), and TChecker on the
-    network export."""
+    default reductions (no deadlock check either), each in a fresh process (its own
+    peak memory), and TChecker on its own model (or on the network export)."""
     from checker.export.network import tchecker_network
     from checker.model.compiled import SpecModel
 
@@ -1222,8 +1222,17 @@ def peer_large_row(name: str, case: Case, tck: str, cap: float) -> dict[str, Any
     k = run_in_subprocess(plain, cap)
     row.update({"kvrace_verdict": k.get("verdict"), "kvrace_states": k.get("zones"),
                 "kvrace_cpu": k.get("cpu_seconds"), "kvrace_peak_mib": k.get("peak_mib")})
-    d = run_in_subprocess(case, cap)
+    d = run_in_subprocess(replace(case, dl=False), cap)
     row.update({"defaults_verdict": d.get("verdict"), "defaults_cpu": d.get("cpu_seconds")})
+    row.update({"static_verdict": None, "static_states": None, "static_cpu": None,
+                "static_peak_mib": None})
+    if case.model != "flagship":
+        st = run_in_subprocess(replace(plain, cb="static"), cap)
+        # A model that is not a network of processes gets the pre-pass instead.
+        if st.get("prepass_seconds") is None:
+            row.update({"static_verdict": st.get("verdict"), "static_states": st.get("zones"),
+                        "static_cpu": st.get("cpu_seconds"),
+                        "static_peak_mib": st.get("peak_mib")})
     own = _tck_example(tck, case)
     label: str | None = None
     if own is not None:
@@ -1246,11 +1255,13 @@ def peer_large_row(name: str, case: Case, tck: str, cap: float) -> dict[str, Any
 
 
 def peer_large_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The large models next to TChecker: states, CPU, memory per zone."""
+    """The large models next to TChecker: states, CPU, memory per zone; for a network of
+    processes also with the clock bounds per process location (``--clock-bounds
+    static``)."""
     header = ["model", "TChecker's model", "TChecker stored", "TChecker cpu s", "TChecker MiB",
               "kvrace zones",
               "kvrace cpu s", "kvrace MiB", "cpu ratio", "memory/zone ratio",
-              "defaults cpu s"]
+              "static zones", "static cpu s", "static MiB", "kvrace sym cpu s"]
 
     def cpu(verdict: object, value: object) -> str:
         return _num(value, 1) if verdict in ("holds", "violated") else f"> {_num(value, 0)}"
@@ -1261,8 +1272,11 @@ def peer_large_table(rows: Sequence[dict[str, Any]]) -> str:
              _num(r["kvrace_peak_mib"], 1),
              "-" if r["cpu_ratio"] is None else f"{r['cpu_ratio']:.2f}",
              "-" if r["bytes_per_zone_ratio"] is None else f"{r['bytes_per_zone_ratio']:.2f}",
+             _num(r["static_states"]),
+             "-" if r["static_verdict"] is None else cpu(r["static_verdict"], r["static_cpu"]),
+             _num(r["static_peak_mib"], 1),
              cpu(r["defaults_verdict"], r["defaults_cpu"])] for r in rows]
-    return _render(header, body, right=set(range(2, 11)))
+    return _render(header, body, right=set(range(2, 14)))
 
 
 @dataclass(frozen=True)

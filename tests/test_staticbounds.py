@@ -252,6 +252,44 @@ def test_train_gate_against_tchecker(tmp_path: Path, n: int) -> None:
     assert res.stats.zones == int(got["STORED_STATES"])
 
 
+def _csma_cd(n: int) -> SpecModel:
+    from benchmarks.bench import csma_cd_tck_text
+
+    return SpecModel(load_text(csma_cd_tck_text(n)))
+
+
+@pytest.mark.parametrize(("n", "tchecker", "timed"), [(3, 70, 56), (4, 258, 194), (5, 850, 610)])
+def test_tcheckers_csmacd_stores_its_counts(n: int, tchecker: int, timed: int) -> None:
+    """TChecker's CSMA/CD (``examples/csmacd.sh``) written in kvrace: with bounds per
+    process location it stores exactly TChecker's ``covreach`` count (pinned here from
+    ``tck-reach``), with the pre-pass's bounds per discrete state fewer."""
+    model = _csma_cd(n)
+    got = {cb: explore(model, Limits(), Options(prepass=cb, symmetry=False, deadlock=False))
+           for cb in (Prepass.STATIC, Prepass.TIMED)}
+    assert {r.verdict for r in got.values()} == {Verdict.HOLDS}
+    assert set(got[Prepass.STATIC].reached) == set(got[Prepass.TIMED].reached)
+    assert (got[Prepass.STATIC].stats.zones, got[Prepass.TIMED].stats.zones) == (tchecker, timed)
+
+
+@pytest.mark.skipif(TCK is None, reason="tck-reach is not installed (see README)")
+@pytest.mark.parametrize("n", [3, 4])
+def test_csmacd_against_tchecker(tmp_path: Path, n: int) -> None:
+    """The same count as TChecker's ``covreach`` on its own generator's model."""
+    assert TCK is not None
+    script = Path(TCK).resolve().parents[2] / "examples" / "csmacd.sh"
+    if not script.exists():
+        pytest.skip(f"no {script}")
+    path = tmp_path / "csmacd.tck"
+    path.write_text(subprocess.run(["bash", str(script), str(n)], capture_output=True,
+                                   text=True, check=True, timeout=60).stdout, encoding="utf-8")
+    out = subprocess.run([TCK, "-a", "covreach", str(path)], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    got = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    res = explore(_csma_cd(n), Limits(), Options(prepass=Prepass.STATIC, symmetry=False,
+                                                 deadlock=False))
+    assert res.stats.zones == int(got["STORED_STATES"])
+
+
 COND_RESET = """model cond_reset
 process P {
   clock x, y
