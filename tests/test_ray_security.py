@@ -149,7 +149,8 @@ def test_a_signal_ends_a_distributed_run_and_all_its_processes(
            "HOME": str(tmp_path), "KVRACE_PROGRESS_INTERVAL": "0.2"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "checker", "check", str(_scaled_spec(tmp_path)), "--workers",
-         "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+         "2", "--backend", "ray"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, cwd=ROOT)
     lines: list[str] = []
     assert proc.stderr is not None
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")),
