@@ -10,6 +10,7 @@ counts.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -306,7 +307,22 @@ def _cmdline(pid: int) -> bytes:
 
 
 def _gone(kids: list[tuple[int, int]]) -> bool:
-    return not any(os.path.exists(f"/proc/{pid}") for pid, _ in kids)
+    """Whether every one of ``kids`` has exited.  A worker orphaned by its driver's death
+    is a zombie until its new parent reaps it; that parent is this process when it is a
+    child subreaper (Ray makes the process that starts it one), and then reaps it here."""
+    alive = False
+    for pid, _ in kids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive = True
+            continue
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+    return not alive
 
 
 @pytest.mark.slow  # a fresh interpreter, its model compiled

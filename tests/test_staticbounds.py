@@ -37,7 +37,7 @@ def _run(text: str, options: Options) -> CheckResult:
 
 QUICK_SEEDS = 20
 """Random models of each generator in the quick subset (one test each); the slow test
-takes them up to 70."""
+takes them up to 50."""
 
 ORDER_EFFECT = {("local", 3)}
 """Models where breadth-first covering stores one zone more with clock reduction than
@@ -84,7 +84,7 @@ def test_random_sync_networks(seed: int) -> None:
 
 @pytest.mark.slow
 def test_more_random_networks() -> None:
-    for seed in range(QUICK_SEEDS, 70):
+    for seed in range(QUICK_SEEDS, 50):
         _agree(local_model(seed), ("local", seed), zones=False)
         _agree(sync_model(seed, committed=seed % 2 == 1), ("sync", seed), zones=False)
 
